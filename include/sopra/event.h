@@ -1,0 +1,156 @@
+/*
+ * event: what the game tells the players, and the commands it is given.
+ *
+ * The game module produces `struct event`s into an `event_list` owned by the
+ * caller; proto encodes each into one JSON line; net delivers it.
+ * The X-macro lists below are the single source of the names: the enum, the
+ * wire names and the encoder are all generated from them.
+ */
+#ifndef SOPRA_EVENT_H
+#define SOPRA_EVENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* X(ENUM_SUFFIX, "WireName") in protocol.md's table order. The parameters of
+ * each event, in protocol order, are listed in proto.c's encoder. */
+#define SOPRA_EVENTS(X)                                  \
+	X(CONFIG, "Config")                              \
+	X(ACT_NOW, "ActNow")                             \
+	X(CHARACTERS, "Characters")                      \
+	X(COMMAND_FAILED, "CommandFailed")               \
+	X(REGISTRATION_ABORTED, "RegistrationAborted")   \
+	X(PLAYER, "Player")                              \
+	X(GAME_STARTED, "GameStarted")                   \
+	X(CHARACTER_SPAWNED, "CharacterSpawned")         \
+	X(ZOMBIE_SPAWNED, "ZombieSpawned")               \
+	X(CHILD_SPAWNED, "ChildSpawned")                 \
+	X(CARD_DRAWN, "CardDrawn")                       \
+	X(GAME_END, "GameEnd")                           \
+	X(NEXT_ROUND, "NextRound")                       \
+	X(CRISIS, "Crisis")                              \
+	X(DIE_ROLLED, "DieRolled")                       \
+	X(ABILITY_USED, "AbilityUsed")                   \
+	X(BARRICADED, "Barricaded")                      \
+	X(MOVED, "Moved")                                \
+	X(FROSTBITTEN, "Frostbitten")                    \
+	X(WOUNDED, "Wounded")                            \
+	X(BITTEN, "Bitten")                              \
+	X(CONTRIBUTED, "Contributed")                    \
+	X(CARD_USED, "CardUsed")                         \
+	X(FOOD_CHANGED, "FoodChanged")                   \
+	X(COLONY_PHASE_STARTED, "ColonyPhaseStarted")    \
+	X(STARVATION_TOKEN_ADDED, "StarvationTokenAdded") \
+	X(MORAL_CHANGED, "MoralChanged")                 \
+	X(SURVIVOR_KILLED, "SurvivorKilled")             \
+	X(CHILD_KILLED, "ChildKilled")                   \
+	X(BARRICADE_DESTROYED, "BarricadeDestroyed")     \
+	X(WASTE_CHANGED, "WasteChanged")                 \
+	X(ZOMBIE_KILLED, "ZombieKilled")                 \
+	X(SEARCHED, "Searched")                          \
+	X(LEFT, "Left")
+
+enum event_type {
+#define SOPRA_EV_ENUM(id, name) EV_##id,
+	SOPRA_EVENTS(SOPRA_EV_ENUM)
+#undef SOPRA_EV_ENUM
+};
+#define EVENT_TYPE_COUNT (EV_LEFT + 1)
+
+/* FoodChanged reasons */
+enum food_reason { FOOD_ADDED, FOOD_CONSUMED };
+/* MoralChanged reasons */
+enum moral_reason { MORAL_CHARACTER_DIED, MORAL_CRISIS, MORAL_STARVATION_TOKEN, MORAL_WASTE };
+
+/* Recipients. Any value >= 0 is one player id. */
+#define EVENT_TO_ALL (-1)    /* every player still in the game, ascending id */
+#define EVENT_TO_SENDER (-2) /* the connection that sent the command (may be unregistered) */
+
+/*
+ * One event. `arg` holds the parameters in protocol.md order: integers as is,
+ * booleans as 0/1, enum reasons as enum food_reason / enum moral_reason.
+ * `nargs` is how many of them are present (optional parameters are simply
+ * absent: AbilityUsed 1 or 2, CardUsed 1 or 3, Bitten 0 or 1, Moved 2 in
+ * revised or 3 in base). `str` is the one string parameter (Config's text,
+ * CommandFailed's message, Player's name), a borrowed pointer that stays
+ * valid until the game is freed.
+ *
+ * Delivery rule: Left(p) is the last event p's connection receives; the
+ * broadcaster delivers it to all (p included), then drops p from "all".
+ */
+struct event {
+	enum event_type type;
+	int to;
+	int nargs;
+	int arg[4];
+	const char *str;
+};
+
+/* A growable array of events owned by the caller; clearing keeps capacity so
+ * a reused list allocates nothing in steady state. */
+struct event_list {
+	struct event *v;
+	size_t n;
+	size_t cap;
+};
+
+void event_list_init(struct event_list *l);
+void event_list_clear(struct event_list *l);
+void event_list_free(struct event_list *l);
+/* Append; returns the new slot (zeroed but for type/to) or aborts on OOM. */
+struct event *event_list_push(struct event_list *l, enum event_type type, int to);
+
+/* The wire name of an event type ("ActNow"). */
+const char *event_name(enum event_type type);
+
+/* ---- commands ---------------------------------------------------------- */
+
+#define SOPRA_COMMANDS(X)                          \
+	X(REGISTER, "Register")                    \
+	X(START_GAME, "StartGame")                 \
+	X(SELECT_CHARACTERS, "SelectCharacters")   \
+	X(LEAVE, "Leave")                          \
+	X(END_TURN, "EndTurn")                     \
+	X(MOVE, "Move")                            \
+	X(SEARCH, "Search")                        \
+	X(ATTACK, "Attack")                        \
+	X(BARRICADE, "Barricade")                  \
+	X(CLEAN_WASTE, "CleanWaste")               \
+	X(CONTRIBUTE_CARD, "ContributeCard")       \
+	X(USE_CARD, "UseCard")                     \
+	X(USE_ABILITY, "UseAbility")
+
+enum cmd_type {
+#define SOPRA_CMD_ENUM(id, name) CMD_##id,
+	SOPRA_COMMANDS(SOPRA_CMD_ENUM)
+#undef SOPRA_CMD_ENUM
+};
+#define CMD_TYPE_COUNT (CMD_USE_ABILITY + 1)
+
+/*
+ * A decoded, well-typed command. Which fields are meaningful depends on type:
+ *   Register: name (borrowed; the game copies what it keeps)
+ *   SelectCharacters: character (characterId0), character2 (characterId1)
+ *   Move: character, location, fuel (base only; false when absent)
+ *   Search, CleanWaste: character
+ *   Attack, Barricade: character, entrance
+ *   ContributeCard: card
+ *   UseCard: card; has_target => character and target
+ *   UseAbility: character; has_target => target
+ */
+struct cmd {
+	enum cmd_type type;
+	const char *name;
+	int character;
+	int character2;
+	int location;
+	int entrance;
+	int card;
+	int target;
+	bool has_target;
+	bool fuel;
+};
+
+const char *cmd_name(enum cmd_type type);
+
+#endif

@@ -1,0 +1,77 @@
+/*
+ * game: the rules of SoPra of the Dead as a pure state machine.
+ *
+ * No I/O, no clock, no sockets, no JSON: commands go in, events come out
+ * (appended to a caller-owned event_list), in the exact order of
+ * ../shared/spec/behaviour.md. All randomness comes from one seeded rng in
+ * the order of spec section 4.2.
+ *
+ * The game is always in one of these situations, which net uses to run the
+ * --timeout timer:
+ *   waiting for anyone (registration), waiting for one player (character
+ *   selection or a turn), or over (nothing more will happen).
+ */
+#ifndef SOPRA_GAME_H
+#define SOPRA_GAME_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sopra/config.h"
+#include "sopra/event.h"
+
+enum game_rules {
+	RULES_BASE,
+	RULES_REVISED,
+};
+
+/* Parse "base" / "revised"; returns false for anything else. */
+bool game_rules_parse(const char *s, enum game_rules *out);
+const char *game_rules_name(enum game_rules r);
+
+#define GAME_NO_PLAYER (-1) /* sender is an unregistered connection */
+#define GAME_WAIT_ANY (-1)  /* game_waiting_for: registration, anyone may speak */
+#define GAME_WAIT_NONE (-2) /* game_waiting_for: the game is over */
+
+struct game;
+
+/* Create a game in its registration phase. cfg is borrowed and must outlive
+ * the game. Returns NULL only on allocation failure. */
+struct game *game_new(const struct config *cfg, int64_t seed, enum game_rules rules);
+void game_free(struct game *g);
+
+/*
+ * Apply one command sent by `player` (GAME_NO_PLAYER for a connection that
+ * has not registered). Validates, mutates, and appends the resulting events
+ * to out (it does not clear out). A failing command appends exactly one
+ * CommandFailed (to the sender) -- or, during registration, the abort --
+ * plus the ActNow that re-prompts the active player, and changes nothing else.
+ * Whole colony phases and following rounds run inside the call until the
+ * game next waits for a player.
+ * Returns the sender's player id after the command: the new id after a
+ * successful Register, otherwise `player` unchanged.
+ */
+int game_apply(struct game *g, int player, const struct cmd *cmd, struct event_list *out);
+
+/* The --timeout expired while waiting: registration aborts; otherwise the
+ * player waited for leaves (as Leave). No-op when the game is over. */
+void game_timeout(struct game *g, struct event_list *out);
+
+/* The connection of registered player p is gone. The player leaves the game
+ * when the game next waits for them (at once if it is waiting for them now);
+ * until then nothing changes. */
+void game_disconnect(struct game *g, int player, struct event_list *out);
+
+/* GAME_WAIT_ANY, GAME_WAIT_NONE, or the player id the game waits for. */
+int game_waiting_for(const struct game *g);
+bool game_is_over(const struct game *g);
+
+/* Number of players registered so far (ids are 0 .. n-1). */
+int game_player_count(const struct game *g);
+
+/* Debug builds: check every invariant of the state (zombies+barricades <= 3
+ * per entrance, capacities, each card in exactly one place, ...). Returns
+ * NULL when all hold, else a static description of the first violation. */
+const char *game_check_invariants(const struct game *g);
+
+#endif
