@@ -19,6 +19,7 @@
 
 #include "sopra/config.h"
 #include "sopra/event.h"
+#include "sopra/rng.h"
 
 enum game_rules {
 	RULES_BASE,
@@ -68,6 +69,10 @@ bool game_is_over(const struct game *g);
 
 /* Number of players registered so far (ids are 0 .. n-1). */
 int game_player_count(const struct game *g);
+
+/* A copy of the game's generator, for tests and tools that predict the next
+ * roll; drawing from the copy does not affect the game. */
+struct rng game_rng_peek(const struct game *g);
 
 /* Debug builds: check every invariant of the state (zombies+barricades <= 3
  * per entrance, capacities, each card in exactly one place, ...). Returns
