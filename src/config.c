@@ -1,0 +1,1537 @@
+/*
+ * config: load and validate a game configuration (docs/configuration.md).
+ *
+ * Three passes over the text:
+ *   1. a strict RFC 8259 syntax check of our own (cJSON is lenient: it takes
+ *      leading zeros, "1.", raw control characters and invalid UTF-8, and the
+ *      text is sent verbatim to clients whose parsers may not be);
+ *   2. cJSON builds the tree, which is walked against the schema, filling a
+ *      struct config and reporting every type/key/minimum problem;
+ *   3. cross-checks on what parsed (counts, duplicates, references, zombies,
+ *      goal), skipping values that already failed in pass 2.
+ *
+ * A value that failed to parse is stored as 0 where 0 can never be valid
+ * (ids and references are >= 1, entrances >= 1, maxPlayers >= 1, rounds >= 1),
+ * so pass 3 skips it without reporting it twice; other values carry an
+ * explicit "ok" flag.
+ */
+#include "sopra/config.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Largest accepted file / text, in bytes. */
+#define CONFIG_MAX_BYTES (16u * 1024u * 1024u)
+/* Messages stored per config_parse call; one more says the rest were cut. */
+#define CONFIG_MAX_ERRORS 1000
+/* Deepest nesting of arrays/objects accepted (a valid config needs 5). */
+#define CONFIG_MAX_DEPTH 64
+/* Room for a JSON path such as "characters[12].ability.kill.locationId". */
+#define PATH_LEN 256
+
+/* ------------------------------------------------------------------------ */
+/* Error list                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* Appends an owned copy of msg to errs; returns false when out of memory. */
+static bool errs_push(struct config_errors *errs, char *msg)
+{
+	if (errs->n == errs->cap) {
+		int ncap = errs->cap ? errs->cap * 2 : 8;
+		char **m = realloc(errs->msgs, (size_t)ncap * sizeof *m);
+		if (!m)
+			return false;
+		errs->msgs = m;
+		errs->cap = ncap;
+	}
+	errs->msgs[errs->n++] = msg;
+	return true;
+}
+
+/* Frees every message and resets errs to empty; NULL is a no-op. */
+void config_errors_free(struct config_errors *errs)
+{
+	if (!errs)
+		return;
+	for (int i = 0; i < errs->n; i++)
+		free(errs->msgs[i]);
+	free(errs->msgs);
+	errs->msgs = NULL;
+	errs->n = 0;
+	errs->cap = 0;
+}
+
+/* State of one config_parse call. */
+struct ctx {
+	struct config_errors *errs;
+	int nerr;   /* problems found (including ones not stored) */
+	bool oom;   /* an allocation failed: the result is invalid */
+	/* per-character: status parsed (any integer is a valid status) */
+	unsigned char *status_ok;
+	/* per-location: its card list parsed (an array) */
+	unsigned char *cards_ok;
+	bool chars_ok, locs_ok, crises_ok, cards_list_ok;
+	/* goal fields that parsed */
+	bool zc_ok, zl_ok;
+	bool goal_present; /* "goal" is an object */
+	int nconditions;   /* survive / barricades / locationWithZombies present */
+	bool value_ok;     /* the present condition's value parsed */
+};
+
+/* Formats "path: message" and appends it to the context's error list.
+ * Counts the problem even when the message cannot be stored. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static void perr(struct ctx *c, const char *path, const char *fmt, ...)
+{
+	c->nerr++;
+	if (c->nerr > CONFIG_MAX_ERRORS + 1)
+		return;
+	char body[512];
+	if (c->nerr == CONFIG_MAX_ERRORS + 1) {
+		snprintf(body, sizeof body,
+			 "(root): too many problems; only the first %d are reported",
+			 CONFIG_MAX_ERRORS);
+	} else {
+		va_list ap;
+		va_start(ap, fmt);
+		char reason[400];
+		vsnprintf(reason, sizeof reason, fmt, ap);
+		va_end(ap);
+		snprintf(body, sizeof body, "%s: %s", path, reason);
+	}
+	char *msg = strdup(body);
+	if (!msg || !errs_push(c->errs, msg)) {
+		free(msg);
+		c->oom = true;
+	}
+}
+
+/* Records an allocation failure (once). */
+static void report_oom(struct ctx *c)
+{
+	if (!c->oom)
+		perr(c, "(root)", "out of memory");
+	c->oom = true;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Paths                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* Writes "base.key" (or "key" when base is empty) into out[PATH_LEN]. Keys
+ * from the file are shortened and stripped of control characters so the
+ * message stays one readable line. */
+static void path_key(char *out, const char *base, const char *key)
+{
+	char clean[72];
+	size_t k = 0;
+	for (const unsigned char *p = (const unsigned char *)key; *p && k < 64; p++)
+		clean[k++] = (*p < 0x20 || *p == 0x7f) ? '?' : (char)*p;
+	if (k == 64 && key[64] != '\0') {
+		while (k > 0 && ((unsigned char)clean[k - 1] & 0xC0) == 0x80)
+			k--; /* do not cut a UTF-8 sequence in half */
+		if (k > 0 && ((unsigned char)clean[k - 1] & 0xC0) == 0xC0)
+			k--;
+		memcpy(clean + k, "...", 3);
+		k += 3;
+	}
+	clean[k] = '\0';
+	/* Paths are far shorter than PATH_LEN; truncation would only shorten
+	 * a message. */
+	int r = base[0] ? snprintf(out, PATH_LEN, "%s.%s", base, clean)
+			: snprintf(out, PATH_LEN, "%s", clean);
+	if (r < 0)
+		out[0] = '\0';
+}
+
+/* Writes "base[i]" into out[PATH_LEN]. */
+static void path_idx(char *out, const char *base, int i)
+{
+	if (snprintf(out, PATH_LEN, "%s[%d]", base, i) < 0)
+		out[0] = '\0';
+}
+
+/* ------------------------------------------------------------------------ */
+/* Strict JSON syntax check (RFC 8259)                                      */
+/* ------------------------------------------------------------------------ */
+
+struct jscan {
+	const unsigned char *s;
+	size_t n, i;       /* text, length, position */
+	const char *why;   /* set on error; i is then the error position */
+};
+
+/* Marks a syntax error at the current position; always returns false. */
+static bool js_fail(struct jscan *j, const char *why)
+{
+	j->why = why;
+	return false;
+}
+
+/* Skips JSON whitespace. */
+static void js_ws(struct jscan *j)
+{
+	while (j->i < j->n && (j->s[j->i] == ' ' || j->s[j->i] == '\t' ||
+			       j->s[j->i] == '\n' || j->s[j->i] == '\r'))
+		j->i++;
+}
+
+/* Reads 4 hex digits at s[i..]; returns the value or -1. */
+static long js_hex4(const struct jscan *j, size_t i)
+{
+	if (j->n - i < 4)
+		return -1;
+	long v = 0;
+	for (size_t k = 0; k < 4; k++) {
+		unsigned char ch = j->s[i + k];
+		int d;
+		if (ch >= '0' && ch <= '9')
+			d = ch - '0';
+		else if (ch >= 'a' && ch <= 'f')
+			d = ch - 'a' + 10;
+		else if (ch >= 'A' && ch <= 'F')
+			d = ch - 'A' + 10;
+		else
+			return -1;
+		v = v * 16 + d;
+	}
+	return v;
+}
+
+/* Checks one well-formed UTF-8 sequence (non-ASCII) at the position and
+ * advances past it. */
+static bool js_utf8(struct jscan *j)
+{
+	const unsigned char *s = j->s + j->i;
+	size_t left = j->n - j->i;
+	unsigned char b = s[0];
+	size_t len;
+	uint32_t cp;
+	if (b >= 0xC2 && b <= 0xDF) {
+		len = 2;
+		cp = b & 0x1F;
+	} else if (b >= 0xE0 && b <= 0xEF) {
+		len = 3;
+		cp = b & 0x0F;
+	} else if (b >= 0xF0 && b <= 0xF4) {
+		len = 4;
+		cp = b & 0x07;
+	} else {
+		return js_fail(j, "invalid UTF-8");
+	}
+	if (left < len)
+		return js_fail(j, "invalid UTF-8");
+	for (size_t k = 1; k < len; k++) {
+		if ((s[k] & 0xC0) != 0x80)
+			return js_fail(j, "invalid UTF-8");
+		cp = (cp << 6) | (s[k] & 0x3F);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+	    cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+		return js_fail(j, "invalid UTF-8");
+	j->i += len;
+	return true;
+}
+
+/* Checks a string starting at the opening quote. Rejects control
+ * characters, bad escapes, lone surrogates and \u0000. */
+static bool js_string(struct jscan *j)
+{
+	j->i++; /* opening quote */
+	for (;;) {
+		if (j->i >= j->n)
+			return js_fail(j, "unterminated string");
+		unsigned char ch = j->s[j->i];
+		if (ch == '"') {
+			j->i++;
+			return true;
+		}
+		if (ch < 0x20)
+			return js_fail(j, "control character in string");
+		if (ch >= 0x80) {
+			if (!js_utf8(j))
+				return false;
+			continue;
+		}
+		if (ch != '\\') {
+			j->i++;
+			continue;
+		}
+		if (j->i + 1 >= j->n)
+			return js_fail(j, "unterminated string");
+		unsigned char e = j->s[j->i + 1];
+		if (strchr("\"\\/bfnrt", e) && e != '\0') {
+			j->i += 2;
+			continue;
+		}
+		if (e != 'u')
+			return js_fail(j, "invalid escape in string");
+		long u = js_hex4(j, j->i + 2);
+		if (u < 0)
+			return js_fail(j, "invalid \\u escape in string");
+		if (u == 0)
+			return js_fail(j, "\\u0000 is not allowed in strings");
+		if (u >= 0xDC00 && u <= 0xDFFF)
+			return js_fail(j, "lone surrogate in \\u escape");
+		if (u >= 0xD800 && u <= 0xDBFF) {
+			size_t k = j->i + 6;
+			long lo = (k + 1 < j->n && j->s[k] == '\\' && j->s[k + 1] == 'u')
+					  ? js_hex4(j, k + 2) : -1;
+			if (lo < 0xDC00 || lo > 0xDFFF)
+				return js_fail(j, "lone surrogate in \\u escape");
+			j->i += 12;
+			continue;
+		}
+		j->i += 6;
+	}
+}
+
+/* Checks a number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
+static bool js_number(struct jscan *j)
+{
+	const unsigned char *s = j->s;
+	if (j->i < j->n && s[j->i] == '-')
+		j->i++;
+	if (j->i >= j->n || s[j->i] < '0' || s[j->i] > '9')
+		return js_fail(j, "invalid number");
+	if (s[j->i] == '0') {
+		j->i++;
+		if (j->i < j->n && s[j->i] >= '0' && s[j->i] <= '9')
+			return js_fail(j, "leading zero in number");
+	} else {
+		while (j->i < j->n && s[j->i] >= '0' && s[j->i] <= '9')
+			j->i++;
+	}
+	if (j->i < j->n && s[j->i] == '.') {
+		j->i++;
+		if (j->i >= j->n || s[j->i] < '0' || s[j->i] > '9')
+			return js_fail(j, "invalid number");
+		while (j->i < j->n && s[j->i] >= '0' && s[j->i] <= '9')
+			j->i++;
+	}
+	if (j->i < j->n && (s[j->i] == 'e' || s[j->i] == 'E')) {
+		j->i++;
+		if (j->i < j->n && (s[j->i] == '+' || s[j->i] == '-'))
+			j->i++;
+		if (j->i >= j->n || s[j->i] < '0' || s[j->i] > '9')
+			return js_fail(j, "invalid number");
+		while (j->i < j->n && s[j->i] >= '0' && s[j->i] <= '9')
+			j->i++;
+	}
+	return true;
+}
+
+/* Checks the literal word at the position (true, false, null). */
+static bool js_word(struct jscan *j, const char *w)
+{
+	size_t len = strlen(w);
+	if (j->n - j->i < len || memcmp(j->s + j->i, w, len) != 0)
+		return js_fail(j, "unexpected character");
+	j->i += len;
+	return true;
+}
+
+static bool js_value(struct jscan *j, int depth);
+
+/* Checks an object or array starting at its opening bracket. */
+static bool js_container(struct jscan *j, int depth)
+{
+	bool obj = j->s[j->i] == '{';
+	char close = obj ? '}' : ']';
+	if (depth >= CONFIG_MAX_DEPTH)
+		return js_fail(j, "nesting too deep");
+	j->i++;
+	js_ws(j);
+	if (j->i < j->n && j->s[j->i] == close) {
+		j->i++;
+		return true;
+	}
+	for (;;) {
+		if (obj) {
+			js_ws(j);
+			if (j->i >= j->n)
+				return js_fail(j, "unexpected end of input");
+			if (j->s[j->i] != '"')
+				return js_fail(j, "expected a string key");
+			if (!js_string(j))
+				return false;
+			js_ws(j);
+			if (j->i >= j->n || j->s[j->i] != ':')
+				return js_fail(j, j->i >= j->n ? "unexpected end of input"
+							   : "expected ':'");
+			j->i++;
+		}
+		if (!js_value(j, depth + 1))
+			return false;
+		js_ws(j);
+		if (j->i >= j->n)
+			return js_fail(j, "unexpected end of input");
+		if (j->s[j->i] == ',') {
+			j->i++;
+			continue;
+		}
+		if (j->s[j->i] == close) {
+			j->i++;
+			return true;
+		}
+		return js_fail(j, obj ? "expected ',' or '}'" : "expected ',' or ']'");
+	}
+}
+
+/* Checks one value with surrounding whitespace. */
+static bool js_value(struct jscan *j, int depth)
+{
+	js_ws(j);
+	if (j->i >= j->n)
+		return js_fail(j, "unexpected end of input");
+	unsigned char ch = j->s[j->i];
+	bool ok;
+	switch (ch) {
+	case '{':
+	case '[':
+		ok = js_container(j, depth);
+		break;
+	case '"':
+		ok = js_string(j);
+		break;
+	case 't':
+		ok = js_word(j, "true");
+		break;
+	case 'f':
+		ok = js_word(j, "false");
+		break;
+	case 'n':
+		ok = js_word(j, "null");
+		break;
+	default:
+		ok = (ch == '-' || (ch >= '0' && ch <= '9'))
+			     ? js_number(j) : js_fail(j, "unexpected character");
+	}
+	if (ok)
+		js_ws(j);
+	return ok;
+}
+
+/* Reports a syntax error at byte offset `at` of text as
+ * "(root): not valid JSON at line L column C: why". Columns count
+ * characters (UTF-8 sequences), both from 1. */
+static void report_syntax(struct ctx *c, const char *text, size_t len, size_t at,
+			  const char *why)
+{
+	unsigned long line = 1, col = 1;
+	if (at > len)
+		at = len;
+	for (size_t k = 0; k < at; k++) {
+		unsigned char ch = (unsigned char)text[k];
+		if (ch == '\n') {
+			line++;
+			col = 1;
+		} else if ((ch & 0xC0) != 0x80) {
+			col++;
+		}
+	}
+	perr(c, "(root)", "not valid JSON at line %lu column %lu: %s", line, col, why);
+}
+
+/* Runs the strict syntax check; reports and returns false on an error. */
+static bool syntax_check(struct ctx *c, const char *text, size_t len)
+{
+	const char *nul = memchr(text, '\0', len);
+	if (nul) {
+		report_syntax(c, text, len, (size_t)(nul - text), "NUL byte");
+		return false;
+	}
+	struct jscan j = { (const unsigned char *)text, len, 0, NULL };
+	if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
+		report_syntax(c, text, len, 0, "byte order mark not allowed");
+		return false;
+	}
+	js_ws(&j);
+	if (j.i >= len) {
+		report_syntax(c, text, len, j.i, "empty input");
+		return false;
+	}
+	if (!js_value(&j, 0)) {
+		report_syntax(c, text, len, j.i, j.why);
+		return false;
+	}
+	if (j.i < len) {
+		report_syntax(c, text, len, j.i, "unexpected text after the JSON value");
+		return false;
+	}
+	return true;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Schema helpers                                                           */
+/* ------------------------------------------------------------------------ */
+
+/* Returns the first member of obj named key (case-sensitive), or NULL. */
+static const cJSON *member(const cJSON *obj, const char *key)
+{
+	for (const cJSON *m = obj->child; m; m = m->next)
+		if (m->string && strcmp(m->string, key) == 0)
+			return m;
+	return NULL;
+}
+
+/* Reports every member of obj whose name is not in allowed[] as unknown,
+ * and every allowed name that occurs more than once as a duplicate key.
+ * O(members * allowed). */
+static void check_keys(struct ctx *c, const cJSON *obj, const char *base,
+		       const char *const *allowed, int nallowed)
+{
+	char p[PATH_LEN];
+	for (const cJSON *m = obj->child; m; m = m->next) {
+		const char *key = m->string ? m->string : "";
+		int k = 0;
+		while (k < nallowed && strcmp(allowed[k], key) != 0)
+			k++;
+		if (k == nallowed) {
+			path_key(p, base, key);
+			perr(c, p, "unknown key");
+		}
+	}
+	for (int k = 0; k < nallowed; k++) {
+		int seen = 0;
+		for (const cJSON *m = obj->child; m; m = m->next)
+			if (m->string && strcmp(m->string, allowed[k]) == 0 && ++seen == 2) {
+				path_key(p, base, allowed[k]);
+				perr(c, p, "duplicate key");
+			}
+	}
+}
+
+/* Checks that v is an integral JSON number within int range; reports at path
+ * and returns false otherwise. */
+static bool as_int(struct ctx *c, const cJSON *v, const char *path, int *out)
+{
+	if (cJSON_IsNumber(v) && isinf(v->valuedouble)) {
+		perr(c, path, "integer out of range");
+		return false;
+	}
+	if (!cJSON_IsNumber(v) || isnan(v->valuedouble) ||
+	    v->valuedouble != floor(v->valuedouble)) {
+		perr(c, path, "must be an integer");
+		return false;
+	}
+	if (v->valuedouble < (double)INT_MIN || v->valuedouble > (double)INT_MAX) {
+		perr(c, path, "integer out of range");
+		return false;
+	}
+	*out = (int)v->valuedouble;
+	return true;
+}
+
+/* Checks v is an integer in [min, max] (max == INT_MAX: no upper bound);
+ * reports at path. *out is written only on success. */
+static bool int_range(struct ctx *c, const cJSON *v, const char *path, int min,
+		      int max, int *out)
+{
+	int x;
+	if (!as_int(c, v, path, &x))
+		return false;
+	if (x < min || x > max) {
+		if (max == INT_MAX)
+			perr(c, path, "must be >= %d", min);
+		else
+			perr(c, path, "must be between %d and %d", min, max);
+		return false;
+	}
+	*out = x;
+	return true;
+}
+
+/* Reads integer member key of obj (at base) in [min, max]. A missing key is
+ * reported when required. *out is written only on success. */
+static bool get_int(struct ctx *c, const cJSON *obj, const char *base,
+		    const char *key, bool required, int min, int max, int *out)
+{
+	char p[PATH_LEN];
+	path_key(p, base, key);
+	const cJSON *v = member(obj, key);
+	if (!v) {
+		if (required)
+			perr(c, p, "missing required key");
+		return false;
+	}
+	return int_range(c, v, p, min, max, out);
+}
+
+/* Reads optional boolean member key of obj; leaves *out alone if absent. */
+static bool get_bool(struct ctx *c, const cJSON *obj, const char *base,
+		     const char *key, bool *out)
+{
+	const cJSON *v = member(obj, key);
+	if (!v)
+		return false;
+	if (!cJSON_IsBool(v)) {
+		char p[PATH_LEN];
+		path_key(p, base, key);
+		perr(c, p, "must be a boolean");
+		return false;
+	}
+	*out = cJSON_IsTrue(v);
+	return true;
+}
+
+/* Returns required member key of obj if it is an array (else reports and
+ * returns NULL); path of the member goes to p[PATH_LEN]. */
+static const cJSON *get_array(struct ctx *c, const cJSON *obj, const char *base,
+			      const char *key, char *p)
+{
+	path_key(p, base, key);
+	const cJSON *v = member(obj, key);
+	if (!v) {
+		perr(c, p, "missing required key");
+		return NULL;
+	}
+	if (!cJSON_IsArray(v)) {
+		perr(c, p, "must be an array");
+		return NULL;
+	}
+	return v;
+}
+
+/* Returns the number of members/elements of a cJSON container. */
+static int count_children(const cJSON *v)
+{
+	int n = 0;
+	for (const cJSON *m = v->child; m; m = m->next)
+		n++;
+	return n;
+}
+
+/* Joins names with ", " into out[size]. */
+static void join_names(char *out, size_t size, const char *const *names, int n)
+{
+	size_t used = 0;
+	out[0] = '\0';
+	for (int k = 0; k < n && used < size; k++)
+		used += (size_t)snprintf(out + used, size - used, "%s%s",
+					 k ? ", " : "", names[k]);
+}
+
+/* Decodes a polymorphic one-key object {"type": {...params}} at path.
+ * On success stores the index of the type in names[] in *type, writes the
+ * params' path to sub[PATH_LEN] and returns the params object; otherwise
+ * reports and returns NULL. `what` names the kind ("card", ...). */
+static const cJSON *poly(struct ctx *c, const cJSON *v, const char *path,
+			 const char *const *names, int nnames, const char *what,
+			 int *type, char *sub)
+{
+	if (!cJSON_IsObject(v)) {
+		perr(c, path, "must be an object");
+		return NULL;
+	}
+	int n = count_children(v);
+	char list[256];
+	join_names(list, sizeof list, names, nnames);
+	if (n != 1) {
+		perr(c, path, "must have exactly one key, the %s type (one of %s); has %d",
+		     what, list, n);
+		return NULL;
+	}
+	const cJSON *m = v->child;
+	path_key(sub, path, m->string ? m->string : "");
+	int k = 0;
+	while (k < nnames && strcmp(names[k], m->string ? m->string : "") != 0)
+		k++;
+	if (k == nnames) {
+		perr(c, sub, "unknown %s type (expected one of %s)", what, list);
+		return NULL;
+	}
+	if (!cJSON_IsObject(m)) {
+		perr(c, sub, "must be an object");
+		return NULL;
+	}
+	*type = k;
+	return m;
+}
+
+/* Allocates n zeroed elements of size sz (at least one); reports OOM. */
+static void *zalloc(struct ctx *c, size_t n, size_t sz)
+{
+	void *p = calloc(n ? n : 1, sz);
+	if (!p)
+		report_oom(c);
+	return p;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Schema walk                                                              */
+/* ------------------------------------------------------------------------ */
+
+static const char *const card_names[CARD_TYPE_COUNT] = {
+	"food", "fuel", "stuff", "medicine", "lock", "scissors",
+	"hammer", "snow_boots", "colt", "swab", "blueprint",
+};
+
+static const char *const ability_names[] = {
+	"wound", "no_infection", "search", "trash",
+	"heal", "feed", "barricade", "kill",
+};
+
+static const char *const crisis_names[] = { "food", "stuff", "medicine", "fuel" };
+
+static const char *const injury_names[] = { "wound", "frostBite", "bite" };
+
+/* Parses one card entry into *card (id 0 when its id did not parse). */
+static void parse_card(struct ctx *c, const cJSON *v, const char *path,
+		       struct config_card *card)
+{
+	char sub[PATH_LEN];
+	int type;
+	const cJSON *o = poly(c, v, path, card_names, CARD_TYPE_COUNT, "card", &type, sub);
+	if (!o)
+		return;
+	card->type = (enum card_type)type;
+	static const char *const k_plain[] = { "identifier" };
+	static const char *const k_food[] = { "identifier", "amount" };
+	static const char *const k_blue[] = { "identifier", "location" };
+	if (type == CARD_FOOD)
+		check_keys(c, o, sub, k_food, 2);
+	else if (type == CARD_BLUEPRINT)
+		check_keys(c, o, sub, k_blue, 2);
+	else
+		check_keys(c, o, sub, k_plain, 1);
+	get_int(c, o, sub, "identifier", true, 1, INT_MAX, &card->id);
+	if (type == CARD_FOOD)
+		get_int(c, o, sub, "amount", true, 1, INT_MAX, &card->amount);
+	if (type == CARD_BLUEPRINT)
+		get_int(c, o, sub, "location", true, 1, INT_MAX, &card->location);
+}
+
+/* Reads an injury name member key of obj into *out. */
+static void get_injury(struct ctx *c, const cJSON *obj, const char *base,
+		       const char *key, enum injury *out)
+{
+	char p[PATH_LEN];
+	path_key(p, base, key);
+	const cJSON *v = member(obj, key);
+	if (!v) {
+		perr(c, p, "missing required key");
+		return;
+	}
+	for (int k = 0; k < 3; k++)
+		if (cJSON_IsString(v) && strcmp(v->valuestring, injury_names[k]) == 0) {
+			*out = (enum injury)k;
+			return;
+		}
+	perr(c, p, "must be one of \"wound\", \"frostBite\", \"bite\"");
+}
+
+/* Parses a character's ability object (at path) into *a. */
+static void parse_ability(struct ctx *c, const cJSON *v, const char *path,
+			  struct config_ability *a)
+{
+	char sub[PATH_LEN];
+	int type;
+	const cJSON *o = poly(c, v, path, ability_names, 8, "ability", &type, sub);
+	if (!o)
+		return;
+	a->type = (enum ability_type)type;
+	static const char *const k_wound[] = { "before", "after" };
+	static const char *const k_search[] = { "location", "numCards", "maxActivations" };
+	static const char *const k_trash[] = { "numCards" };
+	static const char *const k_feed[] = { "numFood" };
+	static const char *const k_barr[] = { "numBarricades", "maxActivations" };
+	static const char *const k_kill[] = { "locationId", "dieValue", "numZombies",
+					      "maxActivations", "infectionDie", "children" };
+	switch (a->type) {
+	case ABILITY_WOUND:
+		check_keys(c, o, sub, k_wound, 2);
+		get_injury(c, o, sub, "before", &a->before);
+		get_injury(c, o, sub, "after", &a->after);
+		break;
+	case ABILITY_NO_INFECTION:
+	case ABILITY_HEAL:
+		check_keys(c, o, sub, NULL, 0);
+		break;
+	case ABILITY_SEARCH:
+		check_keys(c, o, sub, k_search, 3);
+		get_int(c, o, sub, "location", true, 1, INT_MAX, &a->location);
+		get_int(c, o, sub, "numCards", true, 1, INT_MAX, &a->num_cards);
+		get_int(c, o, sub, "maxActivations", true, 1, INT_MAX, &a->max_activations);
+		break;
+	case ABILITY_TRASH:
+		check_keys(c, o, sub, k_trash, 1);
+		get_int(c, o, sub, "numCards", true, 1, INT_MAX, &a->num_cards);
+		break;
+	case ABILITY_FEED:
+		check_keys(c, o, sub, k_feed, 1);
+		get_int(c, o, sub, "numFood", true, 1, INT_MAX, &a->num_food);
+		break;
+	case ABILITY_BARRICADE:
+		check_keys(c, o, sub, k_barr, 2);
+		get_int(c, o, sub, "numBarricades", true, 1, INT_MAX, &a->num_barricades);
+		get_int(c, o, sub, "maxActivations", true, 1, INT_MAX, &a->max_activations);
+		break;
+	case ABILITY_KILL:
+		check_keys(c, o, sub, k_kill, 6);
+		get_int(c, o, sub, "locationId", true, 1, INT_MAX, &a->location);
+		get_int(c, o, sub, "dieValue", true, 0, 6, &a->die_value);
+		get_int(c, o, sub, "numZombies", true, 1, INT_MAX, &a->num_zombies);
+		get_int(c, o, sub, "maxActivations", true, 1, INT_MAX, &a->max_activations);
+		get_bool(c, o, sub, "infectionDie", &a->infection_die);
+		get_bool(c, o, sub, "children", &a->children);
+		break;
+	}
+}
+
+/* Parses one character entry; sets c->status_ok[i] when its status parsed. */
+static void parse_character(struct ctx *c, const cJSON *v, const char *path,
+			    struct config_character *ch, int i)
+{
+	static const char *const keys[] = { "name", "identifier", "status",
+					    "attack", "search", "ability" };
+	char p[PATH_LEN];
+	if (!cJSON_IsObject(v)) {
+		perr(c, path, "must be an object");
+		return;
+	}
+	check_keys(c, v, path, keys, 6);
+	path_key(p, path, "name");
+	const cJSON *name = member(v, "name");
+	if (!name) {
+		perr(c, p, "missing required key");
+	} else if (!cJSON_IsString(name)) {
+		perr(c, p, "must be a string");
+	} else {
+		ch->name = strdup(name->valuestring);
+		if (!ch->name)
+			report_oom(c);
+	}
+	get_int(c, v, path, "identifier", true, 1, INT_MAX, &ch->id);
+	if (get_int(c, v, path, "status", true, INT_MIN, INT_MAX, &ch->status))
+		c->status_ok[i] = 1;
+	get_int(c, v, path, "attack", true, 1, 6, &ch->attack);
+	get_int(c, v, path, "search", true, 1, 6, &ch->search);
+	path_key(p, path, "ability");
+	const cJSON *ab = member(v, "ability");
+	if (!ab)
+		perr(c, p, "missing required key");
+	else
+		parse_ability(c, ab, p, &ch->ability);
+}
+
+/* Parses the goal object (required key "goal" of root). */
+static void parse_goal(struct ctx *c, const cJSON *root, struct config_goal *g)
+{
+	static const char *const keys[] = { "rounds", "moral", "zombiesColony",
+					    "zombiesLocations", "childrenInColony",
+					    "survive", "barricades", "locationWithZombies" };
+	const cJSON *o = member(root, "goal");
+	if (!o) {
+		perr(c, "goal", "missing required key");
+		return;
+	}
+	if (!cJSON_IsObject(o)) {
+		perr(c, "goal", "must be an object");
+		return;
+	}
+	c->goal_present = true;
+	check_keys(c, o, "goal", keys, 8);
+	get_int(c, o, "goal", "rounds", true, 1, INT_MAX, &g->rounds);
+	get_int(c, o, "goal", "moral", true, 1, INT_MAX, &g->moral);
+	c->zc_ok = get_int(c, o, "goal", "zombiesColony", true, 0, INT_MAX,
+			   &g->zombies_colony);
+	c->zl_ok = get_int(c, o, "goal", "zombiesLocations", true, 0, INT_MAX,
+			   &g->zombies_locations);
+	get_int(c, o, "goal", "childrenInColony", true, 0, INT_MAX,
+		&g->children_in_colony);
+
+	bool dummy = false;
+	if (member(o, "survive")) {
+		c->nconditions++;
+		g->type = GOAL_SURVIVE;
+		g->value = 0;
+		c->value_ok = get_bool(c, o, "goal", "survive", &dummy);
+	}
+	if (member(o, "barricades")) {
+		c->nconditions++;
+		g->type = GOAL_BARRICADES;
+		c->value_ok = get_int(c, o, "goal", "barricades", true, 0, INT_MAX, &g->value);
+	}
+	if (member(o, "locationWithZombies")) {
+		c->nconditions++;
+		g->type = GOAL_LOCATION_WITH_ZOMBIES;
+		c->value_ok = get_int(c, o, "goal", "locationWithZombies", true, 0,
+				      INT_MAX, &g->value);
+	}
+}
+
+/* Parses a card-id list (array member key of obj at base) into
+ * loc->cards; entries that fail are stored as 0. Returns true if it was an
+ * array. */
+static bool parse_stack(struct ctx *c, const cJSON *obj, const char *base,
+			const char *key, struct config_location *loc)
+{
+	char p[PATH_LEN], q[PATH_LEN];
+	const cJSON *arr = get_array(c, obj, base, key, p);
+	if (!arr)
+		return false;
+	int n = count_children(arr);
+	loc->cards = zalloc(c, (size_t)n, sizeof *loc->cards);
+	if (!loc->cards)
+		return false;
+	loc->ncards = n;
+	int k = 0;
+	for (const cJSON *e = arr->child; e; e = e->next, k++) {
+		path_idx(q, p, k);
+		int_range(c, e, q, 1, INT_MAX, &loc->cards[k]);
+	}
+	return true;
+}
+
+/* Parses one entry of "locations" (a location or the colony wrapper). */
+static void parse_location(struct ctx *c, const cJSON *v, const char *path,
+			   struct config_location *loc, int i)
+{
+	char p[PATH_LEN];
+	if (!cJSON_IsObject(v)) {
+		perr(c, path, "must be an object");
+		return;
+	}
+	const cJSON *col = member(v, "colony");
+	if (col) {
+		static const char *const wrap[] = { "colony" };
+		static const char *const keys[] = { "identifier", "entrances", "startCards" };
+		loc->is_colony = true;
+		loc->name = strdup("colony");
+		if (!loc->name)
+			report_oom(c);
+		check_keys(c, v, path, wrap, 1);
+		path_key(p, path, "colony");
+		if (!cJSON_IsObject(col)) {
+			perr(c, p, "must be an object");
+			return;
+		}
+		check_keys(c, col, p, keys, 3);
+		get_int(c, col, p, "identifier", true, 1, INT_MAX, &loc->id);
+		get_int(c, col, p, "entrances", true, 1, INT_MAX, &loc->entrances);
+		c->cards_ok[i] = parse_stack(c, col, p, "startCards", loc);
+		return;
+	}
+	static const char *const keys[] = { "name", "identifier", "entrances",
+					    "survivorSpaces", "cards" };
+	check_keys(c, v, path, keys, 5);
+	path_key(p, path, "name");
+	const cJSON *name = member(v, "name");
+	if (!name) {
+		perr(c, p, "missing required key");
+	} else if (!cJSON_IsString(name)) {
+		perr(c, p, "must be a string");
+	} else {
+		loc->name = strdup(name->valuestring);
+		if (!loc->name)
+			report_oom(c);
+	}
+	get_int(c, v, path, "identifier", true, 1, INT_MAX, &loc->id);
+	get_int(c, v, path, "entrances", true, 1, INT_MAX, &loc->entrances);
+	get_int(c, v, path, "survivorSpaces", true, 1, INT_MAX, &loc->survivor_spaces);
+	c->cards_ok[i] = parse_stack(c, v, path, "cards", loc);
+}
+
+/* Parses one crisis entry. */
+static void parse_crisis(struct ctx *c, const cJSON *v, const char *path,
+			 struct config_crisis *cr)
+{
+	static const char *const keys[] = { "identifier", "moralChange", "requiredCards" };
+	char sub[PATH_LEN];
+	int type;
+	const cJSON *o = poly(c, v, path, crisis_names, 4, "crisis", &type, sub);
+	if (!o)
+		return;
+	cr->type = (enum crisis_type)type;
+	check_keys(c, o, sub, keys, 3);
+	get_int(c, o, sub, "identifier", true, 1, INT_MAX, &cr->id);
+	get_int(c, o, sub, "moralChange", true, 1, INT_MAX, &cr->moral_change);
+	get_int(c, o, sub, "requiredCards", true, 1, INT_MAX, &cr->required_cards);
+}
+
+/* Walks the whole tree against the schema, filling cfg. */
+static void parse_root(struct ctx *c, const cJSON *root, struct config *cfg)
+{
+	static const char *const keys[] = { "maxPlayers", "cards", "characters",
+					    "goal", "locations", "crises" };
+	char p[PATH_LEN], q[PATH_LEN];
+	const cJSON *arr;
+	int k;
+
+	if (!cJSON_IsObject(root)) {
+		perr(c, "(root)", "must be an object");
+		return;
+	}
+	check_keys(c, root, "", keys, 6);
+	get_int(c, root, "", "maxPlayers", true, 1, INT_MAX, &cfg->max_players);
+
+	if ((arr = get_array(c, root, "", "cards", p)) != NULL) {
+		int n = count_children(arr);
+		if ((cfg->cards = zalloc(c, (size_t)n, sizeof *cfg->cards)) != NULL) {
+			cfg->ncards = n;
+			c->cards_list_ok = true;
+			k = 0;
+			for (const cJSON *e = arr->child; e; e = e->next, k++) {
+				path_idx(q, p, k);
+				parse_card(c, e, q, &cfg->cards[k]);
+			}
+		}
+	}
+
+	if ((arr = get_array(c, root, "", "characters", p)) != NULL) {
+		int n = count_children(arr);
+		cfg->characters = zalloc(c, (size_t)n, sizeof *cfg->characters);
+		c->status_ok = zalloc(c, (size_t)n, 1);
+		if (cfg->characters && c->status_ok) {
+			cfg->ncharacters = n;
+			c->chars_ok = true;
+			k = 0;
+			for (const cJSON *e = arr->child; e; e = e->next, k++) {
+				path_idx(q, p, k);
+				parse_character(c, e, q, &cfg->characters[k], k);
+			}
+		}
+	}
+
+	parse_goal(c, root, &cfg->goal);
+
+	if ((arr = get_array(c, root, "", "locations", p)) != NULL) {
+		int n = count_children(arr);
+		cfg->locations = zalloc(c, (size_t)n, sizeof *cfg->locations);
+		c->cards_ok = zalloc(c, (size_t)n, 1);
+		if (cfg->locations && c->cards_ok) {
+			cfg->nlocations = n;
+			c->locs_ok = true;
+			k = 0;
+			for (const cJSON *e = arr->child; e; e = e->next, k++) {
+				path_idx(q, p, k);
+				parse_location(c, e, q, &cfg->locations[k], k);
+			}
+		}
+	}
+
+	if ((arr = get_array(c, root, "", "crises", p)) != NULL) {
+		int n = count_children(arr);
+		if ((cfg->crises = zalloc(c, (size_t)n, sizeof *cfg->crises)) != NULL) {
+			cfg->ncrises = n;
+			c->crises_ok = true;
+			k = 0;
+			for (const cJSON *e = arr->child; e; e = e->next, k++) {
+				path_idx(q, p, k);
+				parse_crisis(c, e, q, &cfg->crises[k]);
+			}
+		}
+	}
+}
+
+/* ------------------------------------------------------------------------ */
+/* Cross-checks                                                             */
+/* ------------------------------------------------------------------------ */
+
+struct idx_val {
+	int val;
+	int idx;
+};
+
+/* Orders by value, then by index (so the first occurrence comes first). */
+static int cmp_idx_val(const void *a, const void *b)
+{
+	const struct idx_val *x = a, *y = b;
+	if (x->val != y->val)
+		return x->val < y->val ? -1 : 1;
+	return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/* For n values with validity flags (NULL: all valid), sets first[i] to the
+ * index of the first occurrence of vals[i] when i is a later duplicate, else
+ * -1. O(n log n). Returns false (reporting OOM) if memory runs out. */
+static bool find_dups(struct ctx *c, const int *vals, const unsigned char *valid,
+		      int n, int *first)
+{
+	struct idx_val *t = zalloc(c, (size_t)n, sizeof *t);
+	if (!t)
+		return false;
+	int m = 0;
+	for (int i = 0; i < n; i++) {
+		first[i] = -1;
+		if (!valid || valid[i])
+			t[m++] = (struct idx_val){ vals[i], i };
+	}
+	qsort(t, (size_t)m, sizeof *t, cmp_idx_val);
+	for (int k = 1, head = 0; k < m; k++) {
+		if (t[k].val == t[head].val)
+			first[t[k].idx] = t[head].idx;
+		else
+			head = k;
+	}
+	free(t);
+	return true;
+}
+
+/* Orders ints ascending. */
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+/* Builds the sorted table of the ids of n records (`stride` bytes apart,
+ * the id at byte `id_off`); *m gets the count. Returns NULL if some record's
+ * id did not parse (0): that record might be the one a reference means, so
+ * unknown references are then not reported (the file is invalid anyway).
+ * Also NULL, reporting it, when memory runs out. */
+static int *id_table(struct ctx *c, const void *recs, size_t stride, size_t id_off,
+		     int n, int *m)
+{
+	int *t = zalloc(c, (size_t)n, sizeof *t);
+	if (!t)
+		return NULL;
+	for (int i = 0; i < n; i++) {
+		memcpy(&t[i], (const char *)recs + (size_t)i * stride + id_off, sizeof(int));
+		if (t[i] == 0) {
+			free(t);
+			return NULL;
+		}
+	}
+	qsort(t, (size_t)n, sizeof *t, cmp_int);
+	*m = n;
+	return t;
+}
+
+/* Returns whether id is in the sorted array t[m]. */
+static bool has_id(const int *t, int m, int id)
+{
+	return bsearch(&id, t, (size_t)m, sizeof id, cmp_int) != NULL;
+}
+
+/* Writes the path of location i ("locations[i]" or "locations[i].colony"). */
+static void loc_path(char *out, const struct config *cfg, int i)
+{
+	snprintf(out, PATH_LEN, "locations[%d]%s", i,
+		 cfg->locations[i].is_colony ? ".colony" : "");
+}
+
+/* Writes the path of card list entry k of location i. */
+static void stack_path(char *out, const struct config *cfg, int i, int k)
+{
+	bool col = cfg->locations[i].is_colony;
+	snprintf(out, PATH_LEN, "locations[%d]%s[%d]", i,
+		 col ? ".colony.startCards" : ".cards", k);
+}
+
+/* Writes the path of card i's parameter object ("cards[i].type"). */
+static void card_path(char *out, const struct config *cfg, int i)
+{
+	snprintf(out, PATH_LEN, "cards[%d].%s", i, card_names[cfg->cards[i].type]);
+}
+
+/* Reports duplicate ids among n records, in file order. `stride` is the
+ * record size and ids points at the first record's id; `path_of` writes
+ * the record's base path. */
+static void check_dup_ids(struct ctx *c, const struct config *cfg, const char *kind,
+			  const void *recs, size_t stride, size_t id_off, int n,
+			  void (*path_of)(char *, const struct config *, int))
+{
+	int *vals = zalloc(c, (size_t)n, sizeof *vals);
+	unsigned char *valid = zalloc(c, (size_t)n, 1);
+	int *first = zalloc(c, (size_t)n, sizeof *first);
+	if (vals && valid && first) {
+		for (int i = 0; i < n; i++) {
+			memcpy(&vals[i], (const char *)recs + (size_t)i * stride + id_off,
+			       sizeof(int));
+			valid[i] = vals[i] != 0;
+		}
+		if (find_dups(c, vals, valid, n, first)) {
+			char p[PATH_LEN], q[PATH_LEN], r[PATH_LEN];
+			for (int i = 0; i < n; i++) {
+				if (first[i] < 0)
+					continue;
+				path_of(p, cfg, i);
+				path_key(q, p, "identifier");
+				path_of(r, cfg, first[i]);
+				perr(c, q, "duplicate %s id %d (also %s)", kind, vals[i], r);
+			}
+		}
+	}
+	free(vals);
+	free(valid);
+	free(first);
+}
+
+/* Writes "characters[i]". */
+static void char_path(char *out, const struct config *cfg, int i)
+{
+	(void)cfg;
+	snprintf(out, PATH_LEN, "characters[%d]", i);
+}
+
+/* Checks social statuses are unique. */
+static void check_status(struct ctx *c, const struct config *cfg)
+{
+	int n = cfg->ncharacters;
+	int *vals = zalloc(c, (size_t)n, sizeof *vals);
+	int *first = zalloc(c, (size_t)n, sizeof *first);
+	if (vals && first) {
+		for (int i = 0; i < n; i++)
+			vals[i] = cfg->characters[i].status;
+		if (find_dups(c, vals, c->status_ok, n, first))
+			for (int i = 0; i < n; i++)
+				if (first[i] >= 0) {
+					char p[PATH_LEN];
+					snprintf(p, PATH_LEN, "characters[%d].status", i);
+					perr(c, p, "duplicate social status %d (also characters[%d])",
+					     vals[i], first[i]);
+				}
+	}
+	free(vals);
+	free(first);
+}
+
+/* Checks every stack entry names a known card (skipped when card_ids is
+ * NULL) and no card is in a stack twice or in two stacks. */
+static void check_stacks(struct ctx *c, const struct config *cfg, const int *card_ids,
+			 int ncard_ids)
+{
+	long total = 0;
+	for (int i = 0; i < cfg->nlocations; i++)
+		total += cfg->locations[i].ncards;
+	if (total > INT_MAX)
+		return; /* impossible within the size cap */
+	int n = (int)total;
+	int *vals = zalloc(c, (size_t)n, sizeof *vals);
+	unsigned char *valid = zalloc(c, (size_t)n, 1);
+	int *first = zalloc(c, (size_t)n, sizeof *first);
+	int *owner = zalloc(c, (size_t)n, sizeof *owner);
+	int *pos = zalloc(c, (size_t)n, sizeof *pos);
+	if (vals && valid && first && owner && pos) {
+		int k = 0;
+		for (int i = 0; i < cfg->nlocations; i++)
+			for (int j = 0; j < cfg->locations[i].ncards; j++, k++) {
+				vals[k] = cfg->locations[i].cards[j];
+				valid[k] = vals[k] != 0;
+				owner[k] = i;
+				pos[k] = j;
+			}
+		char p[PATH_LEN], q[PATH_LEN];
+		for (k = 0; k < n; k++)
+			if (valid[k] && card_ids && !has_id(card_ids, ncard_ids, vals[k])) {
+				stack_path(p, cfg, owner[k], pos[k]);
+				perr(c, p, "unknown card %d", vals[k]);
+			}
+		if (find_dups(c, vals, valid, n, first))
+			for (k = 0; k < n; k++)
+				if (first[k] >= 0) {
+					stack_path(p, cfg, owner[k], pos[k]);
+					stack_path(q, cfg, owner[first[k]], pos[first[k]]);
+					perr(c, p, "card %d is used more than once (also %s)",
+					     vals[k], q);
+				}
+	}
+	free(vals);
+	free(valid);
+	free(first);
+	free(owner);
+	free(pos);
+}
+
+/* Checks references to locations from blueprint cards and from the search
+ * and kill abilities. */
+static void check_location_refs(struct ctx *c, const struct config *cfg,
+				const int *loc_ids, int nloc_ids)
+{
+	char p[PATH_LEN], q[PATH_LEN];
+	for (int i = 0; i < cfg->ncards; i++) {
+		const struct config_card *cd = &cfg->cards[i];
+		if (cd->type == CARD_BLUEPRINT && cd->location != 0 &&
+		    !has_id(loc_ids, nloc_ids, cd->location)) {
+			card_path(p, cfg, i);
+			path_key(q, p, "location");
+			perr(c, q, "unknown location %d", cd->location);
+		}
+	}
+	for (int i = 0; i < cfg->ncharacters; i++) {
+		const struct config_ability *a = &cfg->characters[i].ability;
+		if ((a->type != ABILITY_SEARCH && a->type != ABILITY_KILL) || a->location == 0)
+			continue;
+		if (has_id(loc_ids, nloc_ids, a->location))
+			continue;
+		snprintf(p, PATH_LEN, "characters[%d].ability.%s", i,
+			 a->type == ABILITY_SEARCH ? "search.location" : "kill.locationId");
+		perr(c, p, "unknown location %d", a->location);
+	}
+}
+
+/* Runs every rule that relates several parts of the file. */
+static void cross_checks(struct ctx *c, struct config *cfg)
+{
+	char p[PATH_LEN];
+	long long mp = cfg->max_players; /* 0: did not parse */
+
+	if (c->chars_ok && mp > 0 && cfg->ncharacters < mp * 2 + 2)
+		perr(c, "characters", "needs at least %lld characters (maxPlayers*2+2), has %d",
+		     mp * 2 + 2, cfg->ncharacters);
+	if (c->locs_ok && mp > 0)
+		for (int i = 0; i < cfg->nlocations; i++) {
+			const struct config_location *l = &cfg->locations[i];
+			if (!c->cards_ok[i] || l->ncards >= mp * 5)
+				continue;
+			loc_path(p, cfg, i);
+			char q[PATH_LEN];
+			path_key(q, p, l->is_colony ? "startCards" : "cards");
+			perr(c, q, "needs at least %lld cards (maxPlayers*5), has %d",
+			     mp * 5, l->ncards);
+		}
+	if (c->crises_ok && cfg->goal.rounds > 0 && cfg->ncrises < cfg->goal.rounds)
+		perr(c, "crises", "needs at least %d crises (one per round), has %d",
+		     cfg->goal.rounds, cfg->ncrises);
+
+	if (c->chars_ok) {
+		check_status(c, cfg);
+		check_dup_ids(c, cfg, "character", cfg->characters, sizeof *cfg->characters,
+			      offsetof(struct config_character, id), cfg->ncharacters,
+			      char_path);
+	}
+	if (c->cards_list_ok)
+		check_dup_ids(c, cfg, "card", cfg->cards, sizeof *cfg->cards,
+			      offsetof(struct config_card, id), cfg->ncards, card_path);
+	if (c->locs_ok)
+		check_dup_ids(c, cfg, "location", cfg->locations, sizeof *cfg->locations,
+			      offsetof(struct config_location, id), cfg->nlocations,
+			      loc_path);
+
+	/* references */
+	int ncid = 0, nlid = 0;
+	int *card_ids = c->cards_list_ok
+				? id_table(c, cfg->cards, sizeof *cfg->cards,
+					   offsetof(struct config_card, id), cfg->ncards, &ncid)
+				: NULL;
+	int *loc_ids = c->locs_ok
+			       ? id_table(c, cfg->locations, sizeof *cfg->locations,
+					  offsetof(struct config_location, id), cfg->nlocations,
+					  &nlid)
+			       : NULL;
+	if (c->locs_ok)
+		check_stacks(c, cfg, card_ids, ncid);
+	if (loc_ids)
+		check_location_refs(c, cfg, loc_ids, nlid);
+	free(card_ids);
+	free(loc_ids);
+
+	/* colony, zombies, entrances */
+	int ncolonies = 0;
+	bool all_entrances = c->locs_ok;
+	long long entrances = 0;
+	if (c->locs_ok) {
+		for (int i = 0; i < cfg->nlocations; i++) {
+			const struct config_location *l = &cfg->locations[i];
+			if (l->is_colony) {
+				ncolonies++;
+				cfg->colony = i;
+			}
+			if (l->entrances == 0) {
+				all_entrances = false;
+				continue;
+			}
+			entrances += l->entrances;
+			long long spaces = 3LL * l->entrances;
+			snprintf(p, PATH_LEN, "locations[%d]", i);
+			if (l->is_colony && c->zc_ok && cfg->goal.zombies_colony > spaces)
+				perr(c, "goal.zombiesColony",
+				     "%d initial zombies exceed the %lld entrance spaces of the colony (%s, 3 per entrance)",
+				     cfg->goal.zombies_colony, spaces, p);
+			if (!l->is_colony && c->zl_ok && cfg->goal.zombies_locations > spaces)
+				perr(c, "goal.zombiesLocations",
+				     "%d initial zombies exceed the %lld entrance spaces of %s (3 per entrance)",
+				     cfg->goal.zombies_locations, spaces, p);
+		}
+		if (ncolonies != 1)
+			perr(c, "locations", "must contain exactly one colony, has %d", ncolonies);
+	}
+
+	/* goal condition */
+	if (c->nconditions != 1 && c->goal_present)
+		perr(c, "goal", "must have exactly one of survive, barricades, locationWithZombies");
+	if (c->nconditions == 1 && c->value_ok) {
+		if (cfg->goal.type == GOAL_LOCATION_WITH_ZOMBIES && c->locs_ok &&
+		    cfg->goal.value > cfg->nlocations)
+			perr(c, "goal.locationWithZombies",
+			     "%d exceeds the number of locations (%d, colony included)",
+			     cfg->goal.value, cfg->nlocations);
+		if (cfg->goal.type == GOAL_BARRICADES && all_entrances &&
+		    cfg->goal.value > 3 * entrances)
+			perr(c, "goal.barricades",
+			     "%d exceeds 3 per entrance in total (%lld)",
+			     cfg->goal.value, 3 * entrances);
+	}
+}
+
+/* ------------------------------------------------------------------------ */
+/* Public API                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* Frees cfg and everything it owns; NULL is a no-op. */
+void config_free(struct config *cfg)
+{
+	if (!cfg)
+		return;
+	for (int i = 0; i < cfg->ncharacters; i++)
+		free(cfg->characters[i].name);
+	for (int i = 0; i < cfg->nlocations; i++) {
+		free(cfg->locations[i].name);
+		free(cfg->locations[i].cards);
+	}
+	free(cfg->cards);
+	free(cfg->characters);
+	free(cfg->locations);
+	free(cfg->crises);
+	free(cfg->text);
+	free(cfg);
+}
+
+/* See config.h. Runs the syntax check, the schema walk and the
+ * cross-checks; any problem frees the partial config and returns NULL. */
+struct config *config_parse(const char *text, size_t len, struct config_errors *errs)
+{
+	struct ctx c = { .errs = errs };
+	struct config *cfg = NULL;
+	cJSON *root = NULL;
+
+	if (!text && len > 0) {
+		perr(&c, "(root)", "no text");
+		return NULL;
+	}
+	if (len > CONFIG_MAX_BYTES) {
+		perr(&c, "(root)", "too large (%zu bytes, the limit is %u)", len,
+		     CONFIG_MAX_BYTES);
+		return NULL;
+	}
+	if (!syntax_check(&c, text ? text : "", len))
+		return NULL;
+
+	cfg = zalloc(&c, 1, sizeof *cfg);
+	if (!cfg)
+		return NULL;
+	cfg->text = malloc(len + 1);
+	if (!cfg->text) {
+		report_oom(&c);
+		goto fail;
+	}
+	memcpy(cfg->text, text, len);
+	cfg->text[len] = '\0';
+	cfg->text_len = len;
+
+	/* The syntax check passed and the text has no NUL byte, so the whole
+	 * copy is one value; cJSON should only fail here when memory runs out,
+	 * but if it rejects something the check let through, say where. */
+	const char *end = NULL;
+	root = cJSON_ParseWithOpts(cfg->text, &end, 1);
+	if (!root) {
+		size_t at = end && end >= cfg->text ? (size_t)(end - cfg->text) : 0;
+		report_syntax(&c, cfg->text, len, at,
+			      "rejected by the JSON parser (or out of memory)");
+		goto fail;
+	}
+	parse_root(&c, root, cfg);
+	if (!c.oom)
+		cross_checks(&c, cfg);
+	if (c.nerr == 0 && !c.oom) {
+		cJSON_Delete(root);
+		free(c.status_ok);
+		free(c.cards_ok);
+		return cfg;
+	}
+fail:
+	if (c.nerr == 0)
+		report_oom(&c);
+	cJSON_Delete(root);
+	free(c.status_ok);
+	free(c.cards_ok);
+	config_free(cfg);
+	return NULL;
+}
+
+/* See config.h. Reads at most CONFIG_MAX_BYTES bytes; errors name the path. */
+struct config *config_load(const char *path, struct config_errors *errs)
+{
+	struct ctx c = { .errs = errs };
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		perr(&c, path, "cannot read: %s", strerror(errno));
+		return NULL;
+	}
+	size_t cap = 64 * 1024, len = 0;
+	char *buf = malloc(cap);
+	if (!buf) {
+		fclose(f);
+		perr(&c, path, "cannot read: out of memory");
+		return NULL;
+	}
+	for (;;) {
+		if (len == cap) {
+			if (cap > CONFIG_MAX_BYTES) {
+				perr(&c, path, "file too large (more than %u bytes)",
+				     CONFIG_MAX_BYTES);
+				goto fail;
+			}
+			size_t ncap = cap * 2;
+			if (ncap > (size_t)CONFIG_MAX_BYTES + 1)
+				ncap = (size_t)CONFIG_MAX_BYTES + 1;
+			char *nb = realloc(buf, ncap);
+			if (!nb) {
+				perr(&c, path, "cannot read: out of memory");
+				goto fail;
+			}
+			buf = nb;
+			cap = ncap;
+		}
+		size_t got = fread(buf + len, 1, cap - len, f);
+		len += got;
+		if (got == 0) {
+			if (ferror(f)) {
+				perr(&c, path, "cannot read: %s", strerror(errno));
+				goto fail;
+			}
+			break;
+		}
+	}
+	if (len > CONFIG_MAX_BYTES) {
+		perr(&c, path, "file too large (more than %u bytes)", CONFIG_MAX_BYTES);
+		goto fail;
+	}
+	fclose(f);
+	struct config *cfg = config_parse(buf, len, errs);
+	free(buf);
+	return cfg;
+fail:
+	fclose(f);
+	free(buf);
+	return NULL;
+}
+
+/* See config.h. */
+const struct config_card *config_find_card(const struct config *cfg, int id)
+{
+	for (int i = 0; i < cfg->ncards; i++)
+		if (cfg->cards[i].id == id)
+			return &cfg->cards[i];
+	return NULL;
+}
+
+/* See config.h. */
+int config_location_index(const struct config *cfg, int id)
+{
+	for (int i = 0; i < cfg->nlocations; i++)
+		if (cfg->locations[i].id == id)
+			return i;
+	return -1;
+}
