@@ -1,0 +1,67 @@
+/*
+ * net: the libevent loop around one game (docs/protocol.md).
+ *
+ * One struct server owns the event base, the listening socket, every client
+ * connection and the --timeout timer; the game and the config are borrowed.
+ * Nothing here is global, so a process may run several servers.
+ *
+ * What it does, in short:
+ *   - accepts TCP clients on 0.0.0.0:port; each gets an increasing commId and
+ *     a bufferevent; pending output per client is capped (NET_MAX_OUTPUT):
+ *     a client that does not read is dropped like a disconnect;
+ *   - frames input as "\n"-terminated lines ("\r\n" accepted), at most
+ *     PROTO_MAX_LINE bytes; an over-long line is answered with
+ *     CommandFailed("line too long") and the connection is closed;
+ *   - decodes each line (proto_decode); a bad line gets CommandFailed on that
+ *     connection only and changes nothing else; a good one goes to
+ *     game_apply, strictly one at a time in arrival order;
+ *   - routes the resulting events (each encoded once): to the sender, to one
+ *     player, or to every player still in the game in ascending id; after
+ *     Left(p) p gets nothing more and p's connection is closed once flushed;
+ *   - runs the --timeout timer while the game waits (restarted by every
+ *     decoded command) and reports expiry with game_timeout;
+ *   - reports a registered player's lost connection with game_disconnect;
+ *   - when the game is over, or on SIGINT/SIGTERM, stops reading, flushes
+ *     every output (capped in time) and returns from server_run.
+ */
+#ifndef SOPRA_NET_H
+#define SOPRA_NET_H
+
+#include <stdio.h>
+
+#include "sopra/config.h"
+#include "sopra/game.h"
+
+/* Pending output bytes allowed per connection before it is dropped. */
+#define NET_MAX_OUTPUT ((size_t)8 << 20)
+
+struct server;
+
+/*
+ * Create a server for `game` (borrowed; must outlive the server), bind and
+ * listen on 0.0.0.0:port (0 = an ephemeral port; see server_port) with
+ * SO_REUSEADDR, and install the SIGINT/SIGTERM handlers on its event base.
+ * cfg is borrowed (may be NULL); timeout_sec >= 1. Connection state changes
+ * and errors are logged tersely to `log` (NULL: silent).
+ * Returns NULL on failure (e.g. the port is in use), after logging why.
+ * The process should ignore SIGPIPE (main does).
+ */
+struct server *server_new(const struct config *cfg, struct game *game, enum game_rules rules,
+			  int port, int timeout_sec, FILE *log);
+
+/* The port actually listened on. */
+int server_port(const struct server *srv);
+
+/*
+ * Run the loop until the game is over (and every connection has been flushed
+ * and closed, at most ~2 s later) or a SIGINT/SIGTERM arrives. Returns the
+ * process exit code: 0 for both of those, 1 if the event loop itself failed.
+ * Call at most once.
+ */
+int server_run(struct server *srv);
+
+/* Close every connection and free the server (not the game or the config).
+ * NULL is fine. */
+void server_free(struct server *srv);
+
+#endif

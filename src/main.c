@@ -1,0 +1,259 @@
+/*
+ * main: parse the command line, load the configuration, wire config, game
+ * and net together, and turn the outcome into the exit code.
+ *
+ * Exit codes: 0 game over / normal shutdown, 1 runtime failure (e.g. the
+ * port is in use), 2 invalid configuration, 64 usage error (EX_USAGE).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sopra/config.h"
+#include "sopra/game.h"
+#include "sopra/net.h"
+
+#define EXIT_RUNTIME 1
+#define EXIT_BAD_CONFIG 2
+#define EXIT_USAGE 64
+
+static const char usage_text[] =
+	"Usage: sopra-server --config PATH --port N --seed LONG --timeout SECONDS\n"
+	"                    [--rules base|revised]\n"
+	"       sopra-server --help | --version\n"
+	"\n"
+	"Runs one game of SoPra of the Dead for TCP clients that speak one JSON\n"
+	"object per line (see docs/protocol.md).\n"
+	"\n"
+	"Options (each given once; as \"--opt VALUE\" or \"--opt=VALUE\"):\n"
+	"  --config PATH      the game configuration (JSON); it is validated before\n"
+	"                     the server listens\n"
+	"  --port N           TCP port to listen on (all interfaces), 0..65535;\n"
+	"                     0 picks a free port, which is reported on stderr\n"
+	"  --seed LONG        seed of the random number generator, a signed 64-bit\n"
+	"                     integer (e.g. -1, 42, -9223372036854775808)\n"
+	"  --timeout SECONDS  how long the server waits for a command, an integer\n"
+	"                     >= 1; on expiry registration is aborted or the player\n"
+	"                     being waited for leaves the game\n"
+	"  --rules EDITION    rule edition: base (default) or revised\n"
+	"  --help             print this help and exit\n"
+	"  --version          print the version and exit\n"
+	"\n"
+	"Exit status:\n"
+	"  0   the game is over, or SIGINT/SIGTERM stopped the server\n"
+	"  1   runtime failure (e.g. the port is already in use)\n"
+	"  2   invalid configuration (nothing was listened on)\n"
+	"  64  usage error (missing, repeated, unknown or invalid option)\n";
+
+struct options {
+	const char *config;
+	int port;
+	int64_t seed;
+	int timeout;
+	enum game_rules rules;
+	bool has_config, has_port, has_seed, has_timeout, has_rules;
+};
+
+/* Report a usage error and return EXIT_USAGE for main to return. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 1, 2)))
+#endif
+static int
+usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("sopra-server: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	fputs(usage_text, stderr);
+	return EXIT_USAGE;
+}
+
+/* Strict decimal integer: optional sign, digits only, nothing else (no
+ * spaces, no "0x"), within [min, max]. */
+static bool parse_int64(const char *s, int64_t min, int64_t max, int64_t *out)
+{
+	const char *p = s;
+	if (*p == '-' || *p == '+')
+		p++;
+	if (*p < '0' || *p > '9')
+		return false;
+	for (const char *q = p; *q; q++)
+		if (*q < '0' || *q > '9')
+			return false;
+	errno = 0;
+	char *end = NULL;
+	long long v = strtoll(s, &end, 10);
+	if (errno == ERANGE || *end != '\0' || v < min || v > max)
+		return false;
+	*out = (int64_t)v;
+	return true;
+}
+
+enum opt_id { OPT_CONFIG, OPT_PORT, OPT_SEED, OPT_TIMEOUT, OPT_RULES, OPT_HELP, OPT_VERSION };
+
+static const struct {
+	const char *name;
+	bool takes_value;
+} opt_table[] = {
+	[OPT_CONFIG] = { "config", true },   [OPT_PORT] = { "port", true },
+	[OPT_SEED] = { "seed", true },       [OPT_TIMEOUT] = { "timeout", true },
+	[OPT_RULES] = { "rules", true },     [OPT_HELP] = { "help", false },
+	[OPT_VERSION] = { "version", false },
+};
+#define OPT_COUNT ((int)(sizeof opt_table / sizeof opt_table[0]))
+
+/*
+ * Parse argv into o. Returns -1 to go on, or an exit code: 0 after --help or
+ * --version (printed), EXIT_USAGE after reporting an error.
+ */
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0')
+			return usage_error("unexpected argument '%s'", arg);
+		const char *name = arg + 2;
+		const char *eq = strchr(name, '=');
+		size_t name_len = eq ? (size_t)(eq - name) : strlen(name);
+		int id = -1;
+		for (int k = 0; k < OPT_COUNT; k++)
+			if (strlen(opt_table[k].name) == name_len &&
+			    strncmp(opt_table[k].name, name, name_len) == 0)
+				id = k;
+		if (id < 0)
+			return usage_error("unknown option '--%.*s'", (int)name_len, name);
+		const char *oname = opt_table[id].name;
+
+		const char *val = NULL;
+		if (!opt_table[id].takes_value) {
+			if (eq)
+				return usage_error("option --%s takes no value", oname);
+		} else if (eq) {
+			val = eq + 1;
+		} else if (i + 1 < argc) {
+			val = argv[++i];
+		} else {
+			return usage_error("option --%s requires a value", oname);
+		}
+
+		int64_t v = 0;
+		switch ((enum opt_id)id) {
+		case OPT_HELP:
+			fputs(usage_text, stdout);
+			return 0;
+		case OPT_VERSION:
+			puts("sopra-server " SOPRA_VERSION);
+			return 0;
+		case OPT_CONFIG:
+			if (o->has_config)
+				return usage_error("duplicate option --config");
+			if (!*val)
+				return usage_error("invalid --config: empty path");
+			o->config = val;
+			o->has_config = true;
+			break;
+		case OPT_PORT:
+			if (o->has_port)
+				return usage_error("duplicate option --port");
+			if (!parse_int64(val, 0, 65535, &v))
+				return usage_error("invalid --port '%s': expected an integer 0..65535",
+						   val);
+			o->port = (int)v;
+			o->has_port = true;
+			break;
+		case OPT_SEED:
+			if (o->has_seed)
+				return usage_error("duplicate option --seed");
+			if (!parse_int64(val, INT64_MIN, INT64_MAX, &v))
+				return usage_error("invalid --seed '%s': expected a signed 64-bit integer",
+						   val);
+			o->seed = v;
+			o->has_seed = true;
+			break;
+		case OPT_TIMEOUT:
+			if (o->has_timeout)
+				return usage_error("duplicate option --timeout");
+			if (!parse_int64(val, 1, INT_MAX, &v))
+				return usage_error("invalid --timeout '%s': expected whole seconds >= 1",
+						   val);
+			o->timeout = (int)v;
+			o->has_timeout = true;
+			break;
+		case OPT_RULES:
+			if (o->has_rules)
+				return usage_error("duplicate option --rules");
+			if (!game_rules_parse(val, &o->rules))
+				return usage_error("invalid --rules '%s': expected base or revised", val);
+			o->has_rules = true;
+			break;
+		}
+	}
+	if (!o->has_config)
+		return usage_error("missing option --config");
+	if (!o->has_port)
+		return usage_error("missing option --port");
+	if (!o->has_seed)
+		return usage_error("missing option --seed");
+	if (!o->has_timeout)
+		return usage_error("missing option --timeout");
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = { .rules = RULES_BASE };
+	int rc = parse_args(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+
+	/* a client that vanishes must not kill the server mid-write */
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_IGN;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGPIPE, &sa, NULL);
+
+	struct config_errors errs = { 0 };
+	struct config *cfg = config_load(o.config, &errs);
+	if (!cfg) {
+		size_t plen = strlen(o.config);
+		for (int i = 0; i < errs.n; i++) {
+			const char *m = errs.msgs[i];
+			/* "cannot read" messages already start with the path */
+			if (strncmp(m, o.config, plen) == 0 && m[plen] == ':')
+				fprintf(stderr, "sopra-server: %s\n", m);
+			else
+				fprintf(stderr, "sopra-server: %s: %s\n", o.config, m);
+		}
+		if (errs.n == 0)
+			fprintf(stderr, "sopra-server: %s: invalid configuration\n", o.config);
+		config_errors_free(&errs);
+		return EXIT_BAD_CONFIG;
+	}
+
+	rc = EXIT_RUNTIME;
+	struct server *srv = NULL;
+	struct game *game = game_new(cfg, o.seed, o.rules);
+	if (!game) {
+		fputs("sopra-server: out of memory\n", stderr);
+		goto out;
+	}
+	srv = server_new(cfg, game, o.rules, o.port, o.timeout, stderr);
+	if (!srv)
+		goto out; /* server_new said why */
+	rc = server_run(srv);
+out:
+	server_free(srv);
+	game_free(game);
+	config_free(cfg);
+	return rc;
+}

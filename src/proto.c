@@ -1,0 +1,656 @@
+/*
+ * proto: decode client lines into struct cmd, encode struct event into lines.
+ *
+ * Decoding is table-driven: one row per command lists its parameters (JSON
+ * key, type, destination field, flags); a generic loop validates them all
+ * before the game ever sees the command. Encoding is a switch over the event
+ * type without a default label, so -Wswitch flags an event nobody encodes;
+ * the JSON is written by hand (no cJSON on the output path).
+ */
+#include "sopra/proto.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+/* ---- UTF-8 ------------------------------------------------------------- */
+
+/* Length of the well-formed UTF-8 sequence starting at s (n bytes left), or 0
+ * when the bytes there are not one (RFC 3629: no overlongs, no surrogates,
+ * nothing above U+10FFFF). */
+static size_t utf8_seq_len(const unsigned char *s, size_t n)
+{
+	unsigned char c = s[0];
+	if (c < 0x80)
+		return 1;
+	size_t len;
+	unsigned char lo = 0x80, hi = 0xBF; /* allowed range of the second byte */
+	if (c >= 0xC2 && c <= 0xDF) {
+		len = 2;
+	} else if (c >= 0xE0 && c <= 0xEF) {
+		len = 3;
+		if (c == 0xE0)
+			lo = 0xA0;
+		else if (c == 0xED)
+			hi = 0x9F;
+	} else if (c >= 0xF0 && c <= 0xF4) {
+		len = 4;
+		if (c == 0xF0)
+			lo = 0x90;
+		else if (c == 0xF4)
+			hi = 0x8F;
+	} else {
+		return 0;
+	}
+	if (n < len || s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < len; i++)
+		if (s[i] < 0x80 || s[i] > 0xBF)
+			return 0;
+	return len;
+}
+
+static bool utf8_valid(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	while (n > 0) {
+		size_t k = utf8_seq_len(p, n);
+		if (k == 0)
+			return false;
+		p += k;
+		n -= k;
+	}
+	return true;
+}
+
+/* ---- decoding ------------------------------------------------------------ */
+
+enum param_type { PT_INT, PT_BOOL, PT_STRING };
+
+#define PF_OPTIONAL 0x1u  /* may be absent */
+#define PF_BASE_ONLY 0x2u /* read in base only; in revised ignored like any unknown key */
+#define PF_TARGET 0x4u    /* presence sets cmd.has_target */
+#define PF_PAIR 0x8u      /* all PF_PAIR parameters of a command: all or none */
+
+struct param_spec {
+	const char *key;
+	enum param_type type;
+	size_t offset; /* into struct cmd (PT_STRING: always the name) */
+	unsigned flags;
+};
+
+#define MAX_PARAMS 3
+struct cmd_spec {
+	struct param_spec p[MAX_PARAMS]; /* unused rows have key == NULL */
+};
+
+#define P_INT(key, field, flags) { key, PT_INT, offsetof(struct cmd, field), flags }
+#define P_BOOL(key, field, flags) { key, PT_BOOL, offsetof(struct cmd, field), flags }
+
+static const struct cmd_spec cmd_specs[CMD_TYPE_COUNT] = {
+	[CMD_REGISTER] = { { { "playerName", PT_STRING, offsetof(struct cmd, name), 0 } } },
+	[CMD_START_GAME] = { { { 0 } } },
+	[CMD_SELECT_CHARACTERS] = { { P_INT("characterId0", character, 0),
+				      P_INT("characterId1", character2, 0) } },
+	[CMD_LEAVE] = { { { 0 } } },
+	[CMD_END_TURN] = { { { 0 } } },
+	[CMD_MOVE] = { { P_INT("characterId", character, 0), P_INT("locationId", location, 0),
+			 P_BOOL("fuel", fuel, PF_OPTIONAL | PF_BASE_ONLY) } },
+	[CMD_SEARCH] = { { P_INT("characterId", character, 0) } },
+	[CMD_ATTACK] = { { P_INT("characterId", character, 0), P_INT("entrance", entrance, 0) } },
+	[CMD_BARRICADE] = { { P_INT("characterId", character, 0),
+			      P_INT("entrance", entrance, 0) } },
+	[CMD_CLEAN_WASTE] = { { P_INT("characterId", character, 0) } },
+	[CMD_CONTRIBUTE_CARD] = { { P_INT("cardId", card, 0) } },
+	[CMD_USE_CARD] = { { P_INT("cardId", card, 0),
+			     P_INT("characterId", character, PF_OPTIONAL | PF_PAIR),
+			     P_INT("target", target, PF_OPTIONAL | PF_PAIR | PF_TARGET) } },
+	[CMD_USE_ABILITY] = { { P_INT("characterId", character, 0),
+				P_INT("target", target, PF_OPTIONAL | PF_TARGET) } },
+};
+
+void proto_cmd_init(struct proto_cmd *pc)
+{
+	memset(pc, 0, sizeof *pc);
+}
+
+void proto_cmd_clear(struct proto_cmd *pc)
+{
+	free(pc->name_storage);
+	pc->name_storage = NULL;
+	memset(&pc->cmd, 0, sizeof pc->cmd);
+}
+
+/* Format a decode error into pc->err_buf. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static const char *
+errf(struct proto_cmd *pc, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(pc->err_buf, sizeof pc->err_buf, fmt, ap);
+	va_end(ap);
+	return pc->err_buf;
+}
+
+/* True when the (syntactically valid) JSON text contains the escape \u0000
+ * inside a string: cJSON would silently cut the string there. */
+static bool has_escaped_nul(const char *s, size_t n)
+{
+	bool in_string = false;
+	for (size_t i = 0; i < n; i++) {
+		if (!in_string) {
+			if (s[i] == '"')
+				in_string = true;
+		} else if (s[i] == '"') {
+			in_string = false;
+		} else if (s[i] == '\\' && i + 1 < n) {
+			if (s[i + 1] == 'u' && i + 5 < n && memcmp(s + i + 2, "0000", 4) == 0)
+				return true;
+			i++; /* skip the escaped character */
+		}
+	}
+	return false;
+}
+
+/* How many bytes of the UTF-8 string s fit in max bytes without splitting a
+ * character (s is known to be valid UTF-8). */
+static int utf8_prefix(const char *s, int max)
+{
+	int n = (int)strlen(s);
+	if (n <= max)
+		return n;
+	while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
+		max--;
+	return max;
+}
+
+static const char *decode_param(const struct param_spec *ps, const cJSON *item, const char *cname,
+				struct proto_cmd *out)
+{
+	char *dst = (char *)&out->cmd + ps->offset;
+	switch (ps->type) {
+	case PT_INT: {
+		if (!cJSON_IsNumber(item))
+			return errf(out, "%s.%s: expected an integer", cname, ps->key);
+		double d = item->valuedouble;
+		if (!isfinite(d) || d < (double)INT_MIN || d > (double)INT_MAX)
+			return errf(out, "%s.%s: integer out of range", cname, ps->key);
+		int v = (int)d;
+		if ((double)v != d)
+			return errf(out, "%s.%s: expected an integer, got a fraction", cname,
+				    ps->key);
+		memcpy(dst, &v, sizeof v);
+		return NULL;
+	}
+	case PT_BOOL: {
+		if (!cJSON_IsBool(item))
+			return errf(out, "%s.%s: expected a boolean", cname, ps->key);
+		bool v = cJSON_IsTrue(item);
+		memcpy(dst, &v, sizeof v);
+		return NULL;
+	}
+	case PT_STRING: {
+		if (!cJSON_IsString(item) || !item->valuestring)
+			return errf(out, "%s.%s: expected a string", cname, ps->key);
+		out->name_storage = strdup(item->valuestring);
+		if (!out->name_storage) {
+			fputs("sopra-server: out of memory\n", stderr);
+			abort();
+		}
+		out->cmd.name = out->name_storage;
+		return NULL;
+	}
+	}
+	return errf(out, "%s.%s: unsupported parameter type", cname, ps->key);
+}
+
+/* Decode the parameters of a command object; returns NULL or an error. */
+static const char *decode_params(const cJSON *root, enum cmd_type type, enum game_rules rules,
+				 struct proto_cmd *out)
+{
+	const struct cmd_spec *spec = &cmd_specs[type];
+	const char *cname = cmd_name(type);
+	const char *pair_key[2] = { NULL, NULL };
+	int npair = 0, npair_present = 0;
+
+	for (int i = 0; i < MAX_PARAMS && spec->p[i].key; i++) {
+		const struct param_spec *ps = &spec->p[i];
+		if ((ps->flags & PF_BASE_ONLY) && rules != RULES_BASE)
+			continue;
+		const cJSON *item = cJSON_GetObjectItemCaseSensitive(root, ps->key);
+		if (ps->flags & PF_PAIR) {
+			if (npair < 2)
+				pair_key[npair] = ps->key;
+			npair++;
+			if (item)
+				npair_present++;
+		}
+		if (!item) {
+			if (ps->flags & PF_OPTIONAL)
+				continue;
+			return errf(out, "%s.%s: missing", cname, ps->key);
+		}
+		const char *err = decode_param(ps, item, cname, out);
+		if (err)
+			return err;
+		if (ps->flags & PF_TARGET)
+			out->cmd.has_target = true;
+	}
+	if (npair_present != 0 && npair_present != npair)
+		return errf(out, "%s: %s and %s must be given together", cname, pair_key[0],
+			    pair_key[1] ? pair_key[1] : "?");
+	return NULL;
+}
+
+static const char *decode_root(const cJSON *root, enum game_rules rules, struct proto_cmd *out)
+{
+	if (!cJSON_IsObject(root))
+		return "not a JSON object";
+	const cJSON *jc = cJSON_GetObjectItemCaseSensitive(root, "command");
+	if (!jc)
+		return "missing \"command\"";
+	if (!cJSON_IsString(jc) || !jc->valuestring)
+		return "\"command\" must be a string";
+	const char *name = jc->valuestring;
+	for (int t = 0; t < CMD_TYPE_COUNT; t++) {
+		if (strcmp(name, cmd_name((enum cmd_type)t)) == 0) {
+			out->cmd.type = (enum cmd_type)t;
+			return decode_params(root, (enum cmd_type)t, rules, out);
+		}
+	}
+	/* Echo at most 64 bytes of the client's name, cut at a character boundary
+	 * (the line was checked to be valid UTF-8, so this stays valid). */
+	return errf(out, "unknown command \"%.*s\"%s", utf8_prefix(name, 64), name,
+		    strlen(name) > 64 ? "..." : "");
+}
+
+bool proto_decode(const char *line, size_t len, enum game_rules rules, struct proto_cmd *out,
+		  const char **err)
+{
+	proto_cmd_clear(out);
+	const char *e = NULL;
+	cJSON *root = NULL;
+
+	if (len > 0 && line[len - 1] == '\r')
+		len--;
+	if (len == 0) {
+		e = "empty line";
+		goto fail;
+	}
+	if (len > PROTO_MAX_LINE) {
+		e = PROTO_ERR_LINE_TOO_LONG;
+		goto fail;
+	}
+	if (memchr(line, '\0', len)) {
+		e = "line contains a NUL byte";
+		goto fail;
+	}
+	if (!utf8_valid(line, len)) {
+		e = "invalid UTF-8";
+		goto fail;
+	}
+	const char *end = NULL;
+	root = cJSON_ParseWithLengthOpts(line, len, &end, 0);
+	if (!root) {
+		e = "malformed JSON";
+		goto fail;
+	}
+	/* cJSON stops after the first value; anything but whitespace after it is
+	 * garbage. */
+	for (const char *p = end; p < line + len; p++) {
+		if (*p != ' ' && *p != '\t' && *p != '\r' && *p != '\n') {
+			e = "malformed JSON: trailing characters after the object";
+			goto fail;
+		}
+	}
+	if (has_escaped_nul(line, len)) {
+		e = "string contains a NUL character (\\u0000)";
+		goto fail;
+	}
+	e = decode_root(root, rules, out);
+	if (e)
+		goto fail;
+	cJSON_Delete(root);
+	return true;
+
+fail:
+	cJSON_Delete(root);
+	proto_cmd_clear(out);
+	*err = e;
+	return false;
+}
+
+/* ---- encoding ------------------------------------------------------------ */
+
+void proto_buf_init(struct proto_buf *b)
+{
+	b->data = NULL;
+	b->len = 0;
+	b->cap = 0;
+}
+
+void proto_buf_reset(struct proto_buf *b)
+{
+	b->len = 0;
+}
+
+void proto_buf_free(struct proto_buf *b)
+{
+	free(b->data);
+	proto_buf_init(b);
+}
+
+/* Make room for n more bytes; aborts on OOM (an event we cannot encode would
+ * desynchronise every client). */
+static char *buf_room(struct proto_buf *b, size_t n)
+{
+	if (b->cap - b->len < n) {
+		size_t cap = b->cap ? b->cap : 256;
+		while (cap - b->len < n) {
+			if (cap > SIZE_MAX / 2) {
+				cap = SIZE_MAX;
+				break;
+			}
+			cap *= 2;
+		}
+		char *d = realloc(b->data, cap);
+		if (!d) {
+			fputs("sopra-server: out of memory\n", stderr);
+			abort();
+		}
+		b->data = d;
+		b->cap = cap;
+	}
+	return b->data + b->len;
+}
+
+static void put_mem(struct proto_buf *b, const char *s, size_t n)
+{
+	memcpy(buf_room(b, n), s, n);
+	b->len += n;
+}
+
+#define PUT_LIT(b, lit) put_mem((b), lit, sizeof lit - 1)
+
+static void put_int(struct proto_buf *b, int v)
+{
+	char tmp[12];
+	char *p = tmp + sizeof tmp;
+	/* work with the magnitude as unsigned so INT_MIN is fine */
+	unsigned u = v < 0 ? 0u - (unsigned)v : (unsigned)v;
+	do {
+		*--p = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		*--p = '-';
+	put_mem(b, p, (size_t)(tmp + sizeof tmp - p));
+}
+
+/* Append s as a JSON string literal (quotes included). */
+static void put_json_string(struct proto_buf *b, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	size_t n = strlen((const char *)p);
+
+	PUT_LIT(b, "\"");
+	while (n > 0) {
+		/* copy the longest run that needs no escaping in one go */
+		size_t run = 0;
+		while (run < n && p[run] >= 0x20 && p[run] < 0x80 && p[run] != '"' &&
+		       p[run] != '\\')
+			run++;
+		if (run) {
+			put_mem(b, (const char *)p, run);
+			p += run;
+			n -= run;
+			continue;
+		}
+		unsigned char c = *p;
+		if (c >= 0x80) {
+			size_t k = utf8_seq_len(p, n);
+			if (k) {
+				put_mem(b, (const char *)p, k);
+			} else {
+				PUT_LIT(b, "\\ufffd");
+				k = 1;
+			}
+			p += k;
+			n -= k;
+			continue;
+		}
+		switch (c) {
+		case '"': PUT_LIT(b, "\\\""); break;
+		case '\\': PUT_LIT(b, "\\\\"); break;
+		case '\b': PUT_LIT(b, "\\b"); break;
+		case '\f': PUT_LIT(b, "\\f"); break;
+		case '\n': PUT_LIT(b, "\\n"); break;
+		case '\r': PUT_LIT(b, "\\r"); break;
+		case '\t': PUT_LIT(b, "\\t"); break;
+		default: {
+			char u[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 0xF] };
+			put_mem(b, u, sizeof u);
+		}
+		}
+		p++;
+		n--;
+	}
+	PUT_LIT(b, "\"");
+}
+
+#define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+enum arg_kind { AK_INT, AK_BOOL, AK_FOOD_REASON, AK_MORAL_REASON };
+
+struct arg_spec {
+	const char *key;
+	enum arg_kind kind;
+};
+
+/*
+ * How one event is written: its integer-like parameters (arg[0..]) in order,
+ * the first nreq always, the remaining ones only as a group and only when
+ * ev->nargs says they are present; then the string parameter if any.
+ */
+struct event_spec {
+	const struct arg_spec *args;
+	int nreq;
+	int nopt;
+	const char *str_key; /* NULL: no string parameter */
+};
+
+static const char *const food_reason_names[] = {
+	[FOOD_ADDED] = "FOOD_ADDED",
+	[FOOD_CONSUMED] = "FOOD_CONSUMED",
+};
+static const char *const moral_reason_names[] = {
+	[MORAL_CHARACTER_DIED] = "CHARACTER_DIED",
+	[MORAL_CRISIS] = "CRISIS",
+	[MORAL_STARVATION_TOKEN] = "STARVATION_TOKEN",
+	[MORAL_WASTE] = "WASTE",
+};
+
+#define I(k) { k, AK_INT }
+/* The parameter lists, shared by the events that have the same ones. */
+static const struct arg_spec ARGS_CHARACTERS[] = { I("characterId0"), I("characterId1"),
+						   I("characterId2"), I("characterId3") };
+static const struct arg_spec ARGS_PLAYER[] = { I("player") };
+static const struct arg_spec ARGS_PLAYER_CHAR[] = { I("player"), I("characterId") };
+static const struct arg_spec ARGS_PLAYER_CARD[] = { I("player"), I("cardId") };
+static const struct arg_spec ARGS_PLAYER_VALUE[] = { I("player"), I("value") };
+static const struct arg_spec ARGS_LOC_ENT[] = { I("locationId"), I("entrance") };
+static const struct arg_spec ARGS_WIN[] = { { "win", AK_BOOL } };
+static const struct arg_spec ARGS_ROUND[] = { I("round") };
+static const struct arg_spec ARGS_CRISIS[] = { I("crisisId") };
+static const struct arg_spec ARGS_CHAR[] = { I("characterId") };
+static const struct arg_spec ARGS_CHAR_TARGET[] = { I("characterId"), I("target") };
+static const struct arg_spec ARGS_CHAR_LOC[] = { I("characterId"), I("locationId") };
+static const struct arg_spec ARGS_CHAR_LOC_ENT[] = { I("characterId"), I("locationId"),
+						     I("entrance") };
+static const struct arg_spec ARGS_MOVED[] = { I("characterId"), I("locationId"),
+					      { "fuel", AK_BOOL } };
+static const struct arg_spec ARGS_CARD_CHAR_TARGET[] = { I("cardId"), I("characterId"),
+							 I("target") };
+static const struct arg_spec ARGS_FOOD[] = { I("amount"), { "reason", AK_FOOD_REASON } };
+static const struct arg_spec ARGS_MORAL[] = { I("amount"), { "reason", AK_MORAL_REASON } };
+static const struct arg_spec ARGS_AMOUNT[] = { I("amount") };
+#undef I
+
+static void put_arg(struct proto_buf *b, const struct arg_spec *as, int v)
+{
+	PUT_LIT(b, ",\"");
+	put_mem(b, as->key, strlen(as->key));
+	PUT_LIT(b, "\":");
+	switch (as->kind) {
+	case AK_INT:
+		put_int(b, v);
+		return;
+	case AK_BOOL:
+		if (v)
+			PUT_LIT(b, "true");
+		else
+			PUT_LIT(b, "false");
+		return;
+	case AK_FOOD_REASON:
+		put_json_string(b, v >= 0 && v < (int)COUNT_OF(food_reason_names)
+					   ? food_reason_names[v]
+					   : "UNKNOWN");
+		return;
+	case AK_MORAL_REASON:
+		put_json_string(b, v >= 0 && v < (int)COUNT_OF(moral_reason_names)
+					   ? moral_reason_names[v]
+					   : "UNKNOWN");
+		return;
+	}
+}
+
+void proto_encode(const struct event *ev, enum game_rules rules, struct proto_buf *out)
+{
+	struct event_spec s = { NULL, 0, 0, NULL };
+	const char *str = ev->str;
+
+	switch (ev->type) {
+	case EV_CONFIG:
+		s.str_key = "config";
+		break;
+	case EV_ACT_NOW:
+		break;
+	case EV_CHARACTERS:
+		s = (struct event_spec){ ARGS_CHARACTERS, 4, 0, NULL };
+		break;
+	case EV_COMMAND_FAILED:
+		s.str_key = "message";
+		if (!str || !*str) /* the protocol promises a non-empty message */
+			str = "command failed";
+		break;
+	case EV_REGISTRATION_ABORTED:
+		break;
+	case EV_PLAYER:
+		s = (struct event_spec){ ARGS_PLAYER, 1, 0, "playerName" };
+		break;
+	case EV_GAME_STARTED:
+		break;
+	case EV_CHARACTER_SPAWNED:
+		s = (struct event_spec){ ARGS_PLAYER_CHAR, 2, 0, NULL };
+		break;
+	case EV_ZOMBIE_SPAWNED:
+		s = (struct event_spec){ ARGS_LOC_ENT, 2, 0, NULL };
+		break;
+	case EV_CHILD_SPAWNED:
+		break;
+	case EV_CARD_DRAWN:
+		s = (struct event_spec){ ARGS_PLAYER_CARD, 2, 0, NULL };
+		break;
+	case EV_GAME_END:
+		s = (struct event_spec){ ARGS_WIN, 1, 0, NULL };
+		break;
+	case EV_NEXT_ROUND:
+		s = (struct event_spec){ ARGS_ROUND, 1, 0, NULL };
+		break;
+	case EV_CRISIS:
+		s = (struct event_spec){ ARGS_CRISIS, 1, 0, NULL };
+		break;
+	case EV_DIE_ROLLED:
+		s = (struct event_spec){ ARGS_PLAYER_VALUE, 2, 0, NULL };
+		break;
+	case EV_ABILITY_USED:
+		s = (struct event_spec){ ARGS_CHAR_TARGET, 1, 1, NULL };
+		break;
+	case EV_BARRICADED:
+		s = (struct event_spec){ ARGS_CHAR_LOC_ENT, 3, 0,
+					 NULL };
+		break;
+	case EV_MOVED:
+		/* fuel exists in base only, whatever nargs says */
+		s = (struct event_spec){ ARGS_MOVED,
+					 rules == RULES_BASE ? 3 : 2, 0, NULL };
+		break;
+	case EV_FROSTBITTEN:
+	case EV_WOUNDED:
+	case EV_SURVIVOR_KILLED:
+		s = (struct event_spec){ ARGS_CHAR, 1, 0, NULL };
+		break;
+	case EV_BITTEN:
+		s = (struct event_spec){ ARGS_CHAR, 0, 1, NULL };
+		break;
+	case EV_CONTRIBUTED:
+		s = (struct event_spec){ ARGS_PLAYER_CARD, 2, 0, NULL };
+		break;
+	case EV_CARD_USED:
+		s = (struct event_spec){ ARGS_CARD_CHAR_TARGET, 1, 2, NULL };
+		break;
+	case EV_FOOD_CHANGED:
+		s = (struct event_spec){ ARGS_FOOD, 2, 0, NULL };
+		break;
+	case EV_COLONY_PHASE_STARTED:
+	case EV_STARVATION_TOKEN_ADDED:
+	case EV_CHILD_KILLED:
+		break;
+	case EV_MORAL_CHANGED:
+		s = (struct event_spec){ ARGS_MORAL, 2, 0, NULL };
+		break;
+	case EV_BARRICADE_DESTROYED:
+		s = (struct event_spec){ ARGS_LOC_ENT, 2, 0, NULL };
+		break;
+	case EV_WASTE_CHANGED:
+		s = (struct event_spec){ ARGS_AMOUNT, 1, 0, NULL };
+		break;
+	case EV_ZOMBIE_KILLED:
+		s = (struct event_spec){ ARGS_CHAR_LOC_ENT, 3, 0,
+					 NULL };
+		break;
+	case EV_SEARCHED:
+		s = (struct event_spec){ ARGS_CHAR_LOC, 2, 0, NULL };
+		break;
+	case EV_LEFT:
+		s = (struct event_spec){ ARGS_PLAYER, 1, 0, NULL };
+		break;
+	}
+
+	const char *name = event_name(ev->type);
+	PUT_LIT(out, "{\"event\":\"");
+	put_mem(out, name, strlen(name));
+	PUT_LIT(out, "\"");
+	int n = s.nreq;
+	if (s.nopt > 0 && ev->nargs > s.nreq)
+		n += s.nopt;
+	for (int i = 0; i < n; i++)
+		put_arg(out, &s.args[i], ev->arg[i]);
+	if (s.str_key) {
+		PUT_LIT(out, ",\"");
+		put_mem(out, s.str_key, strlen(s.str_key));
+		PUT_LIT(out, "\":");
+		put_json_string(out, str);
+	}
+	PUT_LIT(out, "}\n");
+}
