@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Run the whole test suite.
+#
+#   ./test.sh            unit tests, scenario runner self-test, system tests
+#                        (own scenarios + ../shared/conformance), soak, fuzz
+#                        corpus replay -- on the normal build in build/
+#   ./test.sh --full     the above, plus the same suite on an ASan+UBSan build
+#                        (build-asan/), valgrind over the unit tests and the
+#                        conformance scenarios, and a short fuzz run.
+#                        CI (CI=true) always runs --full.
+#
+# Extra arguments after the options go to every ctest call (e.g. -R system).
+# The last line is a summary "suites: N passed, M failed".
+set -uo pipefail
+cd "$(dirname "$0")"
+
+full=0
+if [ "${CI:-}" = "true" ]; then full=1; fi
+if [ "${1:-}" = "--full" ]; then full=1; shift; fi
+werror=OFF
+if [ "${CI:-}" = "true" ] || [ "${WERROR:-}" = "1" ]; then werror=ON; fi
+jobs=$(nproc 2>/dev/null || echo 2)
+
+passed=0
+failed=0
+failures=()
+step() { # step NAME COMMAND...: run one suite, count it
+	local name=$1
+	shift
+	echo "=== $name"
+	if "$@"; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+		failures+=("$name")
+		echo "=== $name: FAILED"
+	fi
+}
+
+build() { # build DIR [cmake options...]
+	local dir=$1
+	shift
+	{ [ -f "$dir/CMakeCache.txt" ] || cmake -S . -B "$dir" -DWERROR="$werror" "$@"; } &&
+		cmake --build "$dir" -j"$jobs"
+}
+
+step "build" build build
+step "tests" ctest --test-dir build --output-on-failure -j"$jobs" "$@"
+
+if [ "$full" = 1 ]; then
+	step "build (ASan+UBSan)" build build-asan -DSANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+	step "tests (ASan+UBSan)" env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		ctest --test-dir build-asan --output-on-failure -j"$jobs" "$@"
+	if command -v valgrind >/dev/null; then
+		vg_unit() {
+			local rc=0 t
+			for t in build/test_*; do
+				[ -x "$t" ] || continue
+				valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect \
+					--error-exitcode=99 "$t" >/dev/null || { echo "valgrind: $t"; rc=1; }
+			done
+			return $rc
+		}
+		step "valgrind (unit tests)" vg_unit
+		dirs=(systemtests/scenarios)
+		for e in base revised; do
+			[ -d "../shared/conformance/$e" ] && dirs+=("../shared/conformance/$e")
+		done
+		step "valgrind (scenarios)" build/systemtests/sopra-scenario --valgrind \
+			--server build/sopra-server "${dirs[@]}"
+	fi
+	if [ -x fuzz/run.sh ]; then
+		step "fuzz (short run)" fuzz/run.sh "${FUZZ_SECONDS:-30}"
+	fi
+fi
+
+if ((failed)); then
+	echo "failed suites: ${failures[*]}"
+fi
+echo "suites: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
