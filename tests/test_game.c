@@ -535,11 +535,27 @@ static void test_disconnect_in_selection(void **state)
 	struct t *t = t_new(&f, 9, RULES_BASE);
 	t_do(t, GAME_NO_PLAYER, "Register Ann");
 	t_do(t, GAME_NO_PLAYER, "Register Bob");
-	/* player 1 drops while 0 chooses: nothing yet */
+	/* player 1 drops while 0 chooses: nothing happens yet */
 	assert_string_equal(t_disconnect(t, 1), "");
+	assert_int_equal(game_waiting_for(t->g), 0);
+	t_free(t);
+	/* again, and let player 0 choose: player 1 is offered four characters
+	 * (the RNG order stays as on a timeout), leaves at once, and the first
+	 * round starts with player 0 alone */
+	t = t_new(&f, 9, RULES_BASE);
+	t_do(t, GAME_NO_PLAYER, "Register Ann");
+	t_do(t, GAME_NO_PLAYER, "Register Bob");
 	int o[4];
-	t_do(t, 0, "EndTurn");
-	(void)o;
+	for (int i = 0; i < 4; i++)
+		o[i] = t_arg(t, EV_CHARACTERS, 0, i);
+	t_disconnect(t, 1);
+	char cmd[64];
+	snprintf(cmd, sizeof cmd, "SelectCharacters %d %d", o[0], o[1]);
+	const char *ev = t_do(t, 0, cmd);
+	assert_true(contains(ev, "\n1:Characters "));
+	assert_true(contains(ev, "\n*:Left 1\n*:NextRound 1\n"));
+	assert_int_equal(t_count(t, EV_DIE_ROLLED), 3); /* player 0 only */
+	assert_int_equal(game_waiting_for(t->g), 0);
 	t_free(t);
 }
 
