@@ -1689,6 +1689,204 @@ static void test_snow_boots(void **state)
 	fail_msg("no seed found");
 }
 
+
+/* LIFO: the most recently equipped item applies first, one per action. A
+ * TRASH(2) character with a SWAB cleans up to 5 (the swab), not 2. */
+static void test_lifo_swab_over_trash(void **state)
+{
+	(void)state;
+	struct fixture f = default_fixture();
+	f.start_types = "WFFFFFFFFF";
+	f.mall_types = "FFFFFFFFFF";
+	f.ability = "{\"trash\":{\"numCards\":2}}";
+	for (int64_t seed = 1; seed < 400; seed++) {
+		struct t *t = t_new(&f, seed, RULES_REVISED);
+		int c0, c1;
+		t_start1(t, &c0, &c1);
+		int swab = -1;
+		for (int i = 0; i < 5; i++)
+			if (t->hand[i] == 1000)
+				swab = i;
+		if (swab < 0) {
+			t_free(t);
+			continue;
+		}
+		char cmd[64];
+		for (int i = 0; i < 5; i++)
+			if (i != swab) {
+				snprintf(cmd, sizeof cmd, "UseCard %d", t->hand[i]);
+				t_do(t, 0, cmd);
+			}
+		/* 4 cards on the pile */
+		snprintf(cmd, sizeof cmd, "UseCard %d %d %d", t->hand[swab], c0, c0);
+		t_do(t, 0, cmd);
+		snprintf(cmd, sizeof cmd, "CleanWaste %d", c0);
+		T_DO(t, 0, cmd, "*:WasteChanged -4\n0:ActNow\n"); /* swab: min(5, 4) */
+		t_free(t);
+		return;
+	}
+	fail_msg("no seed found");
+}
+
+/* COLT before NO_INFECTION: the colt is spent on the first attack, the
+ * second attack is covered by the ability (no roll either way). */
+static void test_lifo_colt_over_no_infection(void **state)
+{
+	(void)state;
+	struct fixture f = default_fixture();
+	f.start_types = "CCCCCCCCCC";
+	f.ability = "{\"no_infection\":{}}";
+	f.zombies_colony = 2;
+	struct t *t = t_new(&f, 8, RULES_REVISED);
+	int c0, c1;
+	t_start1(t, &c0, &c1);
+	char cmd[64], want[128];
+	snprintf(cmd, sizeof cmd, "UseCard %d %d %d", t->hand[0], c0, c0);
+	t_do(t, 0, cmd);
+	struct rng before = game_rng_peek(t->g);
+	for (int e = 0; e < 2; e++) {
+		snprintf(cmd, sizeof cmd, "Attack %d %d", c0, e);
+		snprintf(want, sizeof want, "*:ZombieKilled %d 100 %d\n0:ActNow\n", c0, e);
+		T_DO(t, 0, cmd, want);
+	}
+	assert_true(before.state == game_rng_peek(t->g).state);
+	t_free(t);
+}
+
+/* Two blueprints for the Mall on one character: each applies once per
+ * round, the newest first; the third search draws one card. */
+static void test_lifo_two_blueprints(void **state)
+{
+	(void)state;
+	struct fixture f = default_fixture();
+	f.start_types = "PPPPPPPPPP";
+	for (int64_t seed = 1; seed < 600; seed++) {
+		struct t *t = t_new(&f, seed, RULES_REVISED);
+		int c0, c1;
+		t_start1(t, &c0, &c1);
+		char cmd[64];
+		for (int i = 0; i < 2; i++) {
+			snprintf(cmd, sizeof cmd, "UseCard %d %d %d", t->hand[i], c0, c0);
+			t_do(t, 0, cmd);
+		}
+		if (peek12(t) >= 6) {
+			t_free(t);
+			continue;
+		}
+		snprintf(cmd, sizeof cmd, "Move %d 101", c0);
+		t_do(t, 0, cmd);
+		struct rng r = game_rng_peek(t->g);
+		if (rng_next_int(&r, 10) == 0 || rng_next_int(&r, 10) == 0 ||
+		    rng_next_int(&r, 10) == 0) {
+			t_free(t);
+			continue;
+		}
+		snprintf(cmd, sizeof cmd, "Search %d", c0);
+		t_do(t, 0, cmd);
+		assert_int_equal(t_count(t, EV_CARD_DRAWN), 2);
+		t_do(t, 0, cmd);
+		assert_int_equal(t_count(t, EV_CARD_DRAWN), 2);
+		t_do(t, 0, cmd);
+		assert_int_equal(t_count(t, EV_CARD_DRAWN), 1);
+		t_free(t);
+		return;
+	}
+	fail_msg("no seed found");
+}
+
+/* A bite in the colony spreads: revised rolls for the children first
+ * (each injury kills one; a clean roll ends the spread), base never does
+ * and goes straight to the weakest survivor. Expected events are computed
+ * from a copy of the generator. */
+static void spread_case(enum game_rules rules)
+{
+	struct fixture f = default_fixture();
+	f.zombies_colony = 1;
+	f.children = 2;
+	f.moral = 30;
+	for (int64_t seed = 1; seed < 3000; seed++) {
+		struct t *t = t_new(&f, seed, rules);
+		int c0, c1;
+		t_start1(t, &c0, &c1);
+		struct rng r = game_rng_peek(t->g);
+		if (rng_next_int(&r, 12) != 11) {
+			t_free(t);
+			continue;
+		}
+		/* c1 attacks and is bitten; the spread loop follows */
+		char want[1024];
+		size_t n = (size_t)snprintf(want, sizeof want,
+					    "*:ZombieKilled %d 100 0\n*:Bitten %d\n"
+					    "*:MoralChanged -1 CHARACTER_DIED\n",
+					    c1, c1);
+		int children = 2;
+		bool c0_alive = true;
+		for (;;) {
+			if (rules == RULES_REVISED && children > 0) {
+				if (rng_next_int(&r, 12) < 6)
+					break;
+				children--;
+				n += (size_t)snprintf(want + n, sizeof want - n,
+						      "*:Bitten\n*:MoralChanged -1 CHARACTER_DIED\n");
+				continue;
+			}
+			if (!c0_alive || rng_next_int(&r, 12) < 6)
+				break;
+			c0_alive = false;
+			n += (size_t)snprintf(want + n, sizeof want - n,
+					      "*:Bitten %d\n*:MoralChanged -1 CHARACTER_DIED\n", c0);
+			/* the player's last character: a new one spawns and the turn ends */
+			break;
+		}
+		char cmd[64];
+		snprintf(cmd, sizeof cmd, "Attack %d 0", c1);
+		const char *ev = t_do(t, 0, cmd);
+		if (strncmp(ev, want, n) != 0)
+			fail_msg("seed %lld: events\n%s\nexpected to start with\n%s", (long long)seed, ev,
+				 want);
+		if (c0_alive) {
+			assert_string_equal(ev + n, "0:ActNow\n");
+		} else {
+			/* the replacement in the colony is the next victim candidate */
+			assert_true(strncmp(ev + n, "*:CharacterSpawned 0 ", 21) == 0);
+		}
+		t_free(t);
+		if (rules == RULES_BASE || children < 2)
+			return; /* found a case that exercises the rule */
+	}
+	fail_msg("no seed found");
+}
+
+static void test_spread_children_first_revised(void **state)
+{
+	(void)state;
+	spread_case(RULES_REVISED);
+}
+
+static void test_spread_no_children_base(void **state)
+{
+	(void)state;
+	spread_case(RULES_BASE);
+}
+
+/* KILL with infectionDie rolls a plain infection die (no WOUND ability). */
+static void test_kill_with_infection_die(void **state)
+{
+	(void)state;
+	struct fixture f = default_fixture();
+	f.ability = "{\"kill\":{\"locationId\":100,\"dieValue\":1,\"numZombies\":1,"
+		    "\"maxActivations\":1,\"infectionDie\":true}}";
+	f.zombies_colony = 1;
+	int c0, c1;
+	struct t *t = t_start_roll(&f, RULES_BASE, 6, 8, &c0, &c1);
+	char cmd[64], want[256];
+	snprintf(cmd, sizeof cmd, "UseAbility %d 0", c0);
+	snprintf(want, sizeof want, "*:AbilityUsed %d 0\n*:ZombieKilled %d 100 0\n*:Wounded %d\n0:ActNow\n",
+		 c0, c0, c0);
+	T_DO(t, 0, cmd, want);
+	t_free(t);
+}
+
 /* ---- determinism ----------------------------------------------------------- */
 
 static void play_script(struct t *t, char *log, size_t cap)
@@ -1778,6 +1976,12 @@ int main(void)
 		cmocka_unit_test(test_swab_and_lifo),
 		cmocka_unit_test(test_blueprint),
 		cmocka_unit_test(test_snow_boots),
+		cmocka_unit_test(test_lifo_swab_over_trash),
+		cmocka_unit_test(test_lifo_colt_over_no_infection),
+		cmocka_unit_test(test_lifo_two_blueprints),
+		cmocka_unit_test(test_spread_children_first_revised),
+		cmocka_unit_test(test_spread_no_children_base),
+		cmocka_unit_test(test_kill_with_infection_die),
 		cmocka_unit_test(test_deterministic),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
