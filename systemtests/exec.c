@@ -187,23 +187,39 @@ static void reap_blocking(run *r)
     r->running = false;
 }
 
+/*
+ * A free port for the next server. Ports are drawn at random from
+ * 20000-32767, below Linux's ephemeral range (32768-60999), so the kernel
+ * never hands one of them to a client socket or to another worker's probe;
+ * the bind probe skips ports in use. Two workers can then only collide if
+ * they draw the same port within the few milliseconds before the server
+ * binds it (the kernel's sequential ephemeral ports made that common).
+ */
 static int pick_port(void)
 {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0)
-        return -1;
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = 0;
-    socklen_t al = sizeof a;
-    int port = -1;
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &al) == 0)
-        port = ntohs(a.sin_port);
-    close(fd);
-    return port;
+    static unsigned long long x;
+    if (x == 0)
+        x = ((unsigned long long)getpid() << 32) ^ (unsigned long long)time(NULL) ^ 0x9E3779B97F4A7C15ULL;
+    for (int tries = 0; tries < 200; tries++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        int port = 20000 + (int)(x % 12768);
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        if (fd < 0)
+            return -1;
+        struct sockaddr_in a;
+        memset(&a, 0, sizeof a);
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_ANY);
+        a.sin_port = htons((uint16_t)port);
+        int ok = bind(fd, (struct sockaddr *)&a, sizeof a) == 0;
+        close(fd);
+        if (ok)
+            return port;
+    }
+    errno = EADDRINUSE;
+    return -1;
 }
 
 static int spawn_server(run *r)
