@@ -8,6 +8,7 @@
  * the JSON is written by hand (no cJSON on the output path).
  */
 #include "sopra/proto.h"
+#include "sopra/json.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -141,26 +142,6 @@ errf(struct proto_cmd *pc, const char *fmt, ...)
 	return pc->err_buf;
 }
 
-/* True when the (syntactically valid) JSON text contains the escape \u0000
- * inside a string: cJSON would silently cut the string there. */
-static bool has_escaped_nul(const char *s, size_t n)
-{
-	bool in_string = false;
-	for (size_t i = 0; i < n; i++) {
-		if (!in_string) {
-			if (s[i] == '"')
-				in_string = true;
-		} else if (s[i] == '"') {
-			in_string = false;
-		} else if (s[i] == '\\' && i + 1 < n) {
-			if (s[i + 1] == 'u' && i + 5 < n && memcmp(s + i + 2, "0000", 4) == 0)
-				return true;
-			i++; /* skip the escaped character */
-		}
-	}
-	return false;
-}
-
 /* How many bytes of the UTF-8 string s fit in max bytes without splitting a
  * character (s is known to be valid UTF-8). */
 static int utf8_prefix(const char *s, int max)
@@ -214,6 +195,23 @@ static const char *decode_param(const struct param_spec *ps, const cJSON *item, 
 }
 
 /* Decode the parameters of a command object; returns NULL or an error. */
+/* The member of obj named key, or NULL; a key given twice is ambiguous
+ * (cJSON would silently take the first), reported through *dup. */
+static const cJSON *unique_member(const cJSON *obj, const char *key, bool *dup)
+{
+	const cJSON *found = NULL;
+	for (const cJSON *it = obj->child; it; it = it->next) {
+		if (it->string && strcmp(it->string, key) == 0) {
+			if (found) {
+				*dup = true;
+				return NULL;
+			}
+			found = it;
+		}
+	}
+	return found;
+}
+
 static const char *decode_params(const cJSON *root, enum cmd_type type, enum game_rules rules,
 				 struct proto_cmd *out)
 {
@@ -226,7 +224,10 @@ static const char *decode_params(const cJSON *root, enum cmd_type type, enum gam
 		const struct param_spec *ps = &spec->p[i];
 		if ((ps->flags & PF_BASE_ONLY) && rules != RULES_BASE)
 			continue;
-		const cJSON *item = cJSON_GetObjectItemCaseSensitive(root, ps->key);
+		bool dup = false;
+		const cJSON *item = unique_member(root, ps->key, &dup);
+		if (dup)
+			return errf(out, "%s.%s: given more than once", cname, ps->key);
 		if (ps->flags & PF_PAIR) {
 			if (npair < 2)
 				pair_key[npair] = ps->key;
@@ -255,7 +256,10 @@ static const char *decode_root(const cJSON *root, enum game_rules rules, struct 
 {
 	if (!cJSON_IsObject(root))
 		return "not a JSON object";
-	const cJSON *jc = cJSON_GetObjectItemCaseSensitive(root, "command");
+	bool dup = false;
+	const cJSON *jc = unique_member(root, "command", &dup);
+	if (dup)
+		return "\"command\" given more than once";
 	if (!jc)
 		return "missing \"command\"";
 	if (!cJSON_IsString(jc) || !jc->valuestring)
@@ -298,22 +302,14 @@ bool proto_decode(const char *line, size_t len, enum game_rules rules, struct pr
 		e = "invalid UTF-8";
 		goto fail;
 	}
-	const char *end = NULL;
-	root = cJSON_ParseWithLengthOpts(line, len, &end, 0);
-	if (!root) {
-		e = "malformed JSON";
+	struct json_error je;
+	if (!json_check(line, len, &je)) {
+		e = errf(out, "malformed JSON at byte %zu: %s", je.pos + 1, je.why);
 		goto fail;
 	}
-	/* cJSON stops after the first value; anything but whitespace after it is
-	 * garbage. */
-	for (const char *p = end; p < line + len; p++) {
-		if (*p != ' ' && *p != '\t' && *p != '\r' && *p != '\n') {
-			e = "malformed JSON: trailing characters after the object";
-			goto fail;
-		}
-	}
-	if (has_escaped_nul(line, len)) {
-		e = "string contains a NUL character (\\u0000)";
+	root = cJSON_ParseWithLength(line, len);
+	if (!root) {
+		e = "malformed JSON";
 		goto fail;
 	}
 	e = decode_root(root, rules, out);

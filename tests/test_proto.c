@@ -384,9 +384,9 @@ static void test_decode_embedded_nul_escape(void **state)
 {
 	(void)state;
 	dec_fail("{\"command\":\"Register\",\"playerName\":\"An\\u0000na\"}", RULES_BASE,
-		 "string contains a NUL character (\\u0000)");
+		 "malformed JSON at byte 39: \\u0000 is not allowed in strings");
 	dec_fail("{\"command\":\"End\\u0000Turn\"}", RULES_BASE,
-		 "string contains a NUL character (\\u0000)");
+		 "malformed JSON at byte 16: \\u0000 is not allowed in strings");
 	/* an escaped backslash followed by "u0000" is just text */
 	struct proto_cmd pc;
 	proto_cmd_init(&pc);
@@ -432,7 +432,7 @@ static void test_decode_lone_surrogate_escape(void **state)
 	(void)state;
 	/* a lone UTF-16 surrogate cannot become UTF-8 */
 	dec_fail("{\"command\":\"Register\",\"playerName\":\"\\ud800\"}", RULES_BASE,
-		 "malformed JSON");
+		 "malformed JSON at byte 37: lone surrogate in \\u escape");
 }
 
 static void test_decode_not_an_object(void **state)
@@ -449,15 +449,37 @@ static void test_decode_not_an_object(void **state)
 static void test_decode_malformed(void **state)
 {
 	(void)state;
-	dec_fail("{", RULES_BASE, "malformed JSON");
-	dec_fail("{\"command\":\"EndTurn\"", RULES_BASE, "malformed JSON");
-	dec_fail("{command:EndTurn}", RULES_BASE, "malformed JSON");
-	dec_fail("Register Anna", RULES_BASE, "malformed JSON");
-	dec_fail("{\"command\":\"EndTurn\",}", RULES_BASE, "malformed JSON");
+	dec_fail("{", RULES_BASE, "malformed JSON at byte 2: unexpected end of input");
+	dec_fail("{\"command\":\"EndTurn\"", RULES_BASE,
+		 "malformed JSON at byte 21: unexpected end of input");
+	dec_fail("{command:EndTurn}", RULES_BASE, "malformed JSON at byte 2: expected a string key");
+	dec_fail("Register Anna", RULES_BASE, "malformed JSON at byte 1: unexpected character");
+	dec_fail("{\"command\":\"EndTurn\",}", RULES_BASE,
+		 "malformed JSON at byte 22: expected a string key");
 	dec_fail("{\"command\":\"EndTurn\"} x", RULES_BASE,
-		 "malformed JSON: trailing characters after the object");
+		 "malformed JSON at byte 23: unexpected text after the JSON value");
 	dec_fail("{\"command\":\"EndTurn\"}{\"command\":\"EndTurn\"}", RULES_BASE,
-		 "malformed JSON: trailing characters after the object");
+		 "malformed JSON at byte 22: unexpected text after the JSON value");
+	/* duplicate keys are ambiguous */
+	dec_fail("{\"command\":\"Barricade\",\"command\":\"Leave\"}", RULES_BASE,
+		 "\"command\" given more than once");
+	dec_fail("{\"command\":\"Search\",\"characterId\":1,\"characterId\":2}", RULES_BASE,
+		 "Search.characterId: given more than once");
+	/* what cJSON alone would accept (found by fuzzing): */
+	dec_fail("{\"command\":\"EndTurn\\uXYZW\"}", RULES_BASE,
+		 "malformed JSON at byte 20: invalid \\u escape in string");
+	dec_fail("{\"command\":\"Search\",\"characterId\":007}", RULES_BASE,
+		 "malformed JSON at byte 36: leading zero in number");
+	dec_fail("{\"command\":\"Search\",\"characterId\":1.}", RULES_BASE,
+		 "malformed JSON at byte 37: invalid number");
+	dec_fail("{\"command\":\"Register\",\"playerName\":\"a\tb\"}", RULES_BASE,
+		 "malformed JSON at byte 38: control character in string");
+	dec_fail("\x02{\"command\":\"EndTurn\"}", RULES_BASE,
+		 "malformed JSON at byte 1: unexpected character");
+	dec_fail("{\"command\":\"EndTurn\"\x0b}", RULES_BASE,
+		 "malformed JSON at byte 21: expected ',' or '}'");
+	dec_fail("\xef\xbb\xbf{\"command\":\"EndTurn\"}", RULES_BASE,
+		 "malformed JSON at byte 1: byte order mark not allowed");
 }
 
 static void test_decode_empty_and_cr(void **state)
@@ -465,7 +487,7 @@ static void test_decode_empty_and_cr(void **state)
 	(void)state;
 	dec_fail("", RULES_BASE, "empty line");
 	dec_fail("\r", RULES_BASE, "empty line");
-	dec_fail("   ", RULES_BASE, "malformed JSON");
+	dec_fail("   ", RULES_BASE, "malformed JSON at byte 4: empty input");
 	struct proto_cmd pc;
 	proto_cmd_init(&pc);
 	dec_ok(&pc, "{\"command\":\"EndTurn\"}\r", RULES_BASE);
@@ -588,7 +610,7 @@ static void test_decode_deep_nesting(void **state)
 	for (size_t i = 0; i < depth; i++)
 		line[n++] = ']';
 	line[n++] = '}';
-	dec_fail_n(line, n, RULES_BASE, "malformed JSON");
+	dec_fail_n(line, n, RULES_BASE, "malformed JSON at byte 89: nesting too deep");
 	free(line);
 }
 

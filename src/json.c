@@ -1,0 +1,290 @@
+/* json: a strict RFC 8259 syntax check (see include/sopra/json.h). cJSON is
+ * lenient (leading zeros, "1.", raw control characters, bad \\u escapes
+ * decoded as U+0000, invalid UTF-8); both the configuration file and every
+ * client line pass this check before cJSON sees them. */
+#include "sopra/json.h"
+
+#include <stdint.h>
+#include <string.h>
+
+
+struct jscan {
+	const unsigned char *s;
+	size_t n, i;       /* text, length, position */
+	const char *why;   /* set on error; i is then the error position */
+};
+
+/* Marks a syntax error at the current position; always returns false. */
+static bool js_fail(struct jscan *j, const char *why)
+{
+	j->why = why;
+	return false;
+}
+
+/* Skips JSON whitespace. */
+static void js_ws(struct jscan *j)
+{
+	while (j->i < j->n && (j->s[j->i] == ' ' || j->s[j->i] == '\t' ||
+			       j->s[j->i] == '\n' || j->s[j->i] == '\r'))
+		j->i++;
+}
+
+/* Reads 4 hex digits at s[i..]; returns the value or -1. */
+static long js_hex4(const struct jscan *j, size_t i)
+{
+	if (j->n - i < 4)
+		return -1;
+	long v = 0;
+	for (size_t k = 0; k < 4; k++) {
+		unsigned char ch = j->s[i + k];
+		int d;
+		if (ch >= '0' && ch <= '9')
+			d = ch - '0';
+		else if (ch >= 'a' && ch <= 'f')
+			d = ch - 'a' + 10;
+		else if (ch >= 'A' && ch <= 'F')
+			d = ch - 'A' + 10;
+		else
+			return -1;
+		v = v * 16 + d;
+	}
+	return v;
+}
+
+/* Checks one well-formed UTF-8 sequence (non-ASCII) at the position and
+ * advances past it. */
+static bool js_utf8(struct jscan *j)
+{
+	const unsigned char *s = j->s + j->i;
+	size_t left = j->n - j->i;
+	unsigned char b = s[0];
+	size_t len;
+	uint32_t cp;
+	if (b >= 0xC2 && b <= 0xDF) {
+		len = 2;
+		cp = b & 0x1F;
+	} else if (b >= 0xE0 && b <= 0xEF) {
+		len = 3;
+		cp = b & 0x0F;
+	} else if (b >= 0xF0 && b <= 0xF4) {
+		len = 4;
+		cp = b & 0x07;
+	} else {
+		return js_fail(j, "invalid UTF-8");
+	}
+	if (left < len)
+		return js_fail(j, "invalid UTF-8");
+	for (size_t k = 1; k < len; k++) {
+		if ((s[k] & 0xC0) != 0x80)
+			return js_fail(j, "invalid UTF-8");
+		cp = (cp << 6) | (s[k] & 0x3F);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+	    cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+		return js_fail(j, "invalid UTF-8");
+	j->i += len;
+	return true;
+}
+
+/* Checks a string starting at the opening quote. Rejects control
+ * characters, bad escapes, lone surrogates and \u0000. */
+static bool js_string(struct jscan *j)
+{
+	j->i++; /* opening quote */
+	for (;;) {
+		if (j->i >= j->n)
+			return js_fail(j, "unterminated string");
+		unsigned char ch = j->s[j->i];
+		if (ch == '"') {
+			j->i++;
+			return true;
+		}
+		if (ch < 0x20)
+			return js_fail(j, "control character in string");
+		if (ch >= 0x80) {
+			if (!js_utf8(j))
+				return false;
+			continue;
+		}
+		if (ch != '\\') {
+			j->i++;
+			continue;
+		}
+		if (j->i + 1 >= j->n)
+			return js_fail(j, "unterminated string");
+		unsigned char e = j->s[j->i + 1];
+		if (strchr("\"\\/bfnrt", e) && e != '\0') {
+			j->i += 2;
+			continue;
+		}
+		if (e != 'u')
+			return js_fail(j, "invalid escape in string");
+		long u = js_hex4(j, j->i + 2);
+		if (u < 0)
+			return js_fail(j, "invalid \\u escape in string");
+		if (u == 0)
+			return js_fail(j, "\\u0000 is not allowed in strings");
+		if (u >= 0xDC00 && u <= 0xDFFF)
+			return js_fail(j, "lone surrogate in \\u escape");
+		if (u >= 0xD800 && u <= 0xDBFF) {
+			size_t k = j->i + 6;
+			long lo = (k + 1 < j->n && j->s[k] == '\\' && j->s[k + 1] == 'u')
+					  ? js_hex4(j, k + 2) : -1;
+			if (lo < 0xDC00 || lo > 0xDFFF)
+				return js_fail(j, "lone surrogate in \\u escape");
+			j->i += 12;
+			continue;
+		}
+		j->i += 6;
+	}
+}
+
+/* Checks a number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
+static bool js_number(struct jscan *j)
+{
+	const unsigned char *s = j->s;
+	if (j->i < j->n && s[j->i] == '-')
+		j->i++;
+	if (j->i >= j->n || s[j->i] < '0' || s[j->i] > '9')
+		return js_fail(j, "invalid number");
+	if (s[j->i] == '0') {
+		j->i++;
+		if (j->i < j->n && s[j->i] >= '0' && s[j->i] <= '9')
+			return js_fail(j, "leading zero in number");
+	} else {
+		while (j->i < j->n && s[j->i] >= '0' && s[j->i] <= '9')
+			j->i++;
+	}
+	if (j->i < j->n && s[j->i] == '.') {
+		j->i++;
+		if (j->i >= j->n || s[j->i] < '0' || s[j->i] > '9')
+			return js_fail(j, "invalid number");
+		while (j->i < j->n && s[j->i] >= '0' && s[j->i] <= '9')
+			j->i++;
+	}
+	if (j->i < j->n && (s[j->i] == 'e' || s[j->i] == 'E')) {
+		j->i++;
+		if (j->i < j->n && (s[j->i] == '+' || s[j->i] == '-'))
+			j->i++;
+		if (j->i >= j->n || s[j->i] < '0' || s[j->i] > '9')
+			return js_fail(j, "invalid number");
+		while (j->i < j->n && s[j->i] >= '0' && s[j->i] <= '9')
+			j->i++;
+	}
+	return true;
+}
+
+/* Checks the literal word at the position (true, false, null). */
+static bool js_word(struct jscan *j, const char *w)
+{
+	size_t len = strlen(w);
+	if (j->n - j->i < len || memcmp(j->s + j->i, w, len) != 0)
+		return js_fail(j, "unexpected character");
+	j->i += len;
+	return true;
+}
+
+static bool js_value(struct jscan *j, int depth);
+
+/* Checks an object or array starting at its opening bracket. */
+static bool js_container(struct jscan *j, int depth)
+{
+	bool obj = j->s[j->i] == '{';
+	char close = obj ? '}' : ']';
+	if (depth >= JSON_MAX_DEPTH)
+		return js_fail(j, "nesting too deep");
+	j->i++;
+	js_ws(j);
+	if (j->i < j->n && j->s[j->i] == close) {
+		j->i++;
+		return true;
+	}
+	for (;;) {
+		if (obj) {
+			js_ws(j);
+			if (j->i >= j->n)
+				return js_fail(j, "unexpected end of input");
+			if (j->s[j->i] != '"')
+				return js_fail(j, "expected a string key");
+			if (!js_string(j))
+				return false;
+			js_ws(j);
+			if (j->i >= j->n || j->s[j->i] != ':')
+				return js_fail(j, j->i >= j->n ? "unexpected end of input"
+							   : "expected ':'");
+			j->i++;
+		}
+		if (!js_value(j, depth + 1))
+			return false;
+		js_ws(j);
+		if (j->i >= j->n)
+			return js_fail(j, "unexpected end of input");
+		if (j->s[j->i] == ',') {
+			j->i++;
+			continue;
+		}
+		if (j->s[j->i] == close) {
+			j->i++;
+			return true;
+		}
+		return js_fail(j, obj ? "expected ',' or '}'" : "expected ',' or ']'");
+	}
+}
+
+/* Checks one value with surrounding whitespace. */
+static bool js_value(struct jscan *j, int depth)
+{
+	js_ws(j);
+	if (j->i >= j->n)
+		return js_fail(j, "unexpected end of input");
+	unsigned char ch = j->s[j->i];
+	bool ok;
+	switch (ch) {
+	case '{':
+	case '[':
+		ok = js_container(j, depth);
+		break;
+	case '"':
+		ok = js_string(j);
+		break;
+	case 't':
+		ok = js_word(j, "true");
+		break;
+	case 'f':
+		ok = js_word(j, "false");
+		break;
+	case 'n':
+		ok = js_word(j, "null");
+		break;
+	default:
+		ok = (ch == '-' || (ch >= '0' && ch <= '9'))
+			     ? js_number(j) : js_fail(j, "unexpected character");
+	}
+	if (ok)
+		js_ws(j);
+	return ok;
+}
+
+bool json_check(const char *text, size_t len, struct json_error *err)
+{
+	struct jscan j = { (const unsigned char *)text, len, 0, NULL };
+	const char *nul = memchr(text, '\0', len);
+	if (nul) {
+		j.i = (size_t)(nul - text);
+		j.why = "NUL byte";
+	} else if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
+		j.why = "byte order mark not allowed";
+	} else {
+		js_ws(&j);
+		if (j.i >= len)
+			j.why = "empty input";
+		else if (js_value(&j, 0) && j.i < len)
+			j.why = "unexpected text after the JSON value";
+	}
+	if (j.why) {
+		err->pos = j.i;
+		err->why = j.why;
+		return false;
+	}
+	return true;
+}
