@@ -14,6 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "sopra/config.h"
 #include "sopra/game.h"
@@ -250,6 +253,12 @@ int main(int argc, char **argv)
 	srv = server_new(cfg, game, o.rules, o.port, o.timeout, stderr);
 	if (!srv)
 		goto out; /* server_new said why */
+#ifdef __GLIBC__
+	/* Loading freed the file buffer and the whole JSON tree (about 4x the
+	 * file); return those pages now instead of carrying them, resident,
+	 * through the game (docs/performance.md: idle RSS). */
+	malloc_trim(0);
+#endif
 	rc = server_run(srv);
 out:
 	server_free(srv);

@@ -14,6 +14,17 @@
  * kernel reports everything acknowledged (TIOCOUTQ) or the peer closes.
  * CLOSED connections are freed by a deferred "reaper" callback, never in the
  * middle of a callback chain that may still hold a pointer to them.
+ *
+ * Output is written directly: conn_write only queues into the connection's
+ * output evbuffer and marks it dirty; every callback that may queue output
+ * ends with flush_dirty(), which writes each dirty connection's output with
+ * one writev (all events of all commands of that callback at once). Only
+ * when the kernel does not take everything is the bufferevent's EV_WRITE
+ * enabled, until its output is empty again. This saves, per recipient and
+ * command, the epoll_ctl pair and the extra loop iteration that letting the
+ * bufferevent schedule every write would cost (docs/performance.md). The
+ * connection that was just prompted with ActNow is flushed first: the player
+ * who must act next should not wait for the copies sent to everyone else.
  */
 #include "sopra/net.h"
 
@@ -74,8 +85,10 @@ struct conn {
 	int player;              /* GAME_NO_PLAYER until Register succeeds */
 	enum conn_state state;
 	int linger_polls;
+	bool dirty;              /* in srv->dirty: output queued, not yet flushed */
 	char peer[64];
 	struct conn *prev, *next; /* in srv->conns, or srv->dead once CLOSED */
+	struct conn *dirty_next;
 };
 
 /* What net knows about player p. */
@@ -102,6 +115,8 @@ struct server {
 
 	struct conn *conns; /* not CLOSED */
 	struct conn *dead;  /* CLOSED, not yet freed */
+	struct conn *dirty; /* output queued since the last flush_dirty (any state) */
+	struct conn *prompted; /* got an ActNow since the last flush: flushed first */
 	int nconns;         /* length of conns */
 	int next_comm_id;
 
@@ -117,8 +132,14 @@ struct server {
 	struct event_list events;
 	struct proto_cmd cmd;
 	struct proto_buf out;
+	/* the Config line, encoded once and queued by reference (it carries the
+	 * whole configuration file, the same for every player) */
+	struct proto_buf config_line;
+	const char *config_src; /* the ev->str it was encoded from */
 	char line[PROTO_MAX_LINE + 2];
 };
+
+static void flush_dirty(struct server *s);
 
 /* ---- logging ------------------------------------------------------------- */
 
@@ -220,6 +241,7 @@ static void reaper_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	struct server *s = arg;
+	flush_dirty(s); /* normally empty: no dead connection may stay listed */
 	while (s->dead) {
 		struct conn *c = s->dead;
 		list_unlink(&s->dead, c);
@@ -253,6 +275,15 @@ static void conn_linger(struct conn *c)
 	evtimer_add(c->timer, &tv);
 }
 
+static void conn_mark_dirty(struct conn *c)
+{
+	if (c->dirty)
+		return;
+	c->dirty = true;
+	c->dirty_next = c->srv->dirty;
+	c->srv->dirty = c;
+}
+
 /* Stop taking commands from c, flush its output, then close it. */
 static void conn_start_drain(struct conn *c, const char *why)
 {
@@ -265,6 +296,7 @@ static void conn_start_drain(struct conn *c, const char *why)
 	} else {
 		struct timeval tv = ms_tv(NET_DRAIN_MS);
 		evtimer_add(c->timer, &tv);
+		conn_mark_dirty(c); /* flush_dirty writes it and then lingers */
 	}
 }
 
@@ -300,18 +332,85 @@ static void conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 /* ---- output -------------------------------------------------------------- */
 
 /* Queue len bytes for c if it is OPEN; a client whose backlog grows beyond
- * NET_MAX_OUTPUT is dropped (it would otherwise grow without bound). */
-static void conn_write(struct conn *c, const char *data, size_t len)
+ * NET_MAX_OUTPUT is dropped (it would otherwise grow without bound).
+ * by_ref: data outlives every connection (s->config_line); it is queued
+ * without a copy. */
+static void conn_write_ex(struct conn *c, const char *data, size_t len, bool by_ref)
 {
 	if (c->state != CONN_OPEN)
 		return;
 	struct evbuffer *out = bufferevent_get_output(c->bev);
-	if (evbuffer_add(out, data, len) != 0) {
+	int rc = by_ref ? evbuffer_add_reference(out, data, len, NULL, NULL)
+			: evbuffer_add(out, data, len);
+	if (rc != 0) {
 		conn_close(c, "cannot queue output");
 		return;
 	}
 	if (evbuffer_get_length(out) > NET_MAX_OUTPUT)
 		conn_close(c, "output buffer overflow (client does not read)");
+	else
+		conn_mark_dirty(c);
+}
+
+static void conn_write(struct conn *c, const char *data, size_t len)
+{
+	conn_write_ex(c, data, len, false);
+}
+
+/* Write what c has queued, now. What the kernel does not take -- and any
+ * write error, which the bufferevent then reports through conn_event_cb
+ * exactly as before -- is left to the bufferevent's EV_WRITE. */
+static void conn_flush(struct conn *c)
+{
+	if (c->state != CONN_OPEN && c->state != CONN_DRAINING)
+		return;
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+	if (bufferevent_get_enabled(c->bev) & EV_WRITE)
+		return; /* already waiting for the socket to take more */
+	if (evbuffer_get_length(out) > 0) {
+		/* a bufferevent keeps its output's front frozen except while it
+		 * writes itself; do as it does */
+		evbuffer_unfreeze(out, 1);
+		evbuffer_write(out, bufferevent_getfd(c->bev));
+		evbuffer_freeze(out, 1);
+	}
+	if (evbuffer_get_length(out) > 0) {
+		bufferevent_enable(c->bev, EV_WRITE);
+	} else if (c->state == CONN_DRAINING) {
+		evtimer_del(c->timer);
+		conn_linger(c);
+	}
+}
+
+/* Flush every connection that got output since the last flush: the one
+ * prompted with ActNow first, then the others in the order they got output.
+ * Called at the end of every callback that may queue output, before any
+ * other callback (the reaper included) can run. */
+static void flush_dirty(struct server *s)
+{
+	struct conn *first = s->prompted;
+	s->prompted = NULL;
+	if (first && first->dirty) {
+		first->dirty = false; /* still linked below, but skipped */
+		conn_flush(first);
+	}
+	/* the list is built by pushing: reverse it to flush in queueing order */
+	struct conn *rev = NULL;
+	while (s->dirty) {
+		struct conn *c = s->dirty;
+		s->dirty = c->dirty_next;
+		c->dirty_next = rev;
+		rev = c;
+	}
+	while (rev) {
+		struct conn *c = rev;
+		rev = c->dirty_next;
+		c->dirty_next = NULL;
+		if (!c->dirty)
+			continue;
+		c->dirty = false;
+		conn_flush(c);
+	}
 }
 
 /* Send CommandFailed(msg) to c alone. */
@@ -347,19 +446,35 @@ static void deliver(struct server *s, struct conn *sender, const struct event_li
 {
 	for (size_t i = 0; i < l->n; i++) {
 		const struct event *ev = &l->v[i];
-		proto_buf_reset(&s->out);
-		proto_encode(ev, s->rules, &s->out);
+		const struct proto_buf *line = &s->out;
+		bool by_ref = false;
+		if (ev->type == EV_CONFIG && ev->str &&
+		    (!s->config_src || s->config_src == ev->str)) {
+			if (!s->config_src) {
+				proto_encode(ev, s->rules, &s->config_line);
+				s->config_src = ev->str;
+			}
+			line = &s->config_line;
+			by_ref = true;
+		} else {
+			proto_buf_reset(&s->out);
+			proto_encode(ev, s->rules, &s->out);
+		}
 		if (ev->to == EVENT_TO_SENDER) {
 			if (sender)
-				conn_write(sender, s->out.data, s->out.len);
+				conn_write_ex(sender, line->data, line->len, by_ref);
 		} else if (ev->to == EVENT_TO_ALL) {
 			for (int p = 0; p < s->nplayers; p++)
 				if (s->players[p].in_game && s->players[p].conn)
-					conn_write(s->players[p].conn, s->out.data, s->out.len);
+					conn_write_ex(s->players[p].conn, line->data, line->len,
+						      by_ref);
 		} else if (ev->to >= 0 && ev->to < s->nplayers) {
 			struct player_slot *ps = &s->players[ev->to];
-			if (ps->in_game && ps->conn)
-				conn_write(ps->conn, s->out.data, s->out.len);
+			if (ps->in_game && ps->conn) {
+				conn_write_ex(ps->conn, line->data, line->len, by_ref);
+				if (ev->type == EV_ACT_NOW)
+					s->prompted = ps->conn;
+			}
 		}
 		if (ev->type == EV_LEFT)
 			player_left(s, ev->arg[0]);
@@ -411,6 +526,7 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
 		return;
 	}
 	begin_shutdown(s, NET_SHUTDOWN_SIGNAL_MS, sig == SIGINT ? "SIGINT" : "SIGTERM");
+	flush_dirty(s);
 }
 
 /* ---- after every step ---------------------------------------------------- */
@@ -478,6 +594,7 @@ static void timeout_cb(evutil_socket_t fd, short what, void *arg)
 	game_timeout(s->game, &s->events);
 	deliver(s, NULL, &s->events);
 	settle(s, true);
+	flush_dirty(s);
 }
 
 /* ---- input --------------------------------------------------------------- */
@@ -579,14 +696,20 @@ static void conn_read_cb(struct bufferevent *bev, void *arg)
 	}
 	if (c->state != CONN_OPEN)
 		evbuffer_drain(in, evbuffer_get_length(in));
+	flush_dirty(s);
 }
 
 static void conn_write_cb(struct bufferevent *bev, void *arg)
 {
 	struct conn *c = arg;
-	if (c->state == CONN_DRAINING && evbuffer_get_length(bufferevent_get_output(bev)) == 0) {
+	if (evbuffer_get_length(bufferevent_get_output(bev)) != 0)
+		return;
+	if (c->state == CONN_DRAINING) {
 		evtimer_del(c->timer);
 		conn_linger(c);
+	} else if (c->state == CONN_OPEN) {
+		/* caught up: back to writing directly in flush_dirty */
+		bufferevent_disable(bev, EV_WRITE);
 	}
 }
 
@@ -605,6 +728,7 @@ static void conn_event_cb(struct bufferevent *bev, short what, void *arg)
 	conn_close(c, (what & BEV_EVENT_EOF) ? "peer closed" : "socket error");
 	if (was_open)
 		settle(s, false);
+	flush_dirty(s);
 }
 
 /* ---- accepting ----------------------------------------------------------- */
@@ -654,7 +778,10 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 	c->id = ++s->next_comm_id;
 	format_peer(sa, c->peer, sizeof c->peer);
 	bufferevent_setcb(c->bev, conn_read_cb, conn_write_cb, conn_event_cb, c);
-	if (bufferevent_enable(c->bev, EV_READ | EV_WRITE) != 0)
+	/* EV_WRITE (on by default in a new bufferevent) only while the kernel
+	 * does not take our output: see conn_flush */
+	if (bufferevent_disable(c->bev, EV_WRITE) != 0 ||
+	    bufferevent_enable(c->bev, EV_READ) != 0)
 		goto fail;
 	list_push(&s->conns, c);
 	s->nconns++;
@@ -709,6 +836,7 @@ struct server *server_new(const struct config *cfg, struct game *game, enum game
 	event_list_init(&s->events);
 	proto_cmd_init(&s->cmd);
 	proto_buf_init(&s->out);
+	proto_buf_init(&s->config_line);
 	if (cfg && cfg->max_players > 0)
 		players_grow(s, cfg->max_players);
 
@@ -769,6 +897,7 @@ int server_run(struct server *s)
 {
 	/* registration is a wait too: it can time out before anyone connects */
 	settle(s, true);
+	flush_dirty(s);
 	if (event_base_dispatch(s->base) < 0) {
 		net_log(s, "event loop failed");
 		s->loop_failed = true;
@@ -807,5 +936,7 @@ void server_free(struct server *s)
 	event_list_free(&s->events);
 	proto_cmd_clear(&s->cmd);
 	proto_buf_free(&s->out);
+	/* after every connection: their output may still reference it */
+	proto_buf_free(&s->config_line);
 	free(s);
 }
