@@ -1,0 +1,829 @@
+/*
+ * sopra-bench: one run measures everything of docs/performance.md and prints
+ * one table (stdout); progress goes to stderr. It asserts nothing: numbers
+ * on a shared machine vary, so the targets are printed next to them.
+ *
+ *   sopra-bench --server PATH [--bot PATH] [--example CFG] [--big-config CFG]
+ *               [--quick] [--only SECTION[,SECTION...]] [--rtt-players N]
+ *
+ * Sections: rtt, engine, rss, startup, bots, concurrent, scaling.
+ * bench/run.sh builds everything in Release mode and runs this.
+ */
+#include "bench.h"
+#include "sopra/rng.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *opt_server;
+static const char *opt_bot;
+static const char *opt_example = "resources/example.json";
+static const char *opt_big;
+static bool opt_quick;
+static const char *opt_only;
+static int opt_rtt_players = 2;
+
+static bool want(const char *section)
+{
+	if (!opt_only)
+		return true;
+	size_t n = strlen(section);
+	for (const char *p = opt_only; (p = strstr(p, section)) != NULL; p += n)
+		if ((p == opt_only || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
+			return true;
+	return false;
+}
+
+static char *fmt(const char *f, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 1, 2)))
+#endif
+	;
+static char *fmt(const char *f, ...)
+{
+	static char bufs[8][128];
+	static int k;
+	char *b = bufs[k++ % 8];
+	va_list ap;
+	va_start(ap, f);
+	vsnprintf(b, 128, f, ap);
+	va_end(ap);
+	return b;
+}
+
+static double us(uint64_t ns)
+{
+	return (double)ns / 1000.0;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+/* ---- 1. round trips: the echo floor and the command mix ----------------------- */
+
+static uint64_t echo_rtt(int fd, struct linebuf *lb)
+{
+	static const char line[] =
+		"{\"command\":\"UseCard\",\"cardId\":999999,\"pad\":\"0123456789\"}\n";
+	uint64_t t0 = now_ns();
+	write_all(fd, line, sizeof line - 1);
+	size_t len;
+	for (;;) {
+		if (linebuf_next(lb, &len))
+			return now_ns() - t0;
+		struct pollfd pf = { fd, POLLIN, 0 };
+		if (poll(&pf, 1, 10000) <= 0)
+			die("echo server does not answer");
+		if (linebuf_fill(lb, fd) == 0)
+			die("echo server closed");
+	}
+}
+
+/* server_cpu: where both servers run (the client runs on CPU 0), -1 for
+ * wherever the scheduler puts them. */
+static void bench_rtt(int server_cpu, const char *placement)
+{
+	fprintf(stderr, "round trips (%s): echo floor vs. command mix\n", placement);
+	int total = opt_quick ? 5000 : 20000;
+	int chunks = 40;
+	/* 2 players, 7 commands per turn: enough rounds for every command */
+	int np = opt_rtt_players;
+	struct cfg_params cp = { .players = np, .locations = 3, .cards_per_deck = 10,
+				 .rounds = total / (7 * np) + 200, .feed = true };
+	char *text = cfg_generate(&cp);
+	char *path = cfg_write_temp(text, "rtt");
+	free(text);
+
+	/* The same placement for both servers: on this (virtual) machine a
+	 * wake-up across cores costs several times one on the same core, and
+	 * where the scheduler happens to put each process would otherwise
+	 * decide the ratio. */
+	bool pinned = server_cpu >= 0;
+	if (pinned) {
+		pin_cpu(0);
+		child_cpu = server_cpu;
+	}
+	pid_t epid;
+	int eport = echo_spawn(&epid);
+	int efd = tcp_connect(eport);
+	if (efd < 0)
+		die("connect to the echo server");
+	struct linebuf elb = { 0 };
+
+	pid_t spid;
+	int errfd;
+	int port = server_spawn(opt_server, path, 42, "base", &spid, &errfd);
+	struct script s;
+	child_cpu = -1;
+	script_open(&s, port, np);
+	script_setup_blocking(&s);
+
+	struct samples echo = { 0 }, mix = { 0 }, kinds[SCRIPT_MIX_LEN];
+	memset(kinds, 0, sizeof kinds);
+	/* warm-up: caches, branch predictors, the allocator */
+	for (int i = 0; i < 500; i++) {
+		echo_rtt(efd, &elb);
+		if (!script_send_next(&s))
+			die("scripted game stalled");
+		script_wait_blocking(&s);
+	}
+	long failed0 = s.failed, cmds0 = s.commands;
+	/* interleaved chunks: both see the same machine noise */
+	for (int c = 0; c < chunks; c++) {
+		for (int i = 0; i < total / chunks; i++)
+			samples_add(&echo, echo_rtt(efd, &elb));
+		for (int i = 0; i < total / chunks; i++) {
+			if (!script_send_next(&s))
+				die("scripted game stalled (over: %d)", s.over);
+			int kind = s.pending_kind;
+			uint64_t t = script_wait_blocking(&s);
+			samples_add(&mix, t);
+			if (kind >= 0)
+				samples_add(&kinds[kind], t);
+		}
+	}
+	long hwm = proc_status_kib(spid, "VmHWM");
+	script_close(&s);
+	proc_stop(spid);
+	close(errfd);
+	close(efd);
+	linebuf_free(&elb);
+	proc_stop(epid);
+	unlink(path);
+	free(path);
+	if (pinned)
+		pin_cpu(-1);
+
+	uint64_t e50 = samples_q(&echo, 0.5), e99 = samples_q(&echo, 0.99);
+	uint64_t m50 = samples_q(&mix, 0.5), m99 = samples_q(&mix, 0.99);
+	table_row(fmt("%s: echo floor RTT p50 / p99 / max (us)", placement),
+		  fmt("%.1f / %.1f / %.0f", us(e50), us(e99), us(samples_max(&echo))), "",
+		  fmt("%d round trips, 60-byte line, libevent bufferevent", total));
+	table_row(fmt("%s: command -> last event RTT p50 / p99 / max (us)", placement),
+		  fmt("%.1f / %.1f / %.0f", us(m50), us(m99), us(samples_max(&mix))), "",
+		  fmt("%ld commands, %d players, %ld%% fail", s.commands - cmds0, np,
+		      100 * (s.failed - failed0) / (s.commands - cmds0 ? s.commands - cmds0 : 1)));
+	table_row("  ratio to floor p50 / p99",
+		  fmt("%.2fx / %.2fx", (double)m50 / (double)e50, (double)m99 / (double)e99),
+		  "<= 1.3x / 2x", "");
+	char buf[256] = "";
+	size_t off = 0;
+	for (int k = 0; k < SCRIPT_MIX_LEN; k++) {
+		int n = snprintf(buf + off, sizeof buf - off, "%s%.1f", k ? " / " : "",
+				 us(samples_q(&kinds[k], 0.5)));
+		off += n > 0 ? (size_t)n : 0;
+		samples_free(&kinds[k]);
+	}
+	table_row("  p50 per command (us)", buf, "",
+		  "UseCard/Move/Barricade/UseAbility/Attack/Search/EndTurn");
+	table_row("  server VmHWM after the round trips (KiB)", fmt("%ld", hwm), "", "");
+	samples_free(&echo);
+	samples_free(&mix);
+}
+
+/* ---- 2. the in-process engine --------------------------------------------------- */
+
+static void bench_engine(void)
+{
+	fprintf(stderr, "engine: in-process command rate\n");
+	struct config_errors errs = { 0 };
+	struct config *cfg = config_load(opt_example, &errs);
+	if (!cfg)
+		die("%s: %s", opt_example, errs.n ? errs.msgs[0] : "invalid");
+	static const enum game_rules rules[2] = { RULES_BASE, RULES_REVISED };
+	for (int i = 0; i < 2; i++) {
+		struct engine_result r;
+		engine_bench(cfg, rules[i], cfg->max_players, opt_quick ? 100 : 400, 3, &r);
+		const char *rn = game_rules_name(rules[i]);
+		table_row(fmt("engine %s: game_apply (commands/s)", rn),
+			  fmt("%.0f", (double)r.commands / r.apply_s), ">= 1000000",
+			  fmt("%ld games x %ld-%ld commands, %.1f events/command, %d players",
+			      r.games, r.cmds_per_game_min, r.cmds_per_game_max,
+			      (double)r.events / (double)r.commands, cfg->max_players));
+		table_row(fmt("engine %s: decode+apply+encode (commands/s)", rn),
+			  fmt("%.0f", (double)r.commands / r.full_s), "",
+			  fmt("%.2f us/command incl. JSON both ways",
+			      r.full_s * 1e6 / (double)r.commands));
+	}
+	config_free(cfg);
+}
+
+/* ---- 3. memory ----------------------------------------------------------------------- */
+
+static int cmp_long(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+	return (x > y) - (x < y);
+}
+
+/* Proportional set size (shared pages divided among their users), KiB. */
+static long proc_pss_kib(pid_t pid)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof path, "/proc/%d/smaps_rollup", (int)pid);
+	FILE *f = fopen(path, "r");
+	long v = -1;
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof line, f))
+		if (strncmp(line, "Pss:", 4) == 0)
+			v = strtol(line + 4, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+/* Memory of an idle process, the median of 5 starts (file-backed pages
+ * vary from start to start with the kernel's fault-around). */
+static void rss_row(const char *label, const char *target, pid_t (*start)(const char *),
+		    const char *arg)
+{
+	enum { RUNS = 5 };
+	long rss[RUNS], hwm[RUNS], anon[RUNS], pss[RUNS];
+	for (int i = 0; i < RUNS; i++) {
+		pid_t pid = start(arg);
+		sleep_ms(30);
+		rss[i] = proc_status_kib(pid, "VmRSS");
+		hwm[i] = proc_status_kib(pid, "VmHWM");
+		anon[i] = proc_status_kib(pid, "RssAnon");
+		pss[i] = proc_pss_kib(pid);
+		proc_stop(pid);
+	}
+	qsort(rss, RUNS, sizeof(long), cmp_long);
+	qsort(hwm, RUNS, sizeof(long), cmp_long);
+	qsort(anon, RUNS, sizeof(long), cmp_long);
+	qsort(pss, RUNS, sizeof(long), cmp_long);
+	table_row(fmt("RSS idle, %s: VmRSS / VmHWM (KiB)", label),
+		  fmt("%ld / %ld", rss[RUNS / 2], hwm[RUNS / 2]), target,
+		  fmt("private (RssAnon) %ld, Pss %ld KiB; median of %d", anon[RUNS / 2],
+		      pss[RUNS / 2], RUNS));
+}
+
+static pid_t start_server_idle(const char *config)
+{
+	pid_t pid;
+	int errfd;
+	server_spawn(opt_server, config, 1, "base", &pid, &errfd);
+	close(errfd);
+	return pid;
+}
+
+static const char *self_path;
+static int free_port(void);
+
+static pid_t start_listen_floor(const char *unused)
+{
+	(void)unused;
+	char portbuf[16];
+	snprintf(portbuf, sizeof portbuf, "%d", free_port());
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		child_setup();
+		execl(self_path, self_path, "--listen-floor", portbuf, (char *)NULL);
+		_exit(127);
+	}
+	child_started(pid);
+	sleep_ms(20);
+	return pid;
+}
+
+static void bench_rss(void)
+{
+	fprintf(stderr, "memory: idle and in a 6-player game\n");
+	rss_row("floor (same libraries, only listens)", "", start_listen_floor,
+		NULL);
+	rss_row("server, example.json", "<= 2048", start_server_idle, opt_example);
+	if (opt_big)
+		rss_row("server, largest config", "<= 2048", start_server_idle, opt_big);
+
+	struct cfg_params cp = { .players = 6, .locations = 6, .cards_per_deck = 30,
+				 .rounds = 60, .feed = true };
+	char *text = cfg_generate(&cp);
+	char *path = cfg_write_temp(text, "rss6");
+	free(text);
+	pid_t pid;
+	int errfd;
+	int port = server_spawn(opt_server, path, 7, "base", &pid, &errfd);
+	struct script s;
+	script_open(&s, port, 6);
+	script_setup_blocking(&s);
+	long rss_mid = 0;
+	while (!s.over && script_send_next(&s)) {
+		script_wait_blocking(&s);
+		if (s.commands == 6 * 7 * 30)
+			rss_mid = proc_status_kib(pid, "VmRSS");
+	}
+	long hwm = proc_status_kib(pid, "VmHWM");
+	long cmds = s.commands;
+	script_close(&s);
+	int st = proc_wait(pid, 3000);
+	close(errfd);
+	unlink(path);
+	free(path);
+	table_row("server RSS in a 6-player game: VmRSS mid / VmHWM (KiB)",
+		  fmt("%ld / %ld", rss_mid, hwm), "",
+		  fmt("%ld commands, 60 rounds to GameEnd, exit %d", cmds,
+		      WIFEXITED(st) ? WEXITSTATUS(st) : -1));
+}
+
+/* ---- 4. start-up ------------------------------------------------------------------- */
+
+static int free_port(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in sin;
+	memset(&sin, 0, sizeof sin);
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(fd, (struct sockaddr *)&sin, sizeof sin) != 0)
+		die("bind: %s", strerror(errno));
+	socklen_t len = sizeof sin;
+	getsockname(fd, (struct sockaddr *)&sin, &len);
+	close(fd);
+	return ntohs(sin.sin_port);
+}
+
+/* exec -> first successful connect, in ns. argv[] gets the port appended. */
+static uint64_t time_to_listen(const char *const *argv_in, int port)
+{
+	const char *argv[16];
+	int n = 0;
+	char portbuf[16];
+	snprintf(portbuf, sizeof portbuf, "%d", port);
+	for (; argv_in[n]; n++)
+		argv[n] = strcmp(argv_in[n], "PORT") == 0 ? portbuf : argv_in[n];
+	argv[n] = NULL;
+	uint64_t t0 = now_ns();
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		child_setup();
+		int nul = open("/dev/null", O_RDWR);
+		dup2(nul, 1);
+		dup2(nul, 2);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	child_started(pid);
+	for (;;) {
+		int fd = tcp_connect(port);
+		if (fd >= 0) {
+			uint64_t t = now_ns() - t0;
+			close(fd);
+			proc_stop(pid);
+			return t;
+		}
+		int st;
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			die("%s exited before listening", argv[0]);
+		struct timespec ts = { 0, 20000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
+static void startup_row(const char *label, const char *const *argv, const char *target)
+{
+	int runs = opt_quick ? 10 : 30;
+	struct samples s = { 0 };
+	for (int i = 0; i < runs; i++)
+		samples_add(&s, time_to_listen(argv, free_port()));
+	table_row(fmt("start-up to listening, %s: p50 / min / max (ms)", label),
+		  fmt("%.2f / %.2f / %.2f", us(samples_q(&s, 0.5)) / 1000, us(samples_q(&s, 0)) / 1000,
+		      us(samples_max(&s)) / 1000),
+		  target, fmt("exec -> successful connect, %d runs", runs));
+	samples_free(&s);
+}
+
+static void bench_startup(void)
+{
+	fprintf(stderr, "start-up: exec -> connect\n");
+	const char *floor_argv[] = { self_path, "--listen-floor", "PORT", NULL };
+	startup_row("floor (bind+listen only)", floor_argv, "");
+	const char *ex_argv[] = { opt_server, "--config", opt_example, "--port", "PORT",
+				  "--seed", "1", "--timeout", "60", NULL };
+	startup_row("example.json", ex_argv, "");
+	if (opt_big) {
+		struct stat st;
+		stat(opt_big, &st);
+		const char *big_argv[] = { opt_server, "--config", opt_big, "--port", "PORT",
+					   "--seed", "1", "--timeout", "60", NULL };
+		startup_row(fmt("largest config (%lld KiB)", (long long)st.st_size / 1024), big_argv,
+			    "<= 5");
+	}
+}
+
+/* The --listen-floor mode: what exec + bind + listen cost without any work. */
+static int listen_floor(int port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	int one = 1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	struct sockaddr_in sin;
+	memset(&sin, 0, sizeof sin);
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_ANY);
+	sin.sin_port = htons((unsigned short)port);
+	if (bind(fd, (struct sockaddr *)&sin, sizeof sin) != 0 || listen(fd, 16) != 0)
+		return 1;
+	pause();
+	return 0;
+}
+
+/* ---- 5. full games with sopra-bot ---------------------------------------------------------- */
+
+/* errfd: the write end the bot's stderr (its summary line) goes to. */
+static pid_t spawn_bot(int port, int seed, bool start, int errfd)
+{
+	char portbuf[16], seedbuf[16];
+	snprintf(portbuf, sizeof portbuf, "%d", port);
+	snprintf(seedbuf, sizeof seedbuf, "%d", seed);
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		child_setup();
+		int nul = open("/dev/null", O_RDWR);
+		dup2(nul, 0);
+		dup2(nul, 1);
+		dup2(errfd, 2);
+		if (start)
+			execl(opt_bot, opt_bot, "--port", portbuf, "--seed", seedbuf, "--quiet",
+			      "--start", (char *)NULL);
+		else
+			execl(opt_bot, opt_bot, "--port", portbuf, "--seed", seedbuf, "--quiet",
+			      (char *)NULL);
+		_exit(127);
+	}
+	child_started(pid);
+	return pid;
+}
+
+/* Wait until the server's log shows n registrations. */
+static void wait_registered(int errfd, int n)
+{
+	static char buf[65536];
+	static size_t len;
+	len = 0;
+	int seen = 0;
+	while (seen < n) {
+		struct pollfd pf = { errfd, POLLIN, 0 };
+		if (poll(&pf, 1, 10000) <= 0)
+			die("bots did not register");
+		ssize_t r = read(errfd, buf + len, sizeof buf - 1 - len);
+		if (r <= 0)
+			die("server log closed during registration");
+		len += (size_t)r;
+		buf[len] = '\0';
+		seen = 0;
+		for (const char *p = buf; (p = strstr(p, "registered as player")) != NULL; p++)
+			seen++;
+	}
+}
+
+static void bench_bots(void)
+{
+	if (!opt_bot || access(opt_bot, X_OK) != 0) {
+		table_row("full games with sopra-bot (games/s)", "n/a", "",
+			  "sopra-bot not built (tools/)");
+		return;
+	}
+	fprintf(stderr, "full games: sopra-bot clients\n");
+	int games = opt_quick ? 30 : 100;
+	int bad = 0;
+	long commands = 0, events = 0;
+	struct samples dur = { 0 };
+	uint64_t t0 = now_ns();
+	for (int i = 0; i < games; i++) {
+		uint64_t g0 = now_ns();
+		int nbots = 2 + i % 3; /* 2, 3, 4; example.json starts itself at 4 */
+		pid_t spid;
+		int errfd;
+		int port = server_spawn(opt_server, opt_example, 1000 + i, "base", &spid, &errfd);
+		pid_t bots[4];
+		int bp[2];
+		if (pipe(bp) != 0)
+			die("pipe");
+		for (int b = 0; b < nbots - 1; b++)
+			bots[b] = spawn_bot(port, 7 * i + b, false, bp[1]);
+		if (nbots < 4)
+			wait_registered(errfd, nbots - 1);
+		bots[nbots - 1] = spawn_bot(port, 7 * i + nbots - 1, nbots < 4, bp[1]);
+		close(bp[1]);
+		for (int b = 0; b < nbots; b++) {
+			int st;
+			waitpid(bots[b], &st, 0);
+			child_reaped(bots[b]);
+			if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+				bad++;
+		}
+		/* the bots' summaries: "... events=N commands=M ..." */
+		char sum[4096];
+		size_t sl = 0;
+		ssize_t r;
+		while (sl < sizeof sum - 1 && (r = read(bp[0], sum + sl, sizeof sum - 1 - sl)) > 0)
+			sl += (size_t)r;
+		sum[sl] = '\0';
+		close(bp[0]);
+		for (const char *q = sum; (q = strstr(q, "commands=")) != NULL; q++)
+			commands += strtol(q + 9, NULL, 10);
+		for (const char *q = sum; (q = strstr(q, "events=")) != NULL; q++)
+			events += strtol(q + 7, NULL, 10);
+		int st;
+		waitpid(spid, &st, 0);
+		child_reaped(spid);
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			bad++;
+		close(errfd);
+		samples_add(&dur, now_ns() - g0);
+	}
+	double s = (double)(now_ns() - t0) / 1e9;
+	table_row("full games with sopra-bot, sequential (games/s)", fmt("%.1f", games / s), "",
+		  fmt("%d games, 2-4 bots, example.json; game p50 %.1f ms; %d bad exits", games,
+		      us(samples_q(&dur, 0.5)) / 1000, bad));
+	table_row("  commands / events per game (from the bots' summaries)",
+		  fmt("%.0f / %.0f", (double)commands / games, (double)events / games), "",
+		  fmt("%.0f commands/s over the whole run incl. process start-ups",
+		      (double)commands / s));
+	samples_free(&dur);
+}
+
+/* ---- 6. many servers at once ------------------------------------------------------------- */
+
+struct slot {
+	struct script s;
+	pid_t pid;
+	int errfd;
+	uint64_t next_send; /* paced mode: not before */
+	struct samples lat;
+};
+
+static void concurrent_run(struct slot *g, int ngames, int epfd, double seconds, int think_us,
+			   const char *label)
+{
+	struct samples all = { 0 };
+	long cmds0 = 0;
+	for (int i = 0; i < ngames; i++) {
+		cmds0 += g[i].s.commands;
+		g[i].lat.n = 0;
+		g[i].next_send = 0;
+	}
+	struct rng r;
+	rng_init(&r, 99);
+	struct rusage ru0, ru1;
+	getrusage(RUSAGE_SELF, &ru0);
+	uint64_t t0 = now_ns(), end = t0 + (uint64_t)(seconds * 1e9);
+	struct epoll_event evs[256];
+	bool sending = true;
+	for (;;) {
+		uint64_t now = now_ns();
+		if (sending && now >= end)
+			sending = false;
+		bool inflight = false;
+		for (int i = 0; i < ngames; i++) {
+			struct slot *sl = &g[i];
+			if (sl->s.pending_on >= 0) {
+				inflight = true;
+				continue;
+			}
+			if (sending && !sl->s.over && now >= sl->next_send)
+				script_send_next(&sl->s);
+			inflight |= sl->s.pending_on >= 0;
+		}
+		if (!sending && !inflight)
+			break;
+		int n = epoll_wait(epfd, evs, 256, think_us ? 1 : 100);
+		for (int k = 0; k < n; k++) {
+			int gi = (int)(evs[k].data.u64 >> 8), ci = (int)(evs[k].data.u64 & 0xff);
+			struct slot *sl = &g[gi];
+			if (sl->s.fds[ci] < 0)
+				continue;
+			int fd = sl->s.fds[ci];
+			uint64_t done;
+			int kind = sl->s.pending_kind;
+			uint64_t sent = sl->s.sent_ns;
+			if (script_on_readable(&sl->s, ci, &done) && kind >= 0) {
+				samples_add(&sl->lat, done - sent);
+				samples_add(&all, done - sent);
+				if (think_us)
+					sl->next_send =
+						done + (uint64_t)rng_next_int(&r, 2 * think_us) * 1000u;
+			}
+			if (sl->s.fds[ci] < 0)
+				epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL);
+		}
+	}
+	double secs = (double)(now_ns() - t0) / 1e9;
+	getrusage(RUSAGE_SELF, &ru1);
+	double client_cpu = (double)(ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec) +
+			    (double)(ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) +
+			    (double)(ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec) / 1e6 +
+			    (double)(ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1e6;
+	long cmds = -cmds0, over = 0;
+	uint64_t worst99 = 0;
+	for (int i = 0; i < ngames; i++) {
+		cmds += g[i].s.commands;
+		over += g[i].s.over;
+		uint64_t q = samples_q(&g[i].lat, 0.99);
+		worst99 = q > worst99 ? q : worst99;
+	}
+	table_row(fmt("%d concurrent games, %s: commands/s", ngames, label),
+		  fmt("%.0f", (double)cmds / secs), "",
+		  fmt("%ld commands in %.1f s, 4 players each; the bench client used %.0f%% of a "
+		      "core%s",
+		      cmds, secs, 100 * client_cpu / secs,
+		      over ? fmt(", %ld games over early", over) : ""));
+	table_row(fmt("  %s: latency p50 / p99 / max (ms)", label),
+		  fmt("%.2f / %.2f / %.1f", us(samples_q(&all, 0.5)) / 1000,
+		      us(samples_q(&all, 0.99)) / 1000, us(samples_max(&all)) / 1000),
+		  "p99 <= 5", fmt("worst single game's p99: %.2f ms", us(worst99) / 1000));
+	samples_free(&all);
+}
+
+static void bench_concurrent(void)
+{
+	int ngames = opt_quick ? 50 : 200;
+	fprintf(stderr, "concurrency: %d servers, one game each\n", ngames);
+	struct rlimit rl;
+	getrlimit(RLIMIT_NOFILE, &rl);
+	if (rl.rlim_cur < (rlim_t)(ngames * 6 + 64)) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	struct cfg_params cp = { .players = 4, .locations = 4, .cards_per_deck = 20,
+				 .rounds = 2000, .feed = true };
+	char *text = cfg_generate(&cp);
+	char *path = cfg_write_temp(text, "conc");
+	free(text);
+	struct slot *g = calloc((size_t)ngames, sizeof *g);
+	int epfd = epoll_create1(EPOLL_CLOEXEC);
+	uint64_t t0 = now_ns();
+	for (int i = 0; i < ngames; i++) {
+		int port = server_spawn(opt_server, path, 5000 + i, "base", &g[i].pid, &g[i].errfd);
+		script_open(&g[i].s, port, 4);
+		for (int c = 0; c < 4; c++) {
+			struct epoll_event ev = { .events = EPOLLIN,
+						  .data.u64 = ((uint64_t)i << 8) | (uint64_t)c };
+			epoll_ctl(epfd, EPOLL_CTL_ADD, g[i].s.fds[c], &ev);
+		}
+	}
+	double spawn_s = (double)(now_ns() - t0) / 1e9;
+	/* setup (registration, selection) through the same loop, unmeasured */
+	for (int i = 0; i < ngames; i++)
+		script_setup_blocking(&g[i].s);
+	long rss = 0;
+	for (int i = 0; i < ngames; i++)
+		rss += proc_status_kib(g[i].pid, "VmRSS");
+	table_row(fmt("%d servers started and set up", ngames), fmt("%.2f s", spawn_s), "",
+		  fmt("sum of VmRSS %.1f MiB (shared pages counted each time)", (double)rss / 1024));
+
+	concurrent_run(g, ngames, epfd, opt_quick ? 2 : 5, 0, "saturated");
+	concurrent_run(g, ngames, epfd, opt_quick ? 2 : 5, 20000, "paced 1 cmd/20ms/game");
+
+	for (int i = 0; i < ngames; i++)
+		kill(g[i].pid, SIGTERM);
+	for (int i = 0; i < ngames; i++) {
+		script_close(&g[i].s);
+		waitpid(g[i].pid, NULL, 0);
+		child_reaped(g[i].pid);
+		close(g[i].errfd);
+		samples_free(&g[i].lat);
+	}
+	close(epfd);
+	free(g);
+	unlink(path);
+	free(path);
+}
+
+/* ---- 7. how cost grows ---------------------------------------------------------------- */
+
+static void bench_scaling(void)
+{
+	fprintf(stderr, "scaling: players, locations, config size\n");
+	static const struct {
+		int players, locations, deck;
+	} shapes[] = {
+		{ 2, 4, 20 }, { 4, 4, 20 }, { 6, 4, 30 }, { 4, 16, 20 }, { 4, 64, 20 }, { 4, 16, 500 },
+	};
+	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+		struct cfg_params cp = { .players = shapes[i].players,
+					 .locations = shapes[i].locations,
+					 .cards_per_deck = shapes[i].deck,
+					 .rounds = 8,
+					 .extra_characters = 6 };
+		char *text = cfg_generate(&cp);
+		size_t tlen = strlen(text);
+		struct config_errors errs = { 0 };
+		uint64_t t0 = now_ns();
+		struct config *cfg = config_parse(text, tlen, &errs);
+		uint64_t parse = now_ns() - t0;
+		if (!cfg)
+			die("generated config invalid: %s", errs.n ? errs.msgs[0] : "?");
+		struct engine_result r;
+		engine_bench(cfg, RULES_BASE, cp.players, opt_quick ? 50 : 200, 2, &r);
+		table_row(fmt("scaling: %d players, %d locations, %d cards (%zu KiB config)",
+			      cp.players, cp.locations, cfg->ncards, tlen / 1024),
+			  fmt("%.0f cmd/s", (double)r.play_commands / r.play_s), "",
+			  fmt("in play; per game setup %.0f us (game_new + Registers/Config); "
+			      "config_parse %.2f ms",
+			      r.setup_s * 1e6 / (double)r.games, (double)parse / 1e6));
+		config_free(cfg);
+		free(text);
+	}
+}
+
+/* ---- main ----------------------------------------------------------------------------- */
+
+static void usage(void)
+{
+	fputs("usage: sopra-bench --server PATH [--bot PATH] [--example CFG] [--big-config CFG]\n"
+	      "                   [--quick] [--only rtt,engine,rss,startup,bots,concurrent,scaling]\n"
+	      "                   [--rtt-players N]   (players in the round-trip game, default 2)\n",
+	      stderr);
+	exit(64);
+}
+
+int main(int argc, char **argv)
+{
+	self_path = argv[0];
+	if (argc == 3 && strcmp(argv[1], "--listen-floor") == 0)
+		return listen_floor(atoi(argv[2]));
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (strcmp(a, "--server") == 0 && v)
+			opt_server = argv[++i];
+		else if (strcmp(a, "--bot") == 0 && v)
+			opt_bot = argv[++i];
+		else if (strcmp(a, "--example") == 0 && v)
+			opt_example = argv[++i];
+		else if (strcmp(a, "--big-config") == 0 && v)
+			opt_big = argv[++i];
+		else if (strcmp(a, "--only") == 0 && v)
+			opt_only = argv[++i];
+		else if (strcmp(a, "--rtt-players") == 0 && v)
+			opt_rtt_players = atoi(argv[++i]);
+		else if (strcmp(a, "--quick") == 0)
+			opt_quick = true;
+		else
+			usage();
+	}
+	if (!opt_server || opt_rtt_players < 1 || opt_rtt_players > SCRIPT_MAX_PLAYERS)
+		usage();
+	if (opt_big && access(opt_big, R_OK) != 0)
+		opt_big = NULL;
+	signal(SIGPIPE, SIG_IGN);
+	/* self_path must be absolute-ish for execv */
+	static char selfbuf[4096];
+	ssize_t n = readlink("/proc/self/exe", selfbuf, sizeof selfbuf - 1);
+	if (n > 0) {
+		selfbuf[n] = '\0';
+		self_path = selfbuf;
+	}
+
+	uint64_t t0 = now_ns();
+	if (want("rtt"))
+	{
+		if (sysconf(_SC_NPROCESSORS_ONLN) >= 2) {
+			bench_rtt(0, "same core");
+			bench_rtt(1, "across cores");
+		} else {
+			bench_rtt(-1, "one core");
+		}
+	}
+	if (want("engine"))
+		bench_engine();
+	if (want("rss"))
+		bench_rss();
+	if (want("startup"))
+		bench_startup();
+	if (want("bots"))
+		bench_bots();
+	if (want("concurrent"))
+		bench_concurrent();
+	if (want("scaling"))
+		bench_scaling();
+	fprintf(stderr, "done in %.1f s\n\n", (double)(now_ns() - t0) / 1e9);
+	table_print();
+	return 0;
+}

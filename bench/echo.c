@@ -1,0 +1,93 @@
+/*
+ * bench: the floor. A trivial line echo over a libevent bufferevent, set up
+ * like sopra-server's connections (evconnlistener, one bufferevent per
+ * client, TCP_NODELAY, EV_READ|EV_WRITE enabled), in its own process. Every
+ * round trip to it costs what any libevent server on this loopback costs at
+ * least: two context switches, two syscalls per side, one loop iteration.
+ */
+#include "bench.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+
+static void echo_read_cb(struct bufferevent *bev, void *arg)
+{
+	(void)arg;
+	evbuffer_add_buffer(bufferevent_get_output(bev), bufferevent_get_input(bev));
+}
+
+static void echo_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	(void)arg;
+	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
+		bufferevent_free(bev);
+}
+
+static void echo_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
+			   int socklen, void *arg)
+{
+	(void)sa;
+	(void)socklen;
+	(void)arg;
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	struct bufferevent *bev =
+		bufferevent_socket_new(evconnlistener_get_base(l), fd, BEV_OPT_CLOSE_ON_FREE);
+	bufferevent_setcb(bev, echo_read_cb, NULL, echo_event_cb, NULL);
+	bufferevent_enable(bev, EV_READ | EV_WRITE);
+}
+
+int echo_spawn(pid_t *pid)
+{
+	int p[2];
+	if (pipe(p) != 0)
+		die("pipe: %s", strerror(errno));
+	pid_t c = fork();
+	if (c < 0)
+		die("fork: %s", strerror(errno));
+	if (c == 0) {
+		child_setup();
+		close(p[0]);
+		signal(SIGPIPE, SIG_IGN);
+		struct event_base *base = event_base_new();
+		struct sockaddr_in sin;
+		memset(&sin, 0, sizeof sin);
+		sin.sin_family = AF_INET;
+		sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		struct evconnlistener *l = evconnlistener_new_bind(
+			base, echo_accept_cb, NULL, LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_FREE, -1,
+			(struct sockaddr *)&sin, sizeof sin);
+		if (!l)
+			_exit(1);
+		struct sockaddr_in bound;
+		socklen_t blen = sizeof bound;
+		getsockname(evconnlistener_get_fd(l), (struct sockaddr *)&bound, &blen);
+		int port = ntohs(bound.sin_port);
+		if (write(p[1], &port, sizeof port) != sizeof port)
+			_exit(1);
+		close(p[1]);
+		event_base_dispatch(base);
+		_exit(0);
+	}
+	child_started(c);
+	close(p[1]);
+	int port = 0;
+	if (read(p[0], &port, sizeof port) != sizeof port)
+		die("echo server did not start");
+	close(p[0]);
+	*pid = c;
+	return port;
+}

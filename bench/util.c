@@ -1,0 +1,460 @@
+/* bench: time, statistics, the table, processes, sockets, line framing. */
+#define _GNU_SOURCE 1 /* sched_setaffinity */
+#include "bench.h"
+
+#include <sched.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Children to kill if the bench dies (servers, the echo server, bots). */
+static pid_t children[1024];
+static int nchildren;
+
+void child_started(pid_t pid)
+{
+	for (int i = 0; i < nchildren; i++)
+		if (children[i] == 0) {
+			children[i] = pid;
+			return;
+		}
+	if (nchildren < (int)(sizeof children / sizeof children[0]))
+		children[nchildren++] = pid;
+}
+
+void child_reaped(pid_t pid)
+{
+	for (int i = 0; i < nchildren; i++)
+		if (children[i] == pid)
+			children[i] = 0;
+}
+
+int child_cpu = -1;
+
+void pin_cpu(int cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	if (cpu < 0) {
+		for (int i = 0; i < CPU_SETSIZE && i < 64; i++)
+			CPU_SET(i, &set);
+	} else {
+		CPU_SET(cpu, &set);
+	}
+	sched_setaffinity(0, sizeof set, &set);
+}
+
+void child_setup(void)
+{
+	/* a bench that dies takes its servers with it */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (child_cpu >= 0)
+		pin_cpu(child_cpu);
+}
+
+void die(const char *fmt, ...)
+{
+	for (int i = 0; i < nchildren; i++)
+		if (children[i] > 0)
+			kill(children[i], SIGKILL);
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("sopra-bench: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(1);
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		die("out of memory");
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		die("out of memory");
+	return p;
+}
+
+/* ---- statistics ------------------------------------------------------------ */
+
+void samples_add(struct samples *s, uint64_t ns)
+{
+	if (s->n == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 1024;
+		s->v = xrealloc(s->v, s->cap * sizeof *s->v);
+	}
+	s->v[s->n++] = ns;
+}
+
+void samples_free(struct samples *s)
+{
+	free(s->v);
+	memset(s, 0, sizeof *s);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+uint64_t samples_q(struct samples *s, double q)
+{
+	if (s->n == 0)
+		return 0;
+	qsort(s->v, s->n, sizeof *s->v, cmp_u64);
+	size_t i = (size_t)(q * (double)(s->n - 1) + 0.5);
+	if (i >= s->n)
+		i = s->n - 1;
+	return s->v[i];
+}
+
+uint64_t samples_max(const struct samples *s)
+{
+	uint64_t m = 0;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i] > m)
+			m = s->v[i];
+	return m;
+}
+
+/* ---- the table --------------------------------------------------------------- */
+
+struct row {
+	char what[96], value[64], target[24], note[112];
+};
+static struct row rows[64];
+static int nrows;
+
+void table_row(const char *what, const char *value, const char *target, const char *note)
+{
+	if (nrows < (int)(sizeof rows / sizeof rows[0])) {
+		struct row *r = &rows[nrows++];
+		snprintf(r->what, sizeof r->what, "%s", what);
+		snprintf(r->value, sizeof r->value, "%s", value);
+		snprintf(r->target, sizeof r->target, "%s", target ? target : "");
+		snprintf(r->note, sizeof r->note, "%s", note ? note : "");
+	}
+	fprintf(stderr, "  %-56s %s\n", what, value);
+}
+
+void table_print(void)
+{
+	int w0 = 4, w1 = 5, w2 = 6;
+	for (int i = 0; i < nrows; i++) {
+		int a = (int)strlen(rows[i].what), b = (int)strlen(rows[i].value),
+		    c = (int)strlen(rows[i].target);
+		w0 = a > w0 ? a : w0;
+		w1 = b > w1 ? b : w1;
+		w2 = c > w2 ? c : w2;
+	}
+	printf("| %-*s | %-*s | %-*s | %s\n", w0, "what", w1, "value", w2, "target", "note |");
+	printf("|-%.*s-|-%.*s-|-%.*s-|------|\n", w0,
+	       "----------------------------------------------------------------------------",
+	       w1, "----------------------------------------------------------------", w2,
+	       "------------------------");
+	for (int i = 0; i < nrows; i++)
+		printf("| %-*s | %-*s | %-*s | %s |\n", w0, rows[i].what, w1, rows[i].value, w2,
+		       rows[i].target, rows[i].note);
+	fflush(stdout);
+}
+
+/* ---- processes --------------------------------------------------------------- */
+
+int server_spawn(const char *server, const char *config, int64_t seed, const char *rules,
+		 pid_t *pid, int *errfd)
+{
+	int p[2];
+	if (pipe(p) != 0)
+		die("pipe: %s", strerror(errno));
+	char seedbuf[32];
+	snprintf(seedbuf, sizeof seedbuf, "%lld", (long long)seed);
+	pid_t c = fork();
+	if (c < 0)
+		die("fork: %s", strerror(errno));
+	if (c == 0) {
+		child_setup();
+		dup2(p[1], 2);
+		close(p[0]);
+		close(p[1]);
+		int nul = open("/dev/null", O_RDWR);
+		if (nul >= 0) {
+			dup2(nul, 0);
+			dup2(nul, 1);
+		}
+		execl(server, server, "--config", config, "--port", "0", "--seed", seedbuf,
+		      "--timeout", "3600", "--rules", rules, (char *)NULL);
+		_exit(127);
+	}
+	child_started(c);
+	close(p[1]);
+	/* read up to the "listening on" line; the rest of the log stays in the pipe */
+	char buf[4096];
+	size_t len = 0;
+	for (;;) {
+		ssize_t n = read(p[0], buf + len, sizeof buf - 1 - len);
+		if (n <= 0)
+			die("%s did not start (config %s)", server, config);
+		len += (size_t)n;
+		buf[len] = '\0';
+		char *at = strstr(buf, "listening on 0.0.0.0:");
+		if (at && strchr(at, '\n')) {
+			*pid = c;
+			*errfd = p[0];
+			return atoi(at + strlen("listening on 0.0.0.0:"));
+		}
+		if (len == sizeof buf - 1)
+			die("%s: unexpected log output", server);
+	}
+}
+
+long proc_status_kib(pid_t pid, const char *field)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	size_t fl = strlen(field);
+	long v = -1;
+	while (fgets(line, sizeof line, f))
+		if (strncmp(line, field, fl) == 0 && line[fl] == ':') {
+			v = strtol(line + fl + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+int proc_wait(pid_t pid, int ms)
+{
+	int st = 0;
+	for (int i = 0; i < ms; i++) {
+		pid_t r = waitpid(pid, &st, WNOHANG);
+		if (r == pid) {
+			child_reaped(pid);
+			return st;
+		}
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+	}
+	return proc_stop(pid);
+}
+
+int proc_stop(pid_t pid)
+{
+	int st = 0;
+	kill(pid, SIGTERM);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	child_reaped(pid);
+	return st;
+}
+
+/* ---- sockets ------------------------------------------------------------------ */
+
+int tcp_connect(int port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		die("socket: %s", strerror(errno));
+	struct sockaddr_in sin;
+	memset(&sin, 0, sizeof sin);
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sin.sin_port = htons((unsigned short)port);
+	if (connect(fd, (struct sockaddr *)&sin, sizeof sin) != 0) {
+		close(fd);
+		return -1;
+	}
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	return fd;
+}
+
+void write_all(int fd, const char *buf, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, buf, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN) {
+				struct pollfd pf = { fd, POLLOUT, 0 };
+				poll(&pf, 1, 1000);
+				continue;
+			}
+			die("write: %s", strerror(errno));
+		}
+		buf += w;
+		n -= (size_t)w;
+	}
+}
+
+void linebuf_free(struct linebuf *lb)
+{
+	free(lb->data);
+	memset(lb, 0, sizeof *lb);
+}
+
+ssize_t linebuf_fill(struct linebuf *lb, int fd)
+{
+	if (lb->start > 0 && lb->start == lb->len) {
+		lb->start = lb->len = 0;
+	} else if (lb->start > 65536) {
+		memmove(lb->data, lb->data + lb->start, lb->len - lb->start);
+		lb->len -= lb->start;
+		lb->start = 0;
+	}
+	if (lb->cap - lb->len < 65536) {
+		lb->cap = lb->cap ? lb->cap * 2 : 262144;
+		lb->data = xrealloc(lb->data, lb->cap);
+	}
+	ssize_t n;
+	do
+		n = read(fd, lb->data + lb->len, lb->cap - lb->len - 1);
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return -1;
+		if (errno == ECONNRESET)
+			return 0;
+		die("read: %s", strerror(errno));
+	}
+	lb->len += (size_t)n;
+	return n;
+}
+
+char *linebuf_next(struct linebuf *lb, size_t *len)
+{
+	if (lb->start >= lb->len)
+		return NULL;
+	char *s = lb->data + lb->start;
+	char *nl = memchr(s, '\n', lb->len - lb->start);
+	if (!nl)
+		return NULL;
+	*nl = '\0';
+	*len = (size_t)(nl - s);
+	lb->start += *len + 1;
+	return s;
+}
+
+/* ---- the wire ------------------------------------------------------------------ */
+
+bool wire_event_name(const char *line, char *buf, size_t n)
+{
+	static const char pre[] = "{\"event\":\"";
+	if (strncmp(line, pre, sizeof pre - 1) != 0)
+		return false;
+	const char *s = line + sizeof pre - 1;
+	size_t i = 0;
+	while (s[i] && s[i] != '"' && i + 1 < n) {
+		buf[i] = s[i];
+		i++;
+	}
+	buf[i] = '\0';
+	return true;
+}
+
+bool wire_int(const char *line, const char *key, int *out)
+{
+	char pat[64];
+	int pl = snprintf(pat, sizeof pat, "\"%s\":", key);
+	const char *at = strstr(line, pat);
+	if (!at)
+		return false;
+	*out = (int)strtol(at + pl, NULL, 10);
+	return true;
+}
+
+size_t wire_encode_cmd(const struct cmd *c, enum game_rules rules, char *buf, size_t n)
+{
+	int k = 0;
+	const char *name = cmd_name(c->type);
+	switch (c->type) {
+	case CMD_REGISTER:
+		k = snprintf(buf, n, "{\"command\":\"%s\",\"playerName\":\"%s\"}\n", name,
+			     c->name ? c->name : "");
+		break;
+	case CMD_START_GAME:
+	case CMD_LEAVE:
+	case CMD_END_TURN:
+		k = snprintf(buf, n, "{\"command\":\"%s\"}\n", name);
+		break;
+	case CMD_SELECT_CHARACTERS:
+		k = snprintf(buf, n, "{\"command\":\"%s\",\"characterId0\":%d,\"characterId1\":%d}\n",
+			     name, c->character, c->character2);
+		break;
+	case CMD_MOVE:
+		if (rules == RULES_BASE)
+			k = snprintf(buf, n,
+				     "{\"command\":\"%s\",\"characterId\":%d,\"locationId\":%d,"
+				     "\"fuel\":%s}\n",
+				     name, c->character, c->location, c->fuel ? "true" : "false");
+		else
+			k = snprintf(buf, n,
+				     "{\"command\":\"%s\",\"characterId\":%d,\"locationId\":%d}\n",
+				     name, c->character, c->location);
+		break;
+	case CMD_SEARCH:
+	case CMD_CLEAN_WASTE:
+		k = snprintf(buf, n, "{\"command\":\"%s\",\"characterId\":%d}\n", name, c->character);
+		break;
+	case CMD_ATTACK:
+	case CMD_BARRICADE:
+		k = snprintf(buf, n, "{\"command\":\"%s\",\"characterId\":%d,\"entrance\":%d}\n",
+			     name, c->character, c->entrance);
+		break;
+	case CMD_CONTRIBUTE_CARD:
+		k = snprintf(buf, n, "{\"command\":\"%s\",\"cardId\":%d}\n", name, c->card);
+		break;
+	case CMD_USE_CARD:
+		if (c->has_target)
+			k = snprintf(buf, n,
+				     "{\"command\":\"%s\",\"cardId\":%d,\"characterId\":%d,"
+				     "\"target\":%d}\n",
+				     name, c->card, c->character, c->target);
+		else
+			k = snprintf(buf, n, "{\"command\":\"%s\",\"cardId\":%d}\n", name, c->card);
+		break;
+	case CMD_USE_ABILITY:
+		if (c->has_target)
+			k = snprintf(buf, n, "{\"command\":\"%s\",\"characterId\":%d,\"target\":%d}\n",
+				     name, c->character, c->target);
+		else
+			k = snprintf(buf, n, "{\"command\":\"%s\",\"characterId\":%d}\n", name,
+				     c->character);
+		break;
+	}
+	if (k < 0 || (size_t)k >= n)
+		die("command line too long");
+	return (size_t)k;
+}
