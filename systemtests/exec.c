@@ -532,9 +532,48 @@ static void close_clients(run *r)
 
 enum { CONNECT_OK, CONNECT_START_FAILED, CONNECT_ERROR };
 
+static char *read_stderr(run *r, size_t *len);
+
+/*
+ * With --port 0 the server binds a port the kernel picks and reports it on
+ * stderr ("listening on 0.0.0.0:N"); waiting for that line makes sure the
+ * clients talk to this scenario's server and no other (a port probed free
+ * and handed over can be taken by a parallel run in between).
+ */
+static int await_reported_port(run *r, long long deadline)
+{
+    static const char tag[] = "listening on 0.0.0.0:";
+    for (;;) {
+        size_t n;
+        char *log = read_stderr(r, &n);
+        const char *p = strstr(log, tag);
+        int port = p ? atoi(p + sizeof tag - 1) : 0;
+        free(log);
+        if (port > 0) {
+            r->port = port;
+            tlog(r, "server reported port %d", port);
+            return CONNECT_OK;
+        }
+        reap(r);
+        if (!r->running)
+            return CONNECT_START_FAILED;
+        if (now_ms() > deadline) {
+            failf(r, "the server did not report its port (\"%s<port>\" on stderr) within %d s",
+                  tag, WAIT_CONNECT_MS * r->slow / 1000);
+            return CONNECT_ERROR;
+        }
+        sleep_ms(5);
+    }
+}
+
 static int connect_all(run *r)
 {
     long long deadline = now_ms() + (long long)WAIT_CONNECT_MS * r->slow;
+    if (r->port == 0) {
+        int rc = await_reported_port(r, deadline);
+        if (rc != CONNECT_OK)
+            return rc;
+    }
     for (size_t i = 0; i < r->ncl; i++) {
         client *c = &r->cl[i];
         for (;;) {
@@ -708,6 +747,16 @@ static void do_closed(run *r, const step *st)
 
 static bool probe_accepts(run *r)
 {
+    if (r->port == 0) {
+        /* --port 0: the server says when it listens */
+        size_t n;
+        char *log = read_stderr(r, &n);
+        bool listening = strstr(log, "listening on ") != NULL;
+        free(log);
+        if (listening)
+            tlog(r, "probe: the server reports that it is listening");
+        return listening;
+    }
     int fd = try_connect(r->port);
     if (fd < 0)
         return false;
@@ -949,7 +998,7 @@ static void run_steps(run *r)
 static void start(run *r)
 {
     for (int attempt = 1; attempt <= START_ATTEMPTS; attempt++) {
-        r->port = pick_port();
+        r->port = r->o->fixed_ports ? pick_port() : 0;
         if (r->port < 0) {
             failf(r, "cannot find a free port: %s", strerror(errno));
             return;

@@ -9,6 +9,7 @@ typedef struct {
     const char *server; /* path of the sopra-server binary */
     bool verbose;       /* always print the transcript */
     bool valgrind;      /* run the server under valgrind; waits are longer */
+    bool fixed_ports;   /* pick a free port ourselves instead of --port 0 */
 } run_opts;
 
 /* Load, run and judge the scenario at path. Writes "PASS name" or

@@ -1,6 +1,6 @@
 /* sopra-scenario: runs *.scn system-test scenarios against sopra-server.
  *
- *   sopra-scenario --server PATH [-j N] [--verbose] [--valgrind] FILE_OR_DIR...
+ *   sopra-scenario --server PATH [-j N] [--verbose] [--valgrind] [--fixed-ports] FILE_OR_DIR...
  *   sopra-scenario --self-test
  *
  * Each scenario runs in its own forked worker (at most N at a time); results
@@ -41,7 +41,7 @@ typedef struct {
 
 static void usage(FILE *f)
 {
-    fputs("usage: sopra-scenario --server PATH [-j N] [--verbose] [--valgrind] FILE_OR_DIR...\n"
+    fputs("usage: sopra-scenario --server PATH [-j N] [--verbose] [--valgrind] [--fixed-ports] FILE_OR_DIR...\n"
           "       sopra-scenario --self-test\n"
           "Runs *.scn scenarios (directories: their *.scn files, sorted by name) against\n"
           "the server and prints PASS/FAIL per scenario and \"N passed, M failed\".\n"
@@ -49,6 +49,8 @@ static void usage(FILE *f)
           "  -j N           scenarios run in parallel (default: number of CPUs)\n"
           "  --verbose, -v  print each scenario's transcript and server stderr\n"
           "  --valgrind     run the server under valgrind (memcheck); waits are 4x longer\n"
+          "  --fixed-ports  choose a free port and pass it (for servers that cannot report\n"
+          "                 the port they got for --port 0 as \"listening on 0.0.0.0:N\")\n"
           "  --self-test    check the runner's own parsing code and exit\n",
           f);
 }
@@ -282,6 +284,8 @@ int main(int argc, char **argv)
             o.verbose = true;
         } else if (!strcmp(a, "--valgrind")) {
             o.valgrind = true;
+        } else if (!strcmp(a, "--fixed-ports")) {
+            o.fixed_ports = true;
         } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             free(paths);
