@@ -644,10 +644,12 @@ static void conn_handle_line(struct conn *c, const char *line, size_t len)
 	settle(s, true);
 }
 
+/* Only JSON whitespace: such a line is skipped without an answer (a line of
+ * just "\r" included, i.e. "\r\r\n"). */
 static bool is_blank(const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (s[i] != ' ' && s[i] != '\t')
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
 			return false;
 	return true;
 }
