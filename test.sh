@@ -71,7 +71,7 @@ if [ "$full" = 1 ]; then
 			--server build/sopra-server "${dirs[@]}"
 	fi
 	if [ -x fuzz/run.sh ]; then
-		step "fuzz (short run)" fuzz/run.sh "${FUZZ_SECONDS:-30}"
+		step "fuzz (short run)" fuzz/run.sh "${FUZZ_SECONDS:-60}"
 	fi
 fi
 
