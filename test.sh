@@ -70,6 +70,9 @@ if [ "$full" = 1 ]; then
 		step "valgrind (scenarios)" build/systemtests/sopra-scenario --valgrind \
 			--server build/sopra-server "${dirs[@]}"
 	fi
+	if command -v clang-format >/dev/null; then
+		step "format (.clang-format)" clang-format --dry-run --Werror src/*.c include/sopra/*.h
+	fi
 	if [ -x fuzz/run.sh ]; then
 		step "fuzz (short run)" fuzz/run.sh "${FUZZ_SECONDS:-60}"
 	fi

@@ -71,8 +71,8 @@ void config_errors_free(struct config_errors *errs)
 /* State of one config_parse call. */
 struct ctx {
 	struct config_errors *errs;
-	int nerr;   /* problems found (including ones not stored) */
-	bool oom;   /* an allocation failed: the result is invalid */
+	int nerr; /* problems found (including ones not stored) */
+	bool oom; /* an allocation failed: the result is invalid */
 	/* per-character: status parsed (any integer is a valid status) */
 	unsigned char *status_ok;
 	/* per-location: its card list parsed (an array) */
@@ -90,7 +90,8 @@ struct ctx {
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
 #endif
-static void perr(struct ctx *c, const char *path, const char *fmt, ...)
+static void
+perr(struct ctx *c, const char *path, const char *fmt, ...)
 {
 	c->nerr++;
 	if (c->nerr > CONFIG_MAX_ERRORS + 1)
@@ -98,8 +99,8 @@ static void perr(struct ctx *c, const char *path, const char *fmt, ...)
 	char body[512];
 	if (c->nerr == CONFIG_MAX_ERRORS + 1) {
 		snprintf(body, sizeof body,
-			 "(root): too many problems; only the first %d are reported",
-			 CONFIG_MAX_ERRORS);
+		         "(root): too many problems; only the first %d are reported",
+		         CONFIG_MAX_ERRORS);
 	} else {
 		va_list ap;
 		va_start(ap, fmt);
@@ -185,8 +186,7 @@ static void path_idx(char *out, const char *base, int i)
 /* Reports a syntax error at byte offset `at` of text as
  * "(root): not valid JSON at line L column C: why". Columns count
  * characters (UTF-8 sequences), both from 1. */
-static void report_syntax(struct ctx *c, const char *text, size_t len, size_t at,
-			  const char *why)
+static void report_syntax(struct ctx *c, const char *text, size_t len, size_t at, const char *why)
 {
 	unsigned long line = 1, col = 1;
 	if (at > len)
@@ -230,7 +230,7 @@ static const cJSON *member(const cJSON *obj, const char *key)
  * and every allowed name that occurs more than once as a duplicate key.
  * O(members * allowed). */
 static void check_keys(struct ctx *c, const cJSON *obj, const char *base,
-		       const char *const *allowed, int nallowed)
+                       const char *const *allowed, int nallowed)
 {
 	char p[PATH_LEN];
 	for (const cJSON *m = obj->child; m; m = m->next) {
@@ -271,8 +271,7 @@ static bool as_int(struct ctx *c, const cJSON *v, const char *path, int *out)
 		perr(c, path, "integer out of range");
 		return false;
 	}
-	if (!cJSON_IsNumber(v) || isnan(v->valuedouble) ||
-	    !is_integral(v->valuedouble)) {
+	if (!cJSON_IsNumber(v) || isnan(v->valuedouble) || !is_integral(v->valuedouble)) {
 		perr(c, path, "must be an integer");
 		return false;
 	}
@@ -286,8 +285,7 @@ static bool as_int(struct ctx *c, const cJSON *v, const char *path, int *out)
 
 /* Checks v is an integer in [min, max] (max == INT_MAX: no upper bound);
  * reports at path. *out is written only on success. */
-static bool int_range(struct ctx *c, const cJSON *v, const char *path, int min,
-		      int max, int *out)
+static bool int_range(struct ctx *c, const cJSON *v, const char *path, int min, int max, int *out)
 {
 	int x;
 	if (!as_int(c, v, path, &x))
@@ -305,8 +303,8 @@ static bool int_range(struct ctx *c, const cJSON *v, const char *path, int min,
 
 /* Reads integer member key of obj (at base) in [min, max]. A missing key is
  * reported when required. *out is written only on success. */
-static bool get_int(struct ctx *c, const cJSON *obj, const char *base,
-		    const char *key, bool required, int min, int max, int *out)
+static bool get_int(struct ctx *c, const cJSON *obj, const char *base, const char *key,
+                    bool required, int min, int max, int *out)
 {
 	char p[PATH_LEN];
 	path_key(p, base, key);
@@ -320,8 +318,7 @@ static bool get_int(struct ctx *c, const cJSON *obj, const char *base,
 }
 
 /* Reads optional boolean member key of obj; leaves *out alone if absent. */
-static bool get_bool(struct ctx *c, const cJSON *obj, const char *base,
-		     const char *key, bool *out)
+static bool get_bool(struct ctx *c, const cJSON *obj, const char *base, const char *key, bool *out)
 {
 	const cJSON *v = member(obj, key);
 	if (!v)
@@ -338,8 +335,8 @@ static bool get_bool(struct ctx *c, const cJSON *obj, const char *base,
 
 /* Returns required member key of obj if it is an array (else reports and
  * returns NULL); path of the member goes to p[PATH_LEN]. */
-static const cJSON *get_array(struct ctx *c, const cJSON *obj, const char *base,
-			      const char *key, char *p)
+static const cJSON *get_array(struct ctx *c, const cJSON *obj, const char *base, const char *key,
+                              char *p)
 {
 	path_key(p, base, key);
 	const cJSON *v = member(obj, key);
@@ -369,17 +366,15 @@ static void join_names(char *out, size_t size, const char *const *names, int n)
 	size_t used = 0;
 	out[0] = '\0';
 	for (int k = 0; k < n && used < size; k++)
-		used += (size_t)snprintf(out + used, size - used, "%s%s",
-					 k ? ", " : "", names[k]);
+		used += (size_t)snprintf(out + used, size - used, "%s%s", k ? ", " : "", names[k]);
 }
 
 /* Decodes a polymorphic one-key object {"type": {...params}} at path.
  * On success stores the index of the type in names[] in *type, writes the
  * params' path to sub[PATH_LEN] and returns the params object; otherwise
  * reports and returns NULL. `what` names the kind ("card", ...). */
-static const cJSON *poly(struct ctx *c, const cJSON *v, const char *path,
-			 const char *const *names, int nnames, const char *what,
-			 int *type, char *sub)
+static const cJSON *poly(struct ctx *c, const cJSON *v, const char *path, const char *const *names,
+                         int nnames, const char *what, int *type, char *sub)
 {
 	if (!cJSON_IsObject(v)) {
 		perr(c, path, "must be an object");
@@ -389,8 +384,8 @@ static const cJSON *poly(struct ctx *c, const cJSON *v, const char *path,
 	char list[256]; /* the type names, joined only for a message */
 	if (n != 1) {
 		join_names(list, sizeof list, names, nnames);
-		perr(c, path, "must have exactly one key, the %s type (one of %s); has %d",
-		     what, list, n);
+		perr(c, path, "must have exactly one key, the %s type (one of %s); has %d", what,
+		     list, n);
 		return NULL;
 	}
 	const cJSON *m = v->child;
@@ -425,22 +420,20 @@ static void *zalloc(struct ctx *c, size_t n, size_t sz)
 /* ------------------------------------------------------------------------ */
 
 static const char *const card_names[CARD_TYPE_COUNT] = {
-	"food", "fuel", "stuff", "medicine", "lock", "scissors",
-	"hammer", "snow_boots", "colt", "swab", "blueprint",
+        "food",   "fuel",       "stuff", "medicine", "lock",      "scissors",
+        "hammer", "snow_boots", "colt",  "swab",     "blueprint",
 };
 
 static const char *const ability_names[] = {
-	"wound", "no_infection", "search", "trash",
-	"heal", "feed", "barricade", "kill",
+        "wound", "no_infection", "search", "trash", "heal", "feed", "barricade", "kill",
 };
 
-static const char *const crisis_names[] = { "food", "stuff", "medicine", "fuel" };
+static const char *const crisis_names[] = {"food", "stuff", "medicine", "fuel"};
 
-static const char *const injury_names[] = { "wound", "frostBite", "bite" };
+static const char *const injury_names[] = {"wound", "frostBite", "bite"};
 
 /* Parses one card entry into *card (id 0 when its id did not parse). */
-static void parse_card(struct ctx *c, const cJSON *v, const char *path,
-		       struct config_card *card)
+static void parse_card(struct ctx *c, const cJSON *v, const char *path, struct config_card *card)
 {
 	char sub[PATH_LEN];
 	int type;
@@ -448,9 +441,9 @@ static void parse_card(struct ctx *c, const cJSON *v, const char *path,
 	if (!o)
 		return;
 	card->type = (enum card_type)type;
-	static const char *const k_plain[] = { "identifier" };
-	static const char *const k_food[] = { "identifier", "amount" };
-	static const char *const k_blue[] = { "identifier", "location" };
+	static const char *const k_plain[] = {"identifier"};
+	static const char *const k_food[] = {"identifier", "amount"};
+	static const char *const k_blue[] = {"identifier", "location"};
 	if (type == CARD_FOOD)
 		check_keys(c, o, sub, k_food, 2);
 	else if (type == CARD_BLUEPRINT)
@@ -465,8 +458,8 @@ static void parse_card(struct ctx *c, const cJSON *v, const char *path,
 }
 
 /* Reads an injury name member key of obj into *out. */
-static void get_injury(struct ctx *c, const cJSON *obj, const char *base,
-		       const char *key, enum injury *out)
+static void get_injury(struct ctx *c, const cJSON *obj, const char *base, const char *key,
+                       enum injury *out)
 {
 	char p[PATH_LEN];
 	path_key(p, base, key);
@@ -484,8 +477,7 @@ static void get_injury(struct ctx *c, const cJSON *obj, const char *base,
 }
 
 /* Parses a character's ability object (at path) into *a. */
-static void parse_ability(struct ctx *c, const cJSON *v, const char *path,
-			  struct config_ability *a)
+static void parse_ability(struct ctx *c, const cJSON *v, const char *path, struct config_ability *a)
 {
 	char sub[PATH_LEN];
 	int type;
@@ -493,13 +485,13 @@ static void parse_ability(struct ctx *c, const cJSON *v, const char *path,
 	if (!o)
 		return;
 	a->type = (enum ability_type)type;
-	static const char *const k_wound[] = { "before", "after" };
-	static const char *const k_search[] = { "location", "numCards", "maxActivations" };
-	static const char *const k_trash[] = { "numCards" };
-	static const char *const k_feed[] = { "numFood" };
-	static const char *const k_barr[] = { "numBarricades", "maxActivations" };
-	static const char *const k_kill[] = { "locationId", "dieValue", "numZombies",
-					      "maxActivations", "infectionDie", "children" };
+	static const char *const k_wound[] = {"before", "after"};
+	static const char *const k_search[] = {"location", "numCards", "maxActivations"};
+	static const char *const k_trash[] = {"numCards"};
+	static const char *const k_feed[] = {"numFood"};
+	static const char *const k_barr[] = {"numBarricades", "maxActivations"};
+	static const char *const k_kill[] = {"locationId",     "dieValue",     "numZombies",
+	                                     "maxActivations", "infectionDie", "children"};
 	switch (a->type) {
 	case ABILITY_WOUND:
 		check_keys(c, o, sub, k_wound, 2);
@@ -543,10 +535,10 @@ static void parse_ability(struct ctx *c, const cJSON *v, const char *path,
 
 /* Parses one character entry; sets c->status_ok[i] when its status parsed. */
 static void parse_character(struct ctx *c, const cJSON *v, const char *path,
-			    struct config_character *ch, int i)
+                            struct config_character *ch, int i)
 {
-	static const char *const keys[] = { "name", "identifier", "status",
-					    "attack", "search", "ability" };
+	static const char *const keys[] = {"name",   "identifier", "status",
+	                                   "attack", "search",     "ability"};
 	char p[PATH_LEN];
 	if (!cJSON_IsObject(v)) {
 		perr(c, path, "must be an object");
@@ -580,9 +572,9 @@ static void parse_character(struct ctx *c, const cJSON *v, const char *path,
 /* Parses the goal object (required key "goal" of root). */
 static void parse_goal(struct ctx *c, const cJSON *root, struct config_goal *g)
 {
-	static const char *const keys[] = { "rounds", "moral", "zombiesColony",
-					    "zombiesLocations", "childrenInColony",
-					    "survive", "barricades", "locationWithZombies" };
+	static const char *const keys[] = {
+	        "rounds",           "moral",   "zombiesColony", "zombiesLocations",
+	        "childrenInColony", "survive", "barricades",    "locationWithZombies"};
 	const cJSON *o = member(root, "goal");
 	if (!o) {
 		perr(c, "goal", "missing required key");
@@ -596,12 +588,10 @@ static void parse_goal(struct ctx *c, const cJSON *root, struct config_goal *g)
 	check_keys(c, o, "goal", keys, 8);
 	get_int(c, o, "goal", "rounds", true, 1, INT_MAX, &g->rounds);
 	get_int(c, o, "goal", "moral", true, 1, INT_MAX, &g->moral);
-	c->zc_ok = get_int(c, o, "goal", "zombiesColony", true, 0, INT_MAX,
-			   &g->zombies_colony);
-	c->zl_ok = get_int(c, o, "goal", "zombiesLocations", true, 0, INT_MAX,
-			   &g->zombies_locations);
-	get_int(c, o, "goal", "childrenInColony", true, 0, INT_MAX,
-		&g->children_in_colony);
+	c->zc_ok = get_int(c, o, "goal", "zombiesColony", true, 0, INT_MAX, &g->zombies_colony);
+	c->zl_ok =
+	        get_int(c, o, "goal", "zombiesLocations", true, 0, INT_MAX, &g->zombies_locations);
+	get_int(c, o, "goal", "childrenInColony", true, 0, INT_MAX, &g->children_in_colony);
 
 	bool dummy = false;
 	if (member(o, "survive")) {
@@ -618,16 +608,16 @@ static void parse_goal(struct ctx *c, const cJSON *root, struct config_goal *g)
 	if (member(o, "locationWithZombies")) {
 		c->nconditions++;
 		g->type = GOAL_LOCATION_WITH_ZOMBIES;
-		c->value_ok = get_int(c, o, "goal", "locationWithZombies", true, 0,
-				      INT_MAX, &g->value);
+		c->value_ok =
+		        get_int(c, o, "goal", "locationWithZombies", true, 0, INT_MAX, &g->value);
 	}
 }
 
 /* Parses a card-id list (array member key of obj at base) into
  * loc->cards; entries that fail are stored as 0. Returns true if it was an
  * array. */
-static bool parse_stack(struct ctx *c, const cJSON *obj, const char *base,
-			const char *key, struct config_location *loc)
+static bool parse_stack(struct ctx *c, const cJSON *obj, const char *base, const char *key,
+                        struct config_location *loc)
 {
 	char p[PATH_LEN], q[PATH_LEN];
 	const cJSON *arr = get_array(c, obj, base, key, p);
@@ -648,7 +638,7 @@ static bool parse_stack(struct ctx *c, const cJSON *obj, const char *base,
 
 /* Parses one entry of "locations" (a location or the colony wrapper). */
 static void parse_location(struct ctx *c, const cJSON *v, const char *path,
-			   struct config_location *loc, int i)
+                           struct config_location *loc, int i)
 {
 	char p[PATH_LEN];
 	if (!cJSON_IsObject(v)) {
@@ -657,8 +647,8 @@ static void parse_location(struct ctx *c, const cJSON *v, const char *path,
 	}
 	const cJSON *col = member(v, "colony");
 	if (col) {
-		static const char *const wrap[] = { "colony" };
-		static const char *const keys[] = { "identifier", "entrances", "startCards" };
+		static const char *const wrap[] = {"colony"};
+		static const char *const keys[] = {"identifier", "entrances", "startCards"};
 		loc->is_colony = true;
 		loc->name = strdup("colony");
 		if (!loc->name)
@@ -675,8 +665,8 @@ static void parse_location(struct ctx *c, const cJSON *v, const char *path,
 		c->cards_ok[i] = parse_stack(c, col, p, "startCards", loc);
 		return;
 	}
-	static const char *const keys[] = { "name", "identifier", "entrances",
-					    "survivorSpaces", "cards" };
+	static const char *const keys[] = {"name", "identifier", "entrances", "survivorSpaces",
+	                                   "cards"};
 	check_keys(c, v, path, keys, 5);
 	path_key(p, path, "name");
 	const cJSON *name = member(v, "name");
@@ -696,10 +686,9 @@ static void parse_location(struct ctx *c, const cJSON *v, const char *path,
 }
 
 /* Parses one crisis entry. */
-static void parse_crisis(struct ctx *c, const cJSON *v, const char *path,
-			 struct config_crisis *cr)
+static void parse_crisis(struct ctx *c, const cJSON *v, const char *path, struct config_crisis *cr)
 {
-	static const char *const keys[] = { "identifier", "moralChange", "requiredCards" };
+	static const char *const keys[] = {"identifier", "moralChange", "requiredCards"};
 	char sub[PATH_LEN];
 	int type;
 	const cJSON *o = poly(c, v, path, crisis_names, 4, "crisis", &type, sub);
@@ -715,8 +704,8 @@ static void parse_crisis(struct ctx *c, const cJSON *v, const char *path,
 /* Walks the whole tree against the schema, filling cfg. */
 static void parse_root(struct ctx *c, const cJSON *root, struct config *cfg)
 {
-	static const char *const keys[] = { "maxPlayers", "cards", "characters",
-					    "goal", "locations", "crises" };
+	static const char *const keys[] = {"maxPlayers", "cards",     "characters",
+	                                   "goal",       "locations", "crises"};
 	char p[PATH_LEN], q[PATH_LEN];
 	const cJSON *arr;
 	int k;
@@ -808,8 +797,7 @@ static int cmp_idx_val(const void *a, const void *b)
 /* For n values with validity flags (NULL: all valid), sets first[i] to the
  * index of the first occurrence of vals[i] when i is a later duplicate, else
  * -1. O(n log n). Returns false (reporting OOM) if memory runs out. */
-static bool find_dups(struct ctx *c, const int *vals, const unsigned char *valid,
-		      int n, int *first)
+static bool find_dups(struct ctx *c, const int *vals, const unsigned char *valid, int n, int *first)
 {
 	struct idx_val *t = zalloc(c, (size_t)n, sizeof *t);
 	if (!t)
@@ -818,7 +806,7 @@ static bool find_dups(struct ctx *c, const int *vals, const unsigned char *valid
 	for (int i = 0; i < n; i++) {
 		first[i] = -1;
 		if (!valid || valid[i])
-			t[m++] = (struct idx_val){ vals[i], i };
+			t[m++] = (struct idx_val){vals[i], i};
 	}
 	qsort(t, (size_t)m, sizeof *t, cmp_idx_val);
 	for (int k = 1, head = 0; k < m; k++) {
@@ -843,8 +831,7 @@ static int cmp_int(const void *a, const void *b)
  * id did not parse (0): that record might be the one a reference means, so
  * unknown references are then not reported (the file is invalid anyway).
  * Also NULL, reporting it, when memory runs out. */
-static int *id_table(struct ctx *c, const void *recs, size_t stride, size_t id_off,
-		     int n, int *m)
+static int *id_table(struct ctx *c, const void *recs, size_t stride, size_t id_off, int n, int *m)
 {
 	int *t = zalloc(c, (size_t)n, sizeof *t);
 	if (!t)
@@ -870,16 +857,14 @@ static bool has_id(const int *t, int m, int id)
 /* Writes the path of location i ("locations[i]" or "locations[i].colony"). */
 static void loc_path(char *out, const struct config *cfg, int i)
 {
-	snprintf(out, PATH_LEN, "locations[%d]%s", i,
-		 cfg->locations[i].is_colony ? ".colony" : "");
+	snprintf(out, PATH_LEN, "locations[%d]%s", i, cfg->locations[i].is_colony ? ".colony" : "");
 }
 
 /* Writes the path of card list entry k of location i. */
 static void stack_path(char *out, const struct config *cfg, int i, int k)
 {
 	bool col = cfg->locations[i].is_colony;
-	snprintf(out, PATH_LEN, "locations[%d]%s[%d]", i,
-		 col ? ".colony.startCards" : ".cards", k);
+	snprintf(out, PATH_LEN, "locations[%d]%s[%d]", i, col ? ".colony.startCards" : ".cards", k);
 }
 
 /* Writes the path of card i's parameter object ("cards[i].type"). */
@@ -892,8 +877,8 @@ static void card_path(char *out, const struct config *cfg, int i)
  * record size and ids points at the first record's id; `path_of` writes
  * the record's base path. */
 static void check_dup_ids(struct ctx *c, const struct config *cfg, const char *kind,
-			  const void *recs, size_t stride, size_t id_off, int n,
-			  void (*path_of)(char *, const struct config *, int))
+                          const void *recs, size_t stride, size_t id_off, int n,
+                          void (*path_of)(char *, const struct config *, int))
 {
 	int *vals = zalloc(c, (size_t)n, sizeof *vals);
 	unsigned char *valid = zalloc(c, (size_t)n, 1);
@@ -942,7 +927,8 @@ static void check_status(struct ctx *c, const struct config *cfg)
 				if (first[i] >= 0) {
 					char p[PATH_LEN];
 					snprintf(p, PATH_LEN, "characters[%d].status", i);
-					perr(c, p, "duplicate social status %d (also characters[%d])",
+					perr(c, p,
+					     "duplicate social status %d (also characters[%d])",
 					     vals[i], first[i]);
 				}
 	}
@@ -953,7 +939,7 @@ static void check_status(struct ctx *c, const struct config *cfg)
 /* Checks every stack entry names a known card (skipped when card_ids is
  * NULL) and no card is in a stack twice or in two stacks. */
 static void check_stacks(struct ctx *c, const struct config *cfg, const int *card_ids,
-			 int ncard_ids)
+                         int ncard_ids)
 {
 	long total = 0;
 	for (int i = 0; i < cfg->nlocations; i++)
@@ -999,8 +985,8 @@ static void check_stacks(struct ctx *c, const struct config *cfg, const int *car
 
 /* Checks references to locations from blueprint cards and from the search
  * and kill abilities. */
-static void check_location_refs(struct ctx *c, const struct config *cfg,
-				const int *loc_ids, int nloc_ids)
+static void check_location_refs(struct ctx *c, const struct config *cfg, const int *loc_ids,
+                                int nloc_ids)
 {
 	char p[PATH_LEN], q[PATH_LEN];
 	for (int i = 0; i < cfg->ncards; i++) {
@@ -1019,7 +1005,7 @@ static void check_location_refs(struct ctx *c, const struct config *cfg,
 		if (has_id(loc_ids, nloc_ids, a->location))
 			continue;
 		snprintf(p, PATH_LEN, "characters[%d].ability.%s", i,
-			 a->type == ABILITY_SEARCH ? "search.location" : "kill.locationId");
+		         a->type == ABILITY_SEARCH ? "search.location" : "kill.locationId");
 		perr(c, p, "unknown location %d", a->location);
 	}
 }
@@ -1041,8 +1027,8 @@ static void cross_checks(struct ctx *c, struct config *cfg)
 			loc_path(p, cfg, i);
 			char q[PATH_LEN];
 			path_key(q, p, l->is_colony ? "startCards" : "cards");
-			perr(c, q, "needs at least %lld cards (maxPlayers*5), has %d",
-			     mp * 5, l->ncards);
+			perr(c, q, "needs at least %lld cards (maxPlayers*5), has %d", mp * 5,
+			     l->ncards);
 		}
 	if (c->crises_ok && cfg->goal.rounds > 0 && cfg->ncrises < cfg->goal.rounds)
 		perr(c, "crises", "needs at least %d crises (one per round), has %d",
@@ -1051,28 +1037,25 @@ static void cross_checks(struct ctx *c, struct config *cfg)
 	if (c->chars_ok) {
 		check_status(c, cfg);
 		check_dup_ids(c, cfg, "character", cfg->characters, sizeof *cfg->characters,
-			      offsetof(struct config_character, id), cfg->ncharacters,
-			      char_path);
+		              offsetof(struct config_character, id), cfg->ncharacters, char_path);
 	}
 	if (c->cards_list_ok)
 		check_dup_ids(c, cfg, "card", cfg->cards, sizeof *cfg->cards,
-			      offsetof(struct config_card, id), cfg->ncards, card_path);
+		              offsetof(struct config_card, id), cfg->ncards, card_path);
 	if (c->locs_ok)
 		check_dup_ids(c, cfg, "location", cfg->locations, sizeof *cfg->locations,
-			      offsetof(struct config_location, id), cfg->nlocations,
-			      loc_path);
+		              offsetof(struct config_location, id), cfg->nlocations, loc_path);
 
 	/* references */
 	int ncid = 0, nlid = 0;
 	int *card_ids = c->cards_list_ok
-				? id_table(c, cfg->cards, sizeof *cfg->cards,
-					   offsetof(struct config_card, id), cfg->ncards, &ncid)
-				: NULL;
-	int *loc_ids = c->locs_ok
-			       ? id_table(c, cfg->locations, sizeof *cfg->locations,
-					  offsetof(struct config_location, id), cfg->nlocations,
-					  &nlid)
-			       : NULL;
+	                        ? id_table(c, cfg->cards, sizeof *cfg->cards,
+	                                   offsetof(struct config_card, id), cfg->ncards, &ncid)
+	                        : NULL;
+	int *loc_ids =
+	        c->locs_ok ? id_table(c, cfg->locations, sizeof *cfg->locations,
+	                              offsetof(struct config_location, id), cfg->nlocations, &nlid)
+	                   : NULL;
 	if (c->locs_ok)
 		check_stacks(c, cfg, card_ids, ncid);
 	if (loc_ids)
@@ -1100,11 +1083,13 @@ static void cross_checks(struct ctx *c, struct config *cfg)
 			snprintf(p, PATH_LEN, "locations[%d]", i);
 			if (l->is_colony && c->zc_ok && cfg->goal.zombies_colony > spaces)
 				perr(c, "goal.zombiesColony",
-				     "%d initial zombies exceed the %lld entrance spaces of the colony (%s, 3 per entrance)",
+				     "%d initial zombies exceed the %lld entrance spaces of the "
+				     "colony (%s, 3 per entrance)",
 				     cfg->goal.zombies_colony, spaces, p);
 			if (!l->is_colony && c->zl_ok && cfg->goal.zombies_locations > spaces)
 				perr(c, "goal.zombiesLocations",
-				     "%d initial zombies exceed the %lld entrance spaces of %s (3 per entrance)",
+				     "%d initial zombies exceed the %lld entrance spaces of %s (3 "
+				     "per entrance)",
 				     cfg->goal.zombies_locations, spaces, p);
 		}
 		if (ncolonies != 1)
@@ -1113,7 +1098,8 @@ static void cross_checks(struct ctx *c, struct config *cfg)
 
 	/* goal condition */
 	if (c->nconditions != 1 && c->goal_present)
-		perr(c, "goal", "must have exactly one of survive, barricades, locationWithZombies");
+		perr(c, "goal",
+		     "must have exactly one of survive, barricades, locationWithZombies");
 	if (c->nconditions == 1 && c->value_ok) {
 		if (cfg->goal.type == GOAL_LOCATION_WITH_ZOMBIES && c->locs_ok &&
 		    cfg->goal.value > cfg->nlocations)
@@ -1122,8 +1108,7 @@ static void cross_checks(struct ctx *c, struct config *cfg)
 			     cfg->goal.value, cfg->nlocations);
 		if (cfg->goal.type == GOAL_BARRICADES && all_entrances &&
 		    cfg->goal.value > 3 * entrances)
-			perr(c, "goal.barricades",
-			     "%d exceeds 3 per entrance in total (%lld)",
+			perr(c, "goal.barricades", "%d exceeds 3 per entrance in total (%lld)",
 			     cfg->goal.value, 3 * entrances);
 	}
 }
@@ -1155,7 +1140,7 @@ void config_free(struct config *cfg)
  * cross-checks; any problem frees the partial config and returns NULL. */
 struct config *config_parse(const char *text, size_t len, struct config_errors *errs)
 {
-	struct ctx c = { .errs = errs };
+	struct ctx c = {.errs = errs};
 	struct config *cfg = NULL;
 	cJSON *root = NULL;
 
@@ -1164,8 +1149,7 @@ struct config *config_parse(const char *text, size_t len, struct config_errors *
 		return NULL;
 	}
 	if (len > CONFIG_MAX_BYTES) {
-		perr(&c, "(root)", "too large (%zu bytes, the limit is %u)", len,
-		     CONFIG_MAX_BYTES);
+		perr(&c, "(root)", "too large (%zu bytes, the limit is %u)", len, CONFIG_MAX_BYTES);
 		return NULL;
 	}
 	if (!syntax_check(&c, text ? text : "", len))
@@ -1191,7 +1175,7 @@ struct config *config_parse(const char *text, size_t len, struct config_errors *
 	if (!root) {
 		size_t at = end && end >= cfg->text ? (size_t)(end - cfg->text) : 0;
 		report_syntax(&c, cfg->text, len, at,
-			      "rejected by the JSON parser (or out of memory)");
+		              "rejected by the JSON parser (or out of memory)");
 		goto fail;
 	}
 	parse_root(&c, root, cfg);
@@ -1216,7 +1200,7 @@ fail:
 /* See config.h. Reads at most CONFIG_MAX_BYTES bytes; errors name the path. */
 struct config *config_load(const char *path, struct config_errors *errs)
 {
-	struct ctx c = { .errs = errs };
+	struct ctx c = {.errs = errs};
 	FILE *f = fopen(path, "rb");
 	if (!f) {
 		perr(&c, path, "cannot read: %s", strerror(errno));

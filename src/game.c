@@ -28,14 +28,14 @@ enum phase {
 };
 
 enum char_life {
-	CH_UNUSED,  /* in the unused list, or offered to a player */
+	CH_UNUSED, /* in the unused list, or offered to a player */
 	CH_ALIVE,
 	CH_DEAD,
 };
 
 enum card_place {
-	CP_DECK,     /* in a location's deck or the start pile */
-	CP_HAND,     /* holder = player */
+	CP_DECK, /* in a location's deck or the start pile */
+	CP_HAND, /* holder = player */
 	CP_WASTE,
 	CP_GONE,     /* contributed, discarded, or lost with a hand or a death */
 	CP_EQUIPPED, /* holder = character index */
@@ -49,13 +49,13 @@ struct card_state {
 
 struct char_state {
 	enum char_life life;
-	int owner;   /* player id while alive */
-	int loc;     /* location index while alive */
+	int owner; /* player id while alive */
+	int loc;   /* location index while alive */
 	int wounds;
 	int frostbites;
 	bool moved;
-	int uses;    /* ability activations this round */
-	int *equip;  /* owned: card indices, most recently equipped last */
+	int uses;   /* ability activations this round */
+	int *equip; /* owned: card indices, most recently equipped last */
 	int nequip;
 	int capequip;
 };
@@ -66,7 +66,7 @@ struct loc_state {
 	int *deck;       /* owned: card indices, top at deck[top] */
 	int ndeck;
 	int top;
-	int children;    /* colony only */
+	int children; /* colony only */
 };
 
 struct player_state {
@@ -74,11 +74,11 @@ struct player_state {
 	bool in_game;
 	bool disconnected;
 	bool selected;
-	bool cleaned;   /* base: cleaned waste this round */
+	bool cleaned; /* base: cleaned waste this round */
 	int offered[4];
-	int *dice;      /* owned, sorted ascending, capacity ncharacters + 1 */
+	int *dice; /* owned, sorted ascending, capacity ncharacters + 1 */
 	int ndice;
-	int *hand;      /* owned: card indices in the order drawn */
+	int *hand; /* owned: card indices in the order drawn */
 	int nhand;
 	int caphand;
 };
@@ -101,12 +101,12 @@ struct game {
 	struct char_state *chars; /* parallel to cfg->characters */
 	int *unused;              /* character indices, first = next to spawn */
 	int nunused;
-	int *spawn_order;         /* character indices in the order they were given out */
+	int *spawn_order; /* character indices in the order they were given out */
 	int nspawned;
 
-	struct card_state *cards; /* parallel to cfg->cards */
+	struct card_state *cards;  /* parallel to cfg->cards */
 	struct id_index *card_ids; /* sorted by id */
-	struct loc_state *locs;   /* parallel to cfg->locations */
+	struct loc_state *locs;    /* parallel to cfg->locations */
 	int colony;
 
 	int *crisis_pile; /* crisis indices after the shuffle */
@@ -116,11 +116,11 @@ struct game {
 	int round;
 	int moral;
 	int food;
-	int waste;        /* cards on the waste pile */
-	int *waste_pile;  /* owned: their indices, capacity ncards */
+	int waste;       /* cards on the waste pile */
+	int *waste_pile; /* owned: their indices, capacity ncards */
 	int starvation;
 
-	int sel;           /* selection: the player choosing */
+	int sel; /* selection: the player choosing */
 	bool sel_waiting;
 	int active;        /* turn: the active player, -1 before the first */
 	bool turn_waiting; /* a turn is in progress */
@@ -188,9 +188,9 @@ static int cmp_id_index(const void *a, const void *b)
 
 static int card_index(const struct game *g, int id)
 {
-	struct id_index key = { id, 0 };
-	const struct id_index *f = bsearch(&key, g->card_ids, (size_t)g->cfg->ncards,
-					   sizeof key, cmp_id_index);
+	struct id_index key = {id, 0};
+	const struct id_index *f =
+	        bsearch(&key, g->card_ids, (size_t)g->cfg->ncards, sizeof key, cmp_id_index);
 	return f ? f->index : -1;
 }
 
@@ -323,7 +323,7 @@ static void hand_remove(struct game *g, int p, int k, enum card_place place)
 	for (int i = 0; i < ps->nhand; i++) {
 		if (ps->hand[i] == k) {
 			memmove(&ps->hand[i], &ps->hand[i + 1],
-				(size_t)(ps->nhand - i - 1) * sizeof(int));
+			        (size_t)(ps->nhand - i - 1) * sizeof(int));
 			ps->nhand--;
 			break;
 		}
@@ -586,7 +586,7 @@ static void start_game(struct game *g)
 	int n = g->cfg->nlocations;
 	struct id_index *order = xcalloc((size_t)n, sizeof *order);
 	for (int i = 0; i < n; i++)
-		order[i] = (struct id_index){ loc_id(g, i), i };
+		order[i] = (struct id_index){loc_id(g, i), i};
 	qsort(order, (size_t)n, sizeof *order, cmp_id_index);
 	for (int i = 0; i < n; i++) {
 		struct loc_state *ls = &g->locs[order[i].index];
@@ -626,8 +626,9 @@ static void finish_preparation(struct game *g)
 	g->moral = g->cfg->goal.moral;
 	colony->children = g->cfg->goal.children_in_colony;
 	for (int l = 0; l < g->cfg->nlocations; l++)
-		place_zombies(g, l, l == g->colony ? g->cfg->goal.zombies_colony
-						   : g->cfg->goal.zombies_locations);
+		place_zombies(g, l,
+		              l == g->colony ? g->cfg->goal.zombies_colony
+		                             : g->cfg->goal.zombies_locations);
 }
 
 /* ---- rounds (section 4) ----------------------------------------------- */
@@ -792,7 +793,7 @@ static void colony_phase(struct game *g)
 	int n = g->cfg->nlocations;
 	struct id_index *order = xcalloc((size_t)n, sizeof *order);
 	for (int i = 0; i < n; i++)
-		order[i] = (struct id_index){ loc_id(g, i), i };
+		order[i] = (struct id_index){loc_id(g, i), i};
 	qsort(order, (size_t)n, sizeof *order, cmp_id_index);
 	for (int i = 0; i < n && !over(g); i++)
 		if (order[i].index != g->colony)
@@ -967,7 +968,7 @@ static bool cmd_search(struct game *g, int p, const struct cmd *cmd)
 		g->cards[bp].spent = true;
 		n = 2;
 	} else if (ab->type == ABILITY_SEARCH && ab->location == loc_id(g, l) &&
-		   g->chars[c].uses < ab->max_activations) {
+	           g->chars[c].uses < ab->max_activations) {
 		g->chars[c].uses++;
 		n = ab->num_cards + 1;
 	}
@@ -1313,7 +1314,7 @@ static bool cmd_use_ability(struct game *g, int p, const struct cmd *cmd)
 		die_remove(ps, d);
 		cs->uses++;
 		int z = g->locs[l].zombies[t] < ab->num_zombies ? g->locs[l].zombies[t]
-								: ab->num_zombies;
+		                                                : ab->num_zombies;
 		g->locs[l].zombies[t] -= z;
 		emit(g, EV_ABILITY_USED, EVENT_TO_ALL, 2, cmd->character, t);
 		for (int i = 0; i < z; i++)
@@ -1429,7 +1430,7 @@ static bool selection_command(struct game *g, int player, const struct cmd *cmd)
 	int second = first == a ? b : a;
 	ps->selected = true;
 	g->sel_waiting = false;
-	int picks[2] = { ps->offered[first], ps->offered[second] };
+	int picks[2] = {ps->offered[first], ps->offered[second]};
 	for (int i = 0; i < 2; i++) {
 		int c = picks[i];
 		struct char_state *cs = &g->chars[c];
@@ -1581,7 +1582,7 @@ struct game *game_new(const struct config *cfg, int64_t seed, enum game_rules ru
 	for (int k = 0; k < cfg->ncards; k++) {
 		g->cards[k].place = CP_GONE; /* not in any stack */
 		g->cards[k].holder = -1;
-		g->card_ids[k] = (struct id_index){ cfg->cards[k].id, k };
+		g->card_ids[k] = (struct id_index){cfg->cards[k].id, k};
 	}
 	qsort(g->card_ids, (size_t)cfg->ncards, sizeof *g->card_ids, cmp_id_index);
 
@@ -1666,10 +1667,12 @@ const char *game_check_invariants(const struct game *g)
 		if (ps->ndice < 0 || ps->ndice > cfg->ncharacters + 1)
 			return "dice count out of range";
 		for (int i = 0; i < ps->ndice; i++)
-			if (ps->dice[i] < 1 || ps->dice[i] > 6 || (i > 0 && ps->dice[i - 1] > ps->dice[i]))
+			if (ps->dice[i] < 1 || ps->dice[i] > 6 ||
+			    (i > 0 && ps->dice[i - 1] > ps->dice[i]))
 				return "bad die value or order";
 		for (int i = 0; i < ps->nhand; i++)
-			if (g->cards[ps->hand[i]].place != CP_HAND || g->cards[ps->hand[i]].holder != p)
+			if (g->cards[ps->hand[i]].place != CP_HAND ||
+			    g->cards[ps->hand[i]].holder != p)
 				return "a card in a hand is also elsewhere";
 		held += ps->nhand;
 		if (!ps->in_game && ps->nhand != 0)

@@ -7,11 +7,10 @@
 #include <stdint.h>
 #include <string.h>
 
-
 struct jscan {
 	const unsigned char *s;
-	size_t n, i;       /* text, length, position */
-	const char *why;   /* set on error; i is then the error position */
+	size_t n, i;     /* text, length, position */
+	const char *why; /* set on error; i is then the error position */
 };
 
 /* Marks a syntax error at the current position; always returns false. */
@@ -24,8 +23,8 @@ static bool js_fail(struct jscan *j, const char *why)
 /* Skips JSON whitespace. */
 static void js_ws(struct jscan *j)
 {
-	while (j->i < j->n && (j->s[j->i] == ' ' || j->s[j->i] == '\t' ||
-			       j->s[j->i] == '\n' || j->s[j->i] == '\r'))
+	while (j->i < j->n && (j->s[j->i] == ' ' || j->s[j->i] == '\t' || j->s[j->i] == '\n' ||
+	                       j->s[j->i] == '\r'))
 		j->i++;
 }
 
@@ -79,8 +78,8 @@ static bool js_utf8(struct jscan *j)
 			return js_fail(j, "invalid UTF-8");
 		cp = (cp << 6) | (s[k] & 0x3F);
 	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-	    cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+	    (cp >= 0xD800 && cp <= 0xDFFF))
 		return js_fail(j, "invalid UTF-8");
 	j->i += len;
 	return true;
@@ -129,7 +128,8 @@ static bool js_string(struct jscan *j)
 		if (u >= 0xD800 && u <= 0xDBFF) {
 			size_t k = j->i + 6;
 			long lo = (k + 1 < j->n && j->s[k] == '\\' && j->s[k + 1] == 'u')
-					  ? js_hex4(j, k + 2) : -1;
+			                  ? js_hex4(j, k + 2)
+			                  : -1;
 			if (lo < 0xDC00 || lo > 0xDFFF)
 				return js_fail(j, "lone surrogate in \\u escape");
 			j->i += 12;
@@ -211,7 +211,7 @@ static bool js_container(struct jscan *j, int depth)
 			js_ws(j);
 			if (j->i >= j->n || j->s[j->i] != ':')
 				return js_fail(j, j->i >= j->n ? "unexpected end of input"
-							   : "expected ':'");
+				                               : "expected ':'");
 			j->i++;
 		}
 		if (!js_value(j, depth + 1))
@@ -257,8 +257,8 @@ static bool js_value(struct jscan *j, int depth)
 		ok = js_word(j, "null");
 		break;
 	default:
-		ok = (ch == '-' || (ch >= '0' && ch <= '9'))
-			     ? js_number(j) : js_fail(j, "unexpected character");
+		ok = (ch == '-' || (ch >= '0' && ch <= '9')) ? js_number(j)
+		                                             : js_fail(j, "unexpected character");
 	}
 	if (ok)
 		js_ws(j);
@@ -267,7 +267,7 @@ static bool js_value(struct jscan *j, int depth)
 
 bool json_check(const char *text, size_t len, struct json_error *err)
 {
-	struct jscan j = { (const unsigned char *)text, len, 0, NULL };
+	struct jscan j = {(const unsigned char *)text, len, 0, NULL};
 	const char *nul = memchr(text, '\0', len);
 	if (nul) {
 		j.i = (size_t)(nul - text);

@@ -22,37 +22,37 @@
 #include "sopra/game.h"
 #include "sopra/net.h"
 
-#define EXIT_RUNTIME 1
+#define EXIT_RUNTIME    1
 #define EXIT_BAD_CONFIG 2
-#define EXIT_USAGE 64
+#define EXIT_USAGE      64
 
 static const char usage_text[] =
-	"Usage: sopra-server --config PATH --port N --seed LONG --timeout SECONDS\n"
-	"                    [--rules base|revised]\n"
-	"       sopra-server --help | --version\n"
-	"\n"
-	"Runs one game of SoPra of the Dead for TCP clients that speak one JSON\n"
-	"object per line (see docs/protocol.md).\n"
-	"\n"
-	"Options (each given once; as \"--opt VALUE\" or \"--opt=VALUE\"):\n"
-	"  --config PATH      the game configuration (JSON); it is validated before\n"
-	"                     the server listens\n"
-	"  --port N           TCP port to listen on (all interfaces), 0..65535;\n"
-	"                     0 picks a free port, which is reported on stderr\n"
-	"  --seed LONG        seed of the random number generator, a signed 64-bit\n"
-	"                     integer (e.g. -1, 42, -9223372036854775808)\n"
-	"  --timeout SECONDS  how long the server waits for a command, an integer\n"
-	"                     >= 1; on expiry registration is aborted or the player\n"
-	"                     being waited for leaves the game\n"
-	"  --rules EDITION    rule edition: base (default) or revised\n"
-	"  --help             print this help and exit\n"
-	"  --version          print the version and exit\n"
-	"\n"
-	"Exit status:\n"
-	"  0   the game is over, or SIGINT/SIGTERM stopped the server\n"
-	"  1   runtime failure (e.g. the port is already in use)\n"
-	"  2   invalid configuration (nothing was listened on)\n"
-	"  64  usage error (missing, repeated, unknown or invalid option)\n";
+        "Usage: sopra-server --config PATH --port N --seed LONG --timeout SECONDS\n"
+        "                    [--rules base|revised]\n"
+        "       sopra-server --help | --version\n"
+        "\n"
+        "Runs one game of SoPra of the Dead for TCP clients that speak one JSON\n"
+        "object per line (see docs/protocol.md).\n"
+        "\n"
+        "Options (each given once; as \"--opt VALUE\" or \"--opt=VALUE\"):\n"
+        "  --config PATH      the game configuration (JSON); it is validated before\n"
+        "                     the server listens\n"
+        "  --port N           TCP port to listen on (all interfaces), 0..65535;\n"
+        "                     0 picks a free port, which is reported on stderr\n"
+        "  --seed LONG        seed of the random number generator, a signed 64-bit\n"
+        "                     integer (e.g. -1, 42, -9223372036854775808)\n"
+        "  --timeout SECONDS  how long the server waits for a command, an integer\n"
+        "                     >= 1; on expiry registration is aborted or the player\n"
+        "                     being waited for leaves the game\n"
+        "  --rules EDITION    rule edition: base (default) or revised\n"
+        "  --help             print this help and exit\n"
+        "  --version          print the version and exit\n"
+        "\n"
+        "Exit status:\n"
+        "  0   the game is over, or SIGINT/SIGTERM stopped the server\n"
+        "  1   runtime failure (e.g. the port is already in use)\n"
+        "  2   invalid configuration (nothing was listened on)\n"
+        "  64  usage error (missing, repeated, unknown or invalid option)\n";
 
 struct options {
 	const char *config;
@@ -107,10 +107,10 @@ static const struct {
 	const char *name;
 	bool takes_value;
 } opt_table[] = {
-	[OPT_CONFIG] = { "config", true },   [OPT_PORT] = { "port", true },
-	[OPT_SEED] = { "seed", true },       [OPT_TIMEOUT] = { "timeout", true },
-	[OPT_RULES] = { "rules", true },     [OPT_HELP] = { "help", false },
-	[OPT_VERSION] = { "version", false },
+        [OPT_CONFIG] = {"config", true},    [OPT_PORT] = {"port", true},
+        [OPT_SEED] = {"seed", true},        [OPT_TIMEOUT] = {"timeout", true},
+        [OPT_RULES] = {"rules", true},      [OPT_HELP] = {"help", false},
+        [OPT_VERSION] = {"version", false},
 };
 #define OPT_COUNT ((int)(sizeof opt_table / sizeof opt_table[0]))
 
@@ -168,8 +168,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 			if (o->has_port)
 				return usage_error("duplicate option --port");
 			if (!parse_int64(val, 0, 65535, &v))
-				return usage_error("invalid --port '%s': expected an integer 0..65535",
-						   val);
+				return usage_error(
+				        "invalid --port '%s': expected an integer 0..65535", val);
 			o->port = (int)v;
 			o->has_port = true;
 			break;
@@ -177,8 +177,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 			if (o->has_seed)
 				return usage_error("duplicate option --seed");
 			if (!parse_int64(val, INT64_MIN, INT64_MAX, &v))
-				return usage_error("invalid --seed '%s': expected a signed 64-bit integer",
-						   val);
+				return usage_error(
+				        "invalid --seed '%s': expected a signed 64-bit integer",
+				        val);
 			o->seed = v;
 			o->has_seed = true;
 			break;
@@ -186,8 +187,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 			if (o->has_timeout)
 				return usage_error("duplicate option --timeout");
 			if (!parse_int64(val, 1, INT_MAX, &v))
-				return usage_error("invalid --timeout '%s': expected whole seconds >= 1",
-						   val);
+				return usage_error(
+				        "invalid --timeout '%s': expected whole seconds >= 1", val);
 			o->timeout = (int)v;
 			o->has_timeout = true;
 			break;
@@ -195,7 +196,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 			if (o->has_rules)
 				return usage_error("duplicate option --rules");
 			if (!game_rules_parse(val, &o->rules))
-				return usage_error("invalid --rules '%s': expected base or revised", val);
+				return usage_error("invalid --rules '%s': expected base or revised",
+				                   val);
 			o->has_rules = true;
 			break;
 		}
@@ -213,7 +215,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 
 int main(int argc, char **argv)
 {
-	struct options o = { .rules = RULES_BASE };
+	struct options o = {.rules = RULES_BASE};
 	int rc = parse_args(argc, argv, &o);
 	if (rc >= 0)
 		return rc;
@@ -225,7 +227,7 @@ int main(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGPIPE, &sa, NULL);
 
-	struct config_errors errs = { 0 };
+	struct config_errors errs = {0};
 	struct config *cfg = config_load(o.config, &errs);
 	if (!cfg) {
 		size_t plen = strlen(o.config);

@@ -53,11 +53,11 @@
 /* How long a closing connection may take to flush before it is cut off. */
 #define NET_DRAIN_MS 5000
 /* After the write side is shut down: how long to wait for the peer. */
-#define NET_LINGER_MS 2000
+#define NET_LINGER_MS      2000
 #define NET_LINGER_POLL_MS 10
 /* Shutdown caps: the whole server stops within these. */
 #define NET_SHUTDOWN_GAME_OVER_MS 2000
-#define NET_SHUTDOWN_SIGNAL_MS 1000
+#define NET_SHUTDOWN_SIGNAL_MS    1000
 /* Retry delay after accept() fails for lack of resources. */
 #define NET_ACCEPT_RETRY_MS 100
 
@@ -69,10 +69,10 @@ enum conn_state {
 };
 
 static const char *const conn_state_names[] = {
-	[CONN_OPEN] = "open",
-	[CONN_DRAINING] = "draining",
-	[CONN_LINGERING] = "lingering",
-	[CONN_CLOSED] = "closed",
+        [CONN_OPEN] = "open",
+        [CONN_DRAINING] = "draining",
+        [CONN_LINGERING] = "lingering",
+        [CONN_CLOSED] = "closed",
 };
 
 struct server;
@@ -85,7 +85,7 @@ struct conn {
 	int player;              /* GAME_NO_PLAYER until Register succeeds */
 	enum conn_state state;
 	int linger_polls;
-	bool dirty;              /* in srv->dirty: output queued, not yet flushed */
+	bool dirty; /* in srv->dirty: output queued, not yet flushed */
 	char peer[64];
 	struct conn *prev, *next; /* in srv->conns, or srv->dead once CLOSED */
 	struct conn *dirty_next;
@@ -113,11 +113,11 @@ struct server {
 	int port;
 	FILE *log;
 
-	struct conn *conns; /* not CLOSED */
-	struct conn *dead;  /* CLOSED, not yet freed */
-	struct conn *dirty; /* output queued since the last flush_dirty (any state) */
+	struct conn *conns;    /* not CLOSED */
+	struct conn *dead;     /* CLOSED, not yet freed */
+	struct conn *dirty;    /* output queued since the last flush_dirty (any state) */
 	struct conn *prompted; /* got an ActNow since the last flush: flushed first */
-	int nconns;         /* length of conns */
+	int nconns;            /* length of conns */
 	int next_comm_id;
 
 	struct player_slot *players; /* owned; indexed by player id */
@@ -163,13 +163,13 @@ net_log(const struct server *s, const char *fmt, ...)
 static void conn_set_state(struct conn *c, enum conn_state st, const char *why)
 {
 	net_log(c->srv, "conn %d: %s -> %s (%s)", c->id, conn_state_names[c->state],
-		conn_state_names[st], why);
+	        conn_state_names[st], why);
 	c->state = st;
 }
 
 static struct timeval ms_tv(int ms)
 {
-	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+	struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
 	return tv;
 }
 
@@ -341,7 +341,7 @@ static void conn_write_ex(struct conn *c, const char *data, size_t len, bool by_
 		return;
 	struct evbuffer *out = bufferevent_get_output(c->bev);
 	int rc = by_ref ? evbuffer_add_reference(out, data, len, NULL, NULL)
-			: evbuffer_add(out, data, len);
+	                : evbuffer_add(out, data, len);
 	if (rc != 0) {
 		conn_close(c, "cannot queue output");
 		return;
@@ -417,7 +417,7 @@ static void flush_dirty(struct server *s)
 static void conn_send_failed(struct conn *c, const char *msg)
 {
 	struct server *s = c->srv;
-	struct event ev = { .type = EV_COMMAND_FAILED, .to = EVENT_TO_SENDER, .str = msg };
+	struct event ev = {.type = EV_COMMAND_FAILED, .to = EVENT_TO_SENDER, .str = msg};
 	proto_buf_reset(&s->out);
 	proto_encode(&ev, s->rules, &s->out);
 	conn_write(c, s->out.data, s->out.len);
@@ -467,7 +467,7 @@ static void deliver(struct server *s, struct conn *sender, const struct event_li
 			for (int p = 0; p < s->nplayers; p++)
 				if (s->players[p].in_game && s->players[p].conn)
 					conn_write_ex(s->players[p].conn, line->data, line->len,
-						      by_ref);
+					              by_ref);
 		} else if (ev->to >= 0 && ev->to < s->nplayers) {
 			struct player_slot *ps = &s->players[ev->to];
 			if (ps->in_game && ps->conn) {
@@ -572,7 +572,7 @@ static void settle(struct server *s, bool restart_timer)
 	if (w == GAME_WAIT_NONE) {
 		evtimer_del(s->timeout_ev);
 	} else if (restart_timer || w != s->timer_for || !evtimer_pending(s->timeout_ev, NULL)) {
-		struct timeval tv = { s->timeout_sec, 0 };
+		struct timeval tv = {s->timeout_sec, 0};
 		evtimer_add(s->timeout_ev, &tv);
 	}
 	s->timer_for = w;
@@ -752,7 +752,7 @@ static void format_peer(const struct sockaddr *sa, char *buf, size_t len)
 }
 
 static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
-		      int socklen, void *arg)
+                      int socklen, void *arg)
 {
 	(void)l;
 	(void)socklen;
@@ -782,8 +782,7 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 	bufferevent_setcb(c->bev, conn_read_cb, conn_write_cb, conn_event_cb, c);
 	/* EV_WRITE (on by default in a new bufferevent) only while the kernel
 	 * does not take our output: see conn_flush */
-	if (bufferevent_disable(c->bev, EV_WRITE) != 0 ||
-	    bufferevent_enable(c->bev, EV_READ) != 0)
+	if (bufferevent_disable(c->bev, EV_WRITE) != 0 || bufferevent_enable(c->bev, EV_READ) != 0)
 		goto fail;
 	list_push(&s->conns, c);
 	s->nconns++;
@@ -823,7 +822,7 @@ static void accept_error_cb(struct evconnlistener *l, void *arg)
 /* ---- public API ---------------------------------------------------------- */
 
 struct server *server_new(const struct config *cfg, struct game *game, enum game_rules rules,
-			  int port, int timeout_sec, FILE *log)
+                          int port, int timeout_sec, FILE *log)
 {
 	struct server *s = calloc(1, sizeof *s);
 	if (!s) {
@@ -865,9 +864,10 @@ struct server *server_new(const struct config *cfg, struct game *game, enum game
 	sin.sin_family = AF_INET;
 	sin.sin_addr.s_addr = htonl(INADDR_ANY);
 	sin.sin_port = htons((unsigned short)port);
-	s->listener = evconnlistener_new_bind(
-		s->base, accept_cb, s, LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC,
-		-1, (struct sockaddr *)&sin, sizeof sin);
+	s->listener = evconnlistener_new_bind(s->base, accept_cb, s,
+	                                      LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_FREE |
+	                                              LEV_OPT_CLOSE_ON_EXEC,
+	                                      -1, (struct sockaddr *)&sin, sizeof sin);
 	if (!s->listener) {
 		int e = EVUTIL_SOCKET_ERROR();
 		net_log(s, "cannot listen on port %d: %s", port, evutil_socket_error_to_string(e));
@@ -882,7 +882,7 @@ struct server *server_new(const struct config *cfg, struct game *game, enum game
 	else
 		s->port = port;
 	net_log(s, "listening on 0.0.0.0:%d (rules %s, timeout %d s)", s->port,
-		game_rules_name(rules), s->timeout_sec);
+	        game_rules_name(rules), s->timeout_sec);
 	return s;
 
 fail:
@@ -927,8 +927,8 @@ void server_free(struct server *s)
 	}
 	if (s->listener)
 		evconnlistener_free(s->listener);
-	struct event *evs[] = { s->sig_int,      s->sig_term,    s->timeout_ev,
-				s->reaper,       s->shutdown_cap, s->accept_retry };
+	struct event *evs[] = {s->sig_int, s->sig_term,     s->timeout_ev,
+	                       s->reaper,  s->shutdown_cap, s->accept_retry};
 	for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
 		if (evs[i])
 			event_free(evs[i]);

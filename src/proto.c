@@ -74,10 +74,10 @@ static bool utf8_valid(const char *s, size_t n)
 
 enum param_type { PT_INT, PT_BOOL, PT_STRING };
 
-#define PF_OPTIONAL 0x1u  /* may be absent */
+#define PF_OPTIONAL  0x1u /* may be absent */
 #define PF_BASE_ONLY 0x2u /* read in base only; in revised ignored like any unknown key */
-#define PF_TARGET 0x4u    /* presence sets cmd.has_target */
-#define PF_PAIR 0x8u      /* all PF_PAIR parameters of a command: all or none */
+#define PF_TARGET    0x4u /* presence sets cmd.has_target */
+#define PF_PAIR      0x8u /* all PF_PAIR parameters of a command: all or none */
 
 struct param_spec {
 	const char *key;
@@ -91,29 +91,34 @@ struct cmd_spec {
 	struct param_spec p[MAX_PARAMS]; /* unused rows have key == NULL */
 };
 
-#define P_INT(key, field, flags) { key, PT_INT, offsetof(struct cmd, field), flags }
-#define P_BOOL(key, field, flags) { key, PT_BOOL, offsetof(struct cmd, field), flags }
+#define P_INT(key, field, flags)                                \
+	{                                                       \
+		key, PT_INT, offsetof(struct cmd, field), flags \
+	}
+#define P_BOOL(key, field, flags)                                \
+	{                                                        \
+		key, PT_BOOL, offsetof(struct cmd, field), flags \
+	}
 
 static const struct cmd_spec cmd_specs[CMD_TYPE_COUNT] = {
-	[CMD_REGISTER] = { { { "playerName", PT_STRING, offsetof(struct cmd, name), 0 } } },
-	[CMD_START_GAME] = { { { 0 } } },
-	[CMD_SELECT_CHARACTERS] = { { P_INT("characterId0", character, 0),
-				      P_INT("characterId1", character2, 0) } },
-	[CMD_LEAVE] = { { { 0 } } },
-	[CMD_END_TURN] = { { { 0 } } },
-	[CMD_MOVE] = { { P_INT("characterId", character, 0), P_INT("locationId", location, 0),
-			 P_BOOL("fuel", fuel, PF_OPTIONAL | PF_BASE_ONLY) } },
-	[CMD_SEARCH] = { { P_INT("characterId", character, 0) } },
-	[CMD_ATTACK] = { { P_INT("characterId", character, 0), P_INT("entrance", entrance, 0) } },
-	[CMD_BARRICADE] = { { P_INT("characterId", character, 0),
-			      P_INT("entrance", entrance, 0) } },
-	[CMD_CLEAN_WASTE] = { { P_INT("characterId", character, 0) } },
-	[CMD_CONTRIBUTE_CARD] = { { P_INT("cardId", card, 0) } },
-	[CMD_USE_CARD] = { { P_INT("cardId", card, 0),
-			     P_INT("characterId", character, PF_OPTIONAL | PF_PAIR),
-			     P_INT("target", target, PF_OPTIONAL | PF_PAIR | PF_TARGET) } },
-	[CMD_USE_ABILITY] = { { P_INT("characterId", character, 0),
-				P_INT("target", target, PF_OPTIONAL | PF_TARGET) } },
+        [CMD_REGISTER] = {{{"playerName", PT_STRING, offsetof(struct cmd, name), 0}}},
+        [CMD_START_GAME] = {{{0}}},
+        [CMD_SELECT_CHARACTERS] = {{P_INT("characterId0", character, 0),
+                                    P_INT("characterId1", character2, 0)}},
+        [CMD_LEAVE] = {{{0}}},
+        [CMD_END_TURN] = {{{0}}},
+        [CMD_MOVE] = {{P_INT("characterId", character, 0), P_INT("locationId", location, 0),
+                       P_BOOL("fuel", fuel, PF_OPTIONAL | PF_BASE_ONLY)}},
+        [CMD_SEARCH] = {{P_INT("characterId", character, 0)}},
+        [CMD_ATTACK] = {{P_INT("characterId", character, 0), P_INT("entrance", entrance, 0)}},
+        [CMD_BARRICADE] = {{P_INT("characterId", character, 0), P_INT("entrance", entrance, 0)}},
+        [CMD_CLEAN_WASTE] = {{P_INT("characterId", character, 0)}},
+        [CMD_CONTRIBUTE_CARD] = {{P_INT("cardId", card, 0)}},
+        [CMD_USE_CARD] = {{P_INT("cardId", card, 0),
+                           P_INT("characterId", character, PF_OPTIONAL | PF_PAIR),
+                           P_INT("target", target, PF_OPTIONAL | PF_PAIR | PF_TARGET)}},
+        [CMD_USE_ABILITY] = {{P_INT("characterId", character, 0),
+                              P_INT("target", target, PF_OPTIONAL | PF_TARGET)}},
 };
 
 void proto_cmd_init(struct proto_cmd *pc)
@@ -155,7 +160,7 @@ static int utf8_prefix(const char *s, int max)
 }
 
 static const char *decode_param(const struct param_spec *ps, const cJSON *item, const char *cname,
-				struct proto_cmd *out)
+                                struct proto_cmd *out)
 {
 	char *dst = (char *)&out->cmd + ps->offset;
 	switch (ps->type) {
@@ -168,7 +173,7 @@ static const char *decode_param(const struct param_spec *ps, const cJSON *item, 
 		int v = (int)d;
 		if ((double)v != d)
 			return errf(out, "%s.%s: expected an integer, got a fraction", cname,
-				    ps->key);
+			            ps->key);
 		memcpy(dst, &v, sizeof v);
 		return NULL;
 	}
@@ -213,11 +218,11 @@ static const cJSON *unique_member(const cJSON *obj, const char *key, bool *dup)
 }
 
 static const char *decode_params(const cJSON *root, enum cmd_type type, enum game_rules rules,
-				 struct proto_cmd *out)
+                                 struct proto_cmd *out)
 {
 	const struct cmd_spec *spec = &cmd_specs[type];
 	const char *cname = cmd_name(type);
-	const char *pair_key[2] = { NULL, NULL };
+	const char *pair_key[2] = {NULL, NULL};
 	int npair = 0, npair_present = 0;
 
 	for (int i = 0; i < MAX_PARAMS && spec->p[i].key; i++) {
@@ -248,7 +253,7 @@ static const char *decode_params(const cJSON *root, enum cmd_type type, enum gam
 	}
 	if (npair_present != 0 && npair_present != npair)
 		return errf(out, "%s: %s and %s must be given together", cname, pair_key[0],
-			    pair_key[1] ? pair_key[1] : "?");
+		            pair_key[1] ? pair_key[1] : "?");
 	return NULL;
 }
 
@@ -274,11 +279,11 @@ static const char *decode_root(const cJSON *root, enum game_rules rules, struct 
 	/* Echo at most 64 bytes of the client's name, cut at a character boundary
 	 * (the line was checked to be valid UTF-8, so this stays valid). */
 	return errf(out, "unknown command \"%.*s\"%s", utf8_prefix(name, 64), name,
-		    strlen(name) > 64 ? "..." : "");
+	            strlen(name) > 64 ? "..." : "");
 }
 
 bool proto_decode(const char *line, size_t len, enum game_rules rules, struct proto_cmd *out,
-		  const char **err)
+                  const char **err)
 {
 	proto_cmd_clear(out);
 	const char *e = NULL;
@@ -426,15 +431,29 @@ static void put_json_string(struct proto_buf *b, const char *s)
 			continue;
 		}
 		switch (c) {
-		case '"': PUT_LIT(b, "\\\""); break;
-		case '\\': PUT_LIT(b, "\\\\"); break;
-		case '\b': PUT_LIT(b, "\\b"); break;
-		case '\f': PUT_LIT(b, "\\f"); break;
-		case '\n': PUT_LIT(b, "\\n"); break;
-		case '\r': PUT_LIT(b, "\\r"); break;
-		case '\t': PUT_LIT(b, "\\t"); break;
+		case '"':
+			PUT_LIT(b, "\\\"");
+			break;
+		case '\\':
+			PUT_LIT(b, "\\\\");
+			break;
+		case '\b':
+			PUT_LIT(b, "\\b");
+			break;
+		case '\f':
+			PUT_LIT(b, "\\f");
+			break;
+		case '\n':
+			PUT_LIT(b, "\\n");
+			break;
+		case '\r':
+			PUT_LIT(b, "\\r");
+			break;
+		case '\t':
+			PUT_LIT(b, "\\t");
+			break;
 		default: {
-			char u[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 0xF] };
+			char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 0xF]};
 			put_mem(b, u, sizeof u);
 		}
 		}
@@ -466,40 +485,41 @@ struct event_spec {
 };
 
 static const char *const food_reason_names[] = {
-	[FOOD_ADDED] = "FOOD_ADDED",
-	[FOOD_CONSUMED] = "FOOD_CONSUMED",
+        [FOOD_ADDED] = "FOOD_ADDED",
+        [FOOD_CONSUMED] = "FOOD_CONSUMED",
 };
 static const char *const moral_reason_names[] = {
-	[MORAL_CHARACTER_DIED] = "CHARACTER_DIED",
-	[MORAL_CRISIS] = "CRISIS",
-	[MORAL_STARVATION_TOKEN] = "STARVATION_TOKEN",
-	[MORAL_WASTE] = "WASTE",
+        [MORAL_CHARACTER_DIED] = "CHARACTER_DIED",
+        [MORAL_CRISIS] = "CRISIS",
+        [MORAL_STARVATION_TOKEN] = "STARVATION_TOKEN",
+        [MORAL_WASTE] = "WASTE",
 };
 
-#define I(k) { k, AK_INT }
+#define I(k)              \
+	{                 \
+		k, AK_INT \
+	}
 /* The parameter lists, shared by the events that have the same ones. */
-static const struct arg_spec ARGS_CHARACTERS[] = { I("characterId0"), I("characterId1"),
-						   I("characterId2"), I("characterId3") };
-static const struct arg_spec ARGS_PLAYER[] = { I("player") };
-static const struct arg_spec ARGS_PLAYER_CHAR[] = { I("player"), I("characterId") };
-static const struct arg_spec ARGS_PLAYER_CARD[] = { I("player"), I("cardId") };
-static const struct arg_spec ARGS_PLAYER_VALUE[] = { I("player"), I("value") };
-static const struct arg_spec ARGS_LOC_ENT[] = { I("locationId"), I("entrance") };
-static const struct arg_spec ARGS_WIN[] = { { "win", AK_BOOL } };
-static const struct arg_spec ARGS_ROUND[] = { I("round") };
-static const struct arg_spec ARGS_CRISIS[] = { I("crisisId") };
-static const struct arg_spec ARGS_CHAR[] = { I("characterId") };
-static const struct arg_spec ARGS_CHAR_TARGET[] = { I("characterId"), I("target") };
-static const struct arg_spec ARGS_CHAR_LOC[] = { I("characterId"), I("locationId") };
-static const struct arg_spec ARGS_CHAR_LOC_ENT[] = { I("characterId"), I("locationId"),
-						     I("entrance") };
-static const struct arg_spec ARGS_MOVED[] = { I("characterId"), I("locationId"),
-					      { "fuel", AK_BOOL } };
-static const struct arg_spec ARGS_CARD_CHAR_TARGET[] = { I("cardId"), I("characterId"),
-							 I("target") };
-static const struct arg_spec ARGS_FOOD[] = { I("amount"), { "reason", AK_FOOD_REASON } };
-static const struct arg_spec ARGS_MORAL[] = { I("amount"), { "reason", AK_MORAL_REASON } };
-static const struct arg_spec ARGS_AMOUNT[] = { I("amount") };
+static const struct arg_spec ARGS_CHARACTERS[] = {I("characterId0"), I("characterId1"),
+                                                  I("characterId2"), I("characterId3")};
+static const struct arg_spec ARGS_PLAYER[] = {I("player")};
+static const struct arg_spec ARGS_PLAYER_CHAR[] = {I("player"), I("characterId")};
+static const struct arg_spec ARGS_PLAYER_CARD[] = {I("player"), I("cardId")};
+static const struct arg_spec ARGS_PLAYER_VALUE[] = {I("player"), I("value")};
+static const struct arg_spec ARGS_LOC_ENT[] = {I("locationId"), I("entrance")};
+static const struct arg_spec ARGS_WIN[] = {{"win", AK_BOOL}};
+static const struct arg_spec ARGS_ROUND[] = {I("round")};
+static const struct arg_spec ARGS_CRISIS[] = {I("crisisId")};
+static const struct arg_spec ARGS_CHAR[] = {I("characterId")};
+static const struct arg_spec ARGS_CHAR_TARGET[] = {I("characterId"), I("target")};
+static const struct arg_spec ARGS_CHAR_LOC[] = {I("characterId"), I("locationId")};
+static const struct arg_spec ARGS_CHAR_LOC_ENT[] = {I("characterId"), I("locationId"),
+                                                    I("entrance")};
+static const struct arg_spec ARGS_MOVED[] = {I("characterId"), I("locationId"), {"fuel", AK_BOOL}};
+static const struct arg_spec ARGS_CARD_CHAR_TARGET[] = {I("cardId"), I("characterId"), I("target")};
+static const struct arg_spec ARGS_FOOD[] = {I("amount"), {"reason", AK_FOOD_REASON}};
+static const struct arg_spec ARGS_MORAL[] = {I("amount"), {"reason", AK_MORAL_REASON}};
+static const struct arg_spec ARGS_AMOUNT[] = {I("amount")};
 #undef I
 
 static void put_arg(struct proto_buf *b, const struct arg_spec *as, int v)
@@ -519,20 +539,20 @@ static void put_arg(struct proto_buf *b, const struct arg_spec *as, int v)
 		return;
 	case AK_FOOD_REASON:
 		put_json_string(b, v >= 0 && v < (int)COUNT_OF(food_reason_names)
-					   ? food_reason_names[v]
-					   : "UNKNOWN");
+		                           ? food_reason_names[v]
+		                           : "UNKNOWN");
 		return;
 	case AK_MORAL_REASON:
 		put_json_string(b, v >= 0 && v < (int)COUNT_OF(moral_reason_names)
-					   ? moral_reason_names[v]
-					   : "UNKNOWN");
+		                           ? moral_reason_names[v]
+		                           : "UNKNOWN");
 		return;
 	}
 }
 
 void proto_encode(const struct event *ev, enum game_rules rules, struct proto_buf *out)
 {
-	struct event_spec s = { NULL, 0, 0, NULL };
+	struct event_spec s = {NULL, 0, 0, NULL};
 	const char *str = ev->str;
 
 	switch (ev->type) {
@@ -542,7 +562,7 @@ void proto_encode(const struct event *ev, enum game_rules rules, struct proto_bu
 	case EV_ACT_NOW:
 		break;
 	case EV_CHARACTERS:
-		s = (struct event_spec){ ARGS_CHARACTERS, 4, 0, NULL };
+		s = (struct event_spec){ARGS_CHARACTERS, 4, 0, NULL};
 		break;
 	case EV_COMMAND_FAILED:
 		s.str_key = "message";
@@ -552,84 +572,81 @@ void proto_encode(const struct event *ev, enum game_rules rules, struct proto_bu
 	case EV_REGISTRATION_ABORTED:
 		break;
 	case EV_PLAYER:
-		s = (struct event_spec){ ARGS_PLAYER, 1, 0, "playerName" };
+		s = (struct event_spec){ARGS_PLAYER, 1, 0, "playerName"};
 		break;
 	case EV_GAME_STARTED:
 		break;
 	case EV_CHARACTER_SPAWNED:
-		s = (struct event_spec){ ARGS_PLAYER_CHAR, 2, 0, NULL };
+		s = (struct event_spec){ARGS_PLAYER_CHAR, 2, 0, NULL};
 		break;
 	case EV_ZOMBIE_SPAWNED:
-		s = (struct event_spec){ ARGS_LOC_ENT, 2, 0, NULL };
+		s = (struct event_spec){ARGS_LOC_ENT, 2, 0, NULL};
 		break;
 	case EV_CHILD_SPAWNED:
 		break;
 	case EV_CARD_DRAWN:
-		s = (struct event_spec){ ARGS_PLAYER_CARD, 2, 0, NULL };
+		s = (struct event_spec){ARGS_PLAYER_CARD, 2, 0, NULL};
 		break;
 	case EV_GAME_END:
-		s = (struct event_spec){ ARGS_WIN, 1, 0, NULL };
+		s = (struct event_spec){ARGS_WIN, 1, 0, NULL};
 		break;
 	case EV_NEXT_ROUND:
-		s = (struct event_spec){ ARGS_ROUND, 1, 0, NULL };
+		s = (struct event_spec){ARGS_ROUND, 1, 0, NULL};
 		break;
 	case EV_CRISIS:
-		s = (struct event_spec){ ARGS_CRISIS, 1, 0, NULL };
+		s = (struct event_spec){ARGS_CRISIS, 1, 0, NULL};
 		break;
 	case EV_DIE_ROLLED:
-		s = (struct event_spec){ ARGS_PLAYER_VALUE, 2, 0, NULL };
+		s = (struct event_spec){ARGS_PLAYER_VALUE, 2, 0, NULL};
 		break;
 	case EV_ABILITY_USED:
-		s = (struct event_spec){ ARGS_CHAR_TARGET, 1, 1, NULL };
+		s = (struct event_spec){ARGS_CHAR_TARGET, 1, 1, NULL};
 		break;
 	case EV_BARRICADED:
-		s = (struct event_spec){ ARGS_CHAR_LOC_ENT, 3, 0,
-					 NULL };
+		s = (struct event_spec){ARGS_CHAR_LOC_ENT, 3, 0, NULL};
 		break;
 	case EV_MOVED:
 		/* fuel exists in base only, whatever nargs says */
-		s = (struct event_spec){ ARGS_MOVED,
-					 rules == RULES_BASE ? 3 : 2, 0, NULL };
+		s = (struct event_spec){ARGS_MOVED, rules == RULES_BASE ? 3 : 2, 0, NULL};
 		break;
 	case EV_FROSTBITTEN:
 	case EV_WOUNDED:
 	case EV_SURVIVOR_KILLED:
-		s = (struct event_spec){ ARGS_CHAR, 1, 0, NULL };
+		s = (struct event_spec){ARGS_CHAR, 1, 0, NULL};
 		break;
 	case EV_BITTEN:
-		s = (struct event_spec){ ARGS_CHAR, 0, 1, NULL };
+		s = (struct event_spec){ARGS_CHAR, 0, 1, NULL};
 		break;
 	case EV_CONTRIBUTED:
-		s = (struct event_spec){ ARGS_PLAYER_CARD, 2, 0, NULL };
+		s = (struct event_spec){ARGS_PLAYER_CARD, 2, 0, NULL};
 		break;
 	case EV_CARD_USED:
-		s = (struct event_spec){ ARGS_CARD_CHAR_TARGET, 1, 2, NULL };
+		s = (struct event_spec){ARGS_CARD_CHAR_TARGET, 1, 2, NULL};
 		break;
 	case EV_FOOD_CHANGED:
-		s = (struct event_spec){ ARGS_FOOD, 2, 0, NULL };
+		s = (struct event_spec){ARGS_FOOD, 2, 0, NULL};
 		break;
 	case EV_COLONY_PHASE_STARTED:
 	case EV_STARVATION_TOKEN_ADDED:
 	case EV_CHILD_KILLED:
 		break;
 	case EV_MORAL_CHANGED:
-		s = (struct event_spec){ ARGS_MORAL, 2, 0, NULL };
+		s = (struct event_spec){ARGS_MORAL, 2, 0, NULL};
 		break;
 	case EV_BARRICADE_DESTROYED:
-		s = (struct event_spec){ ARGS_LOC_ENT, 2, 0, NULL };
+		s = (struct event_spec){ARGS_LOC_ENT, 2, 0, NULL};
 		break;
 	case EV_WASTE_CHANGED:
-		s = (struct event_spec){ ARGS_AMOUNT, 1, 0, NULL };
+		s = (struct event_spec){ARGS_AMOUNT, 1, 0, NULL};
 		break;
 	case EV_ZOMBIE_KILLED:
-		s = (struct event_spec){ ARGS_CHAR_LOC_ENT, 3, 0,
-					 NULL };
+		s = (struct event_spec){ARGS_CHAR_LOC_ENT, 3, 0, NULL};
 		break;
 	case EV_SEARCHED:
-		s = (struct event_spec){ ARGS_CHAR_LOC, 2, 0, NULL };
+		s = (struct event_spec){ARGS_CHAR_LOC, 2, 0, NULL};
 		break;
 	case EV_LEFT:
-		s = (struct event_spec){ ARGS_PLAYER, 1, 0, NULL };
+		s = (struct event_spec){ARGS_PLAYER, 1, 0, NULL};
 		break;
 	}
 

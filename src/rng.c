@@ -2,7 +2,7 @@
 #include "sopra/rng.h"
 
 #define RNG_MULT 0x5DEECE66DULL
-#define RNG_ADD 0xBULL
+#define RNG_ADD  0xBULL
 #define RNG_MASK ((1ULL << 48) - 1)
 
 void rng_init(struct rng *r, int64_t seed)

@@ -55,16 +55,16 @@ enum ability_type {
 /* One ability; only the fields of its type are meaningful (others are 0). */
 struct config_ability {
 	enum ability_type type;
-	enum injury before, after;   /* WOUND */
-	int location;                /* SEARCH: "location"; KILL: "locationId" */
-	int num_cards;               /* SEARCH, TRASH */
-	int max_activations;         /* SEARCH, BARRICADE, KILL */
-	int num_food;                /* FEED */
-	int num_barricades;          /* BARRICADE */
-	int die_value;               /* KILL */
-	int num_zombies;             /* KILL */
-	bool infection_die;          /* KILL, default false */
-	bool children;               /* KILL, default false */
+	enum injury before, after; /* WOUND */
+	int location;              /* SEARCH: "location"; KILL: "locationId" */
+	int num_cards;             /* SEARCH, TRASH */
+	int max_activations;       /* SEARCH, BARRICADE, KILL */
+	int num_food;              /* FEED */
+	int num_barricades;        /* BARRICADE */
+	int die_value;             /* KILL */
+	int num_zombies;           /* KILL */
+	bool infection_die;        /* KILL, default false */
+	bool children;             /* KILL, default false */
 };
 
 struct config_character {
@@ -94,11 +94,11 @@ struct config_goal {
 
 struct config_location {
 	int id;
-	char *name;        /* owned; "colony" for the colony */
+	char *name; /* owned; "colony" for the colony */
 	bool is_colony;
-	int entrances;     /* >= 1 */
+	int entrances;       /* >= 1 */
 	int survivor_spaces; /* locations only; 0 for the colony (unlimited) */
-	int *cards;        /* owned: card ids in file order (startCards for the colony) */
+	int *cards;          /* owned: card ids in file order (startCards for the colony) */
 	int ncards;
 };
 

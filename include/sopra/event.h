@@ -14,40 +14,40 @@
 
 /* X(ENUM_SUFFIX, "WireName") in protocol.md's table order. The parameters of
  * each event, in protocol order, are listed in proto.c's encoder. */
-#define SOPRA_EVENTS(X)                                  \
-	X(CONFIG, "Config")                              \
-	X(ACT_NOW, "ActNow")                             \
-	X(CHARACTERS, "Characters")                      \
-	X(COMMAND_FAILED, "CommandFailed")               \
-	X(REGISTRATION_ABORTED, "RegistrationAborted")   \
-	X(PLAYER, "Player")                              \
-	X(GAME_STARTED, "GameStarted")                   \
-	X(CHARACTER_SPAWNED, "CharacterSpawned")         \
-	X(ZOMBIE_SPAWNED, "ZombieSpawned")               \
-	X(CHILD_SPAWNED, "ChildSpawned")                 \
-	X(CARD_DRAWN, "CardDrawn")                       \
-	X(GAME_END, "GameEnd")                           \
-	X(NEXT_ROUND, "NextRound")                       \
-	X(CRISIS, "Crisis")                              \
-	X(DIE_ROLLED, "DieRolled")                       \
-	X(ABILITY_USED, "AbilityUsed")                   \
-	X(BARRICADED, "Barricaded")                      \
-	X(MOVED, "Moved")                                \
-	X(FROSTBITTEN, "Frostbitten")                    \
-	X(WOUNDED, "Wounded")                            \
-	X(BITTEN, "Bitten")                              \
-	X(CONTRIBUTED, "Contributed")                    \
-	X(CARD_USED, "CardUsed")                         \
-	X(FOOD_CHANGED, "FoodChanged")                   \
-	X(COLONY_PHASE_STARTED, "ColonyPhaseStarted")    \
+#define SOPRA_EVENTS(X)                                   \
+	X(CONFIG, "Config")                               \
+	X(ACT_NOW, "ActNow")                              \
+	X(CHARACTERS, "Characters")                       \
+	X(COMMAND_FAILED, "CommandFailed")                \
+	X(REGISTRATION_ABORTED, "RegistrationAborted")    \
+	X(PLAYER, "Player")                               \
+	X(GAME_STARTED, "GameStarted")                    \
+	X(CHARACTER_SPAWNED, "CharacterSpawned")          \
+	X(ZOMBIE_SPAWNED, "ZombieSpawned")                \
+	X(CHILD_SPAWNED, "ChildSpawned")                  \
+	X(CARD_DRAWN, "CardDrawn")                        \
+	X(GAME_END, "GameEnd")                            \
+	X(NEXT_ROUND, "NextRound")                        \
+	X(CRISIS, "Crisis")                               \
+	X(DIE_ROLLED, "DieRolled")                        \
+	X(ABILITY_USED, "AbilityUsed")                    \
+	X(BARRICADED, "Barricaded")                       \
+	X(MOVED, "Moved")                                 \
+	X(FROSTBITTEN, "Frostbitten")                     \
+	X(WOUNDED, "Wounded")                             \
+	X(BITTEN, "Bitten")                               \
+	X(CONTRIBUTED, "Contributed")                     \
+	X(CARD_USED, "CardUsed")                          \
+	X(FOOD_CHANGED, "FoodChanged")                    \
+	X(COLONY_PHASE_STARTED, "ColonyPhaseStarted")     \
 	X(STARVATION_TOKEN_ADDED, "StarvationTokenAdded") \
-	X(MORAL_CHANGED, "MoralChanged")                 \
-	X(SURVIVOR_KILLED, "SurvivorKilled")             \
-	X(CHILD_KILLED, "ChildKilled")                   \
-	X(BARRICADE_DESTROYED, "BarricadeDestroyed")     \
-	X(WASTE_CHANGED, "WasteChanged")                 \
-	X(ZOMBIE_KILLED, "ZombieKilled")                 \
-	X(SEARCHED, "Searched")                          \
+	X(MORAL_CHANGED, "MoralChanged")                  \
+	X(SURVIVOR_KILLED, "SurvivorKilled")              \
+	X(CHILD_KILLED, "ChildKilled")                    \
+	X(BARRICADE_DESTROYED, "BarricadeDestroyed")      \
+	X(WASTE_CHANGED, "WasteChanged")                  \
+	X(ZOMBIE_KILLED, "ZombieKilled")                  \
+	X(SEARCHED, "Searched")                           \
 	X(LEFT, "Left")
 
 enum event_type {
@@ -63,7 +63,7 @@ enum food_reason { FOOD_ADDED, FOOD_CONSUMED };
 enum moral_reason { MORAL_CHARACTER_DIED, MORAL_CRISIS, MORAL_STARVATION_TOKEN, MORAL_WASTE };
 
 /* Recipients. Any value >= 0 is one player id. */
-#define EVENT_TO_ALL (-1)    /* every player still in the game, ascending id */
+#define EVENT_TO_ALL    (-1) /* every player still in the game, ascending id */
 #define EVENT_TO_SENDER (-2) /* the connection that sent the command (may be unregistered) */
 
 /*
@@ -105,19 +105,19 @@ const char *event_name(enum event_type type);
 
 /* ---- commands ---------------------------------------------------------- */
 
-#define SOPRA_COMMANDS(X)                          \
-	X(REGISTER, "Register")                    \
-	X(START_GAME, "StartGame")                 \
-	X(SELECT_CHARACTERS, "SelectCharacters")   \
-	X(LEAVE, "Leave")                          \
-	X(END_TURN, "EndTurn")                     \
-	X(MOVE, "Move")                            \
-	X(SEARCH, "Search")                        \
-	X(ATTACK, "Attack")                        \
-	X(BARRICADE, "Barricade")                  \
-	X(CLEAN_WASTE, "CleanWaste")               \
-	X(CONTRIBUTE_CARD, "ContributeCard")       \
-	X(USE_CARD, "UseCard")                     \
+#define SOPRA_COMMANDS(X)                        \
+	X(REGISTER, "Register")                  \
+	X(START_GAME, "StartGame")               \
+	X(SELECT_CHARACTERS, "SelectCharacters") \
+	X(LEAVE, "Leave")                        \
+	X(END_TURN, "EndTurn")                   \
+	X(MOVE, "Move")                          \
+	X(SEARCH, "Search")                      \
+	X(ATTACK, "Attack")                      \
+	X(BARRICADE, "Barricade")                \
+	X(CLEAN_WASTE, "CleanWaste")             \
+	X(CONTRIBUTE_CARD, "ContributeCard")     \
+	X(USE_CARD, "UseCard")                   \
 	X(USE_ABILITY, "UseAbility")
 
 enum cmd_type {

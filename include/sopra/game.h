@@ -31,7 +31,7 @@ bool game_rules_parse(const char *s, enum game_rules *out);
 const char *game_rules_name(enum game_rules r);
 
 #define GAME_NO_PLAYER (-1) /* sender is an unregistered connection */
-#define GAME_WAIT_ANY (-1)  /* game_waiting_for: registration, anyone may speak */
+#define GAME_WAIT_ANY  (-1) /* game_waiting_for: registration, anyone may speak */
 #define GAME_WAIT_NONE (-2) /* game_waiting_for: the game is over */
 
 struct game;

@@ -47,7 +47,7 @@ struct server;
  * The process should ignore SIGPIPE (main does).
  */
 struct server *server_new(const struct config *cfg, struct game *game, enum game_rules rules,
-			  int port, int timeout_sec, FILE *log);
+                          int port, int timeout_sec, FILE *log);
 
 /* The port actually listened on. */
 int server_port(const struct server *srv);

@@ -17,7 +17,7 @@
 /* The longest client line accepted, in bytes, not counting the terminating
  * "\n" (or "\r\n"). Longer lines cannot be framed: net answers
  * CommandFailed(PROTO_ERR_LINE_TOO_LONG) and closes the connection. */
-#define PROTO_MAX_LINE 65536
+#define PROTO_MAX_LINE          65536
 #define PROTO_ERR_LINE_TOO_LONG "line too long"
 
 /*
@@ -50,7 +50,7 @@ void proto_cmd_clear(struct proto_cmd *pc);
  * field) in revised.
  */
 bool proto_decode(const char *line, size_t len, enum game_rules rules, struct proto_cmd *out,
-		  const char **err);
+                  const char **err);
 
 /* A growable byte buffer for encoded lines. Owned by whoever initialised it;
  * proto_buf_reset keeps the capacity so steady-state encoding does not
