@@ -6,7 +6,8 @@
 #                        corpus replay -- on the normal build in build/
 #   ./test.sh --full     the above, plus the same suite on an ASan+UBSan build
 #                        (build-asan/), valgrind over the unit tests and the
-#                        conformance scenarios, and a short fuzz run.
+#                        conformance scenarios, a short fuzz run and a
+#                        clang-format check of src/ and include/.
 #                        CI (CI=true) always runs --full.
 #
 # Extra arguments after the options go to every ctest call (e.g. -R system).
