@@ -283,6 +283,25 @@ static bool as_int(struct ctx *c, const cJSON *v, const char *path, int *out)
 	return true;
 }
 
+/* Reads the required string member key of obj (at path) into a new copy
+ * in *out; reports a missing key, a wrong type or OOM. */
+static void get_string(struct ctx *c, const cJSON *obj, const char *path, const char *key,
+                       char **out)
+{
+	char p[PATH_LEN];
+	path_key(p, path, key);
+	const cJSON *v = member(obj, key);
+	if (!v) {
+		perr(c, p, "missing required key");
+	} else if (!cJSON_IsString(v)) {
+		perr(c, p, "must be a string");
+	} else {
+		*out = strdup(v->valuestring);
+		if (!*out)
+			report_oom(c);
+	}
+}
+
 /* Checks v is an integer in [min, max] (max == INT_MAX: no upper bound);
  * reports at path. *out is written only on success. */
 static bool int_range(struct ctx *c, const cJSON *v, const char *path, int min, int max, int *out)
@@ -545,17 +564,7 @@ static void parse_character(struct ctx *c, const cJSON *v, const char *path,
 		return;
 	}
 	check_keys(c, v, path, keys, 6);
-	path_key(p, path, "name");
-	const cJSON *name = member(v, "name");
-	if (!name) {
-		perr(c, p, "missing required key");
-	} else if (!cJSON_IsString(name)) {
-		perr(c, p, "must be a string");
-	} else {
-		ch->name = strdup(name->valuestring);
-		if (!ch->name)
-			report_oom(c);
-	}
+	get_string(c, v, path, "name", &ch->name);
 	get_int(c, v, path, "identifier", true, 1, INT_MAX, &ch->id);
 	if (get_int(c, v, path, "status", true, INT_MIN, INT_MAX, &ch->status))
 		c->status_ok[i] = 1;
@@ -668,17 +677,7 @@ static void parse_location(struct ctx *c, const cJSON *v, const char *path,
 	static const char *const keys[] = {"name", "identifier", "entrances", "survivorSpaces",
 	                                   "cards"};
 	check_keys(c, v, path, keys, 5);
-	path_key(p, path, "name");
-	const cJSON *name = member(v, "name");
-	if (!name) {
-		perr(c, p, "missing required key");
-	} else if (!cJSON_IsString(name)) {
-		perr(c, p, "must be a string");
-	} else {
-		loc->name = strdup(name->valuestring);
-		if (!loc->name)
-			report_oom(c);
-	}
+	get_string(c, v, path, "name", &loc->name);
 	get_int(c, v, path, "identifier", true, 1, INT_MAX, &loc->id);
 	get_int(c, v, path, "entrances", true, 1, INT_MAX, &loc->entrances);
 	get_int(c, v, path, "survivorSpaces", true, 1, INT_MAX, &loc->survivor_spaces);
