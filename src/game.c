@@ -890,11 +890,23 @@ static const char *const E_NOT_YOURS = "no living character of yours with that i
 static const char *const E_NO_DIE = "no action die high enough";
 static const char *const E_NO_ENTRANCE = "no such entrance at the character's location";
 
+/* The index of character id if it is a living character of p; otherwise
+ * sends CommandFailed and returns -1. */
+static int own_character(struct game *g, int p, int id)
+{
+	int c = char_index(g, id);
+	if (!owned(g, p, c)) {
+		fail(g, E_NOT_YOURS);
+		return -1;
+	}
+	return c;
+}
+
 static bool cmd_move(struct game *g, int p, const struct cmd *cmd)
 {
-	int c = char_index(g, cmd->character);
-	if (!owned(g, p, c))
-		return fail(g, E_NOT_YOURS);
+	int c = own_character(g, p, cmd->character);
+	if (c < 0)
+		return false;
 	struct char_state *cs = &g->chars[c];
 	if (cs->moved)
 		return fail(g, "character has already moved this round");
@@ -936,9 +948,9 @@ static bool cmd_move(struct game *g, int p, const struct cmd *cmd)
 
 static bool cmd_search(struct game *g, int p, const struct cmd *cmd)
 {
-	int c = char_index(g, cmd->character);
-	if (!owned(g, p, c))
-		return fail(g, E_NOT_YOURS);
+	int c = own_character(g, p, cmd->character);
+	if (c < 0)
+		return false;
 	struct player_state *ps = &g->players[p];
 	if (ps->ndice == 0)
 		return fail(g, "no action die left");
@@ -982,9 +994,9 @@ static bool cmd_search(struct game *g, int p, const struct cmd *cmd)
 
 static bool cmd_attack(struct game *g, int p, const struct cmd *cmd)
 {
-	int c = char_index(g, cmd->character);
-	if (!owned(g, p, c))
-		return fail(g, E_NOT_YOURS);
+	int c = own_character(g, p, cmd->character);
+	if (c < 0)
+		return false;
 	struct player_state *ps = &g->players[p];
 	int d = die_at_least(ps, cchar(g, c)->attack);
 	if (d < 0)
@@ -1008,9 +1020,9 @@ static bool cmd_attack(struct game *g, int p, const struct cmd *cmd)
 
 static bool cmd_barricade(struct game *g, int p, const struct cmd *cmd)
 {
-	int c = char_index(g, cmd->character);
-	if (!owned(g, p, c))
-		return fail(g, E_NOT_YOURS);
+	int c = own_character(g, p, cmd->character);
+	if (c < 0)
+		return false;
 	struct player_state *ps = &g->players[p];
 	int hammer = g->rules == RULES_REVISED ? equipment(g, c, CARD_HAMMER, -1) : -1;
 	if (hammer < 0 && ps->ndice == 0)
@@ -1032,9 +1044,9 @@ static bool cmd_barricade(struct game *g, int p, const struct cmd *cmd)
 
 static bool cmd_clean(struct game *g, int p, const struct cmd *cmd)
 {
-	int c = char_index(g, cmd->character);
-	if (!owned(g, p, c))
-		return fail(g, E_NOT_YOURS);
+	int c = own_character(g, p, cmd->character);
+	if (c < 0)
+		return false;
 	struct player_state *ps = &g->players[p];
 	if (ps->ndice == 0)
 		return fail(g, "no action die left");
@@ -1238,9 +1250,9 @@ static bool cmd_use_card(struct game *g, int p, const struct cmd *cmd)
 		return fail(g, "card is not in your hand");
 	if (!cmd->has_target)
 		return use_card_plain(g, p, k);
-	int c = char_index(g, cmd->character);
-	if (!owned(g, p, c))
-		return fail(g, E_NOT_YOURS);
+	int c = own_character(g, p, cmd->character);
+	if (c < 0)
+		return false;
 	if (is_equipment(g->cfg->cards[k].type) && g->rules == RULES_BASE)
 		return fail(g, "equipment cards cannot be played in this edition");
 	return use_card_target(g, p, k, c, cmd->target);
@@ -1248,9 +1260,9 @@ static bool cmd_use_card(struct game *g, int p, const struct cmd *cmd)
 
 static bool cmd_use_ability(struct game *g, int p, const struct cmd *cmd)
 {
-	int c = char_index(g, cmd->character);
-	if (!owned(g, p, c))
-		return fail(g, E_NOT_YOURS);
+	int c = own_character(g, p, cmd->character);
+	if (c < 0)
+		return false;
 	struct char_state *cs = &g->chars[c];
 	const struct config_ability *ab = &cchar(g, c)->ability;
 	int l = cs->loc;
