@@ -73,7 +73,6 @@ struct player_state {
 	char *name; /* owned */
 	bool in_game;
 	bool disconnected;
-	bool selected;
 	bool cleaned; /* base: cleaned waste this round */
 	int offered[4];
 	int *dice; /* owned, sorted ascending, capacity ncharacters + 1 */
@@ -107,6 +106,7 @@ struct game {
 	struct card_state *cards;  /* parallel to cfg->cards */
 	struct id_index *card_ids; /* sorted by id */
 	struct loc_state *locs;    /* parallel to cfg->locations */
+	int *loc_order;            /* location indices by ascending id */
 	int colony;
 
 	int *crisis_pile; /* crisis indices after the shuffle */
@@ -404,11 +404,9 @@ static void moral_change(struct game *g, int delta, enum moral_reason reason)
 		game_end(g, false);
 }
 
-static void spawn_for(struct game *g, int p)
+/* Character c joins player p in the colony: CharacterSpawned. */
+static void place_character(struct game *g, int c, int p)
 {
-	int c = g->unused[0];
-	memmove(&g->unused[0], &g->unused[1], (size_t)(g->nunused - 1) * sizeof(int));
-	g->nunused--;
 	struct char_state *cs = &g->chars[c];
 	cs->life = CH_ALIVE;
 	cs->owner = p;
@@ -417,6 +415,15 @@ static void spawn_for(struct game *g, int p)
 	cs->moved = false;
 	g->spawn_order[g->nspawned++] = c;
 	emit(g, EV_CHARACTER_SPAWNED, EVENT_TO_ALL, 2, p, cchar(g, c)->id);
+}
+
+/* The first unused character joins player p. */
+static void spawn_for(struct game *g, int p)
+{
+	int c = g->unused[0];
+	memmove(&g->unused[0], &g->unused[1], (size_t)(g->nunused - 1) * sizeof(int));
+	g->nunused--;
+	place_character(g, c, p);
 }
 
 /* Remove c from the board; its equipment leaves the game with it. */
@@ -583,17 +590,11 @@ static void start_game(struct game *g)
 	/* RNG order (spec 4.2): start pile, location decks by ascending id, crises. */
 	struct loc_state *colony = &g->locs[g->colony];
 	rng_shuffle_ints(&g->rng, colony->deck, (size_t)colony->ndeck);
-	int n = g->cfg->nlocations;
-	struct id_index *order = xcalloc((size_t)n, sizeof *order);
-	for (int i = 0; i < n; i++)
-		order[i] = (struct id_index){loc_id(g, i), i};
-	qsort(order, (size_t)n, sizeof *order, cmp_id_index);
-	for (int i = 0; i < n; i++) {
-		struct loc_state *ls = &g->locs[order[i].index];
-		if (order[i].index != g->colony)
+	for (int i = 0; i < g->cfg->nlocations; i++) {
+		struct loc_state *ls = &g->locs[g->loc_order[i]];
+		if (g->loc_order[i] != g->colony)
 			rng_shuffle_ints(&g->rng, ls->deck, (size_t)ls->ndeck);
 	}
-	free(order);
 	rng_shuffle_ints(&g->rng, g->crisis_pile, (size_t)g->cfg->ncrises);
 	g->phase = PH_SELECTION;
 	g->sel = -1;
@@ -790,15 +791,11 @@ static void colony_phase(struct game *g)
 		return;
 
 	spawn_zombies(g, g->colony, ceil_half(colony->children + chars_at(g, g->colony)));
-	int n = g->cfg->nlocations;
-	struct id_index *order = xcalloc((size_t)n, sizeof *order);
-	for (int i = 0; i < n; i++)
-		order[i] = (struct id_index){loc_id(g, i), i};
-	qsort(order, (size_t)n, sizeof *order, cmp_id_index);
-	for (int i = 0; i < n && !over(g); i++)
-		if (order[i].index != g->colony)
-			spawn_zombies(g, order[i].index, chars_at(g, order[i].index));
-	free(order);
+	for (int i = 0; i < g->cfg->nlocations && !over(g); i++) {
+		int l = g->loc_order[i];
+		if (l != g->colony)
+			spawn_zombies(g, l, chars_at(g, l));
+	}
 	if (over(g))
 		return;
 
@@ -890,6 +887,21 @@ static const char *const E_NOT_YOURS = "no living character of yours with that i
 static const char *const E_NO_DIE = "no action die high enough";
 static const char *const E_NO_ENTRANCE = "no such entrance at the character's location";
 
+/* Why character cs cannot move to location index l (-1: unknown) this
+ * round, or NULL: the checks of Move and of a FUEL card (behaviour.md 6). */
+static const char *move_error(const struct game *g, const struct char_state *cs, int l)
+{
+	if (cs->moved)
+		return "character has already moved this round";
+	if (l < 0)
+		return "no such location";
+	if (cs->loc == l)
+		return "character is already at that location";
+	if (!has_room(g, l))
+		return "no room at that location";
+	return NULL;
+}
+
 /* The index of character id if it is a living character of p; otherwise
  * sends CommandFailed and returns -1. */
 static int own_character(struct game *g, int p, int id)
@@ -908,15 +920,10 @@ static bool cmd_move(struct game *g, int p, const struct cmd *cmd)
 	if (c < 0)
 		return false;
 	struct char_state *cs = &g->chars[c];
-	if (cs->moved)
-		return fail(g, "character has already moved this round");
 	int l = loc_index(g, cmd->location);
-	if (l >= 0 && cs->loc == l)
-		return fail(g, "character is already at that location");
-	if (l < 0)
-		return fail(g, "no such location");
-	if (!has_room(g, l))
-		return fail(g, "no room at that location");
+	const char *err = move_error(g, cs, l);
+	if (err)
+		return fail(g, err);
 	bool fuel = g->rules == RULES_BASE && cmd->fuel;
 	if (fuel) {
 		int best = -1;
@@ -1194,15 +1201,10 @@ static bool use_card_target(struct game *g, int p, int k, int c, int t)
 	case CARD_FUEL: {
 		if (g->rules == RULES_BASE)
 			return fail(g, "FUEL is played with Move in this edition");
-		if (cs->moved)
-			return fail(g, "character has already moved this round");
 		int to = loc_index(g, t);
-		if (to < 0)
-			return fail(g, "no such location");
-		if (to == l)
-			return fail(g, "character is already at that location");
-		if (!has_room(g, to))
-			return fail(g, "no room at that location");
+		err = move_error(g, cs, to);
+		if (err)
+			return fail(g, err);
 		cs->moved = true;
 		cs->loc = to;
 		break;
@@ -1440,18 +1442,10 @@ static bool selection_command(struct game *g, int player, const struct cmd *cmd)
 		return fail(g, "select two of the characters offered to you");
 	int first = cmd->character < cmd->character2 ? a : b;
 	int second = first == a ? b : a;
-	ps->selected = true;
 	g->sel_waiting = false;
 	int picks[2] = {ps->offered[first], ps->offered[second]};
-	for (int i = 0; i < 2; i++) {
-		int c = picks[i];
-		struct char_state *cs = &g->chars[c];
-		cs->life = CH_ALIVE;
-		cs->owner = player;
-		cs->loc = g->colony;
-		g->spawn_order[g->nspawned++] = c;
-		emit(g, EV_CHARACTER_SPAWNED, EVENT_TO_ALL, 2, player, cchar(g, c)->id);
-	}
+	for (int i = 0; i < 2; i++)
+		place_character(g, picks[i], player);
 	for (int i = 0; i < 4; i++)
 		if (i != a && i != b)
 			unused_append(g, ps->offered[i]);
@@ -1598,6 +1592,15 @@ struct game *game_new(const struct config *cfg, int64_t seed, enum game_rules ru
 	}
 	qsort(g->card_ids, (size_t)cfg->ncards, sizeof *g->card_ids, cmp_id_index);
 
+	struct id_index *order = xcalloc((size_t)cfg->nlocations, sizeof *order);
+	for (int l = 0; l < cfg->nlocations; l++)
+		order[l] = (struct id_index){cfg->locations[l].id, l};
+	qsort(order, (size_t)cfg->nlocations, sizeof *order, cmp_id_index);
+	g->loc_order = xcalloc((size_t)cfg->nlocations, sizeof(int));
+	for (int l = 0; l < cfg->nlocations; l++)
+		g->loc_order[l] = order[l].index;
+	free(order);
+
 	g->locs = xcalloc((size_t)cfg->nlocations, sizeof *g->locs);
 	for (int l = 0; l < cfg->nlocations; l++) {
 		const struct config_location *cl = &cfg->locations[l];
@@ -1643,6 +1646,7 @@ void game_free(struct game *g)
 		free(g->locs[l].deck);
 	}
 	free(g->locs);
+	free(g->loc_order);
 	free(g->crisis_pile);
 	free(g->waste_pile);
 	free(g);
