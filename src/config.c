@@ -2,11 +2,11 @@
  * config: load and validate a game configuration (docs/configuration.md).
  *
  * Three passes over the text:
- *   1. a strict RFC 8259 syntax check of our own (cJSON is lenient: it takes
- *      leading zeros, "1.", raw control characters and invalid UTF-8, and the
- *      text is sent verbatim to clients whose parsers may not be);
- *   2. cJSON builds the tree, which is walked against the schema, filling a
- *      struct config and reporting every type/key/minimum problem;
+ *   1. src/json.c parses it strictly (RFC 8259: no leading zeros, no "1.",
+ *      no raw control characters, valid UTF-8 only -- the text is sent
+ *      verbatim to clients whose parsers may be strict) into a tree;
+ *   2. the tree is walked against the schema, filling a struct config and
+ *      reporting every type/key/minimum problem;
  *   3. cross-checks on what parsed (counts, duplicates, references, zombies,
  *      goal), skipping values that already failed in pass 2.
  *
@@ -18,7 +18,6 @@
 #include "sopra/config.h"
 #include "sopra/json.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -203,38 +202,25 @@ static void report_syntax(struct ctx *c, const char *text, size_t len, size_t at
 	perr(c, "(root)", "not valid JSON at line %lu column %lu: %s", line, col, why);
 }
 
-/* Runs the strict syntax check; reports and returns false on an error. */
-static bool syntax_check(struct ctx *c, const char *text, size_t len)
-{
-	struct json_error e;
-	if (json_check(text, len, &e))
-		return true;
-	report_syntax(c, text, len, e.pos, e.why);
-	return false;
-}
-
 /* ------------------------------------------------------------------------ */
 /* Schema helpers                                                           */
 /* ------------------------------------------------------------------------ */
 
 /* Returns the first member of obj named key (case-sensitive), or NULL. */
-static const cJSON *member(const cJSON *obj, const char *key)
+static const struct json_value *member(const struct json_value *obj, const char *key)
 {
-	for (const cJSON *m = obj->child; m; m = m->next)
-		if (m->string && strcmp(m->string, key) == 0)
-			return m;
-	return NULL;
+	return json_member(obj, key);
 }
 
 /* Reports every member of obj whose name is not in allowed[] as unknown,
  * and every allowed name that occurs more than once as a duplicate key.
  * O(members * allowed). */
-static void check_keys(struct ctx *c, const cJSON *obj, const char *base,
+static void check_keys(struct ctx *c, const struct json_value *obj, const char *base,
                        const char *const *allowed, int nallowed)
 {
 	char p[PATH_LEN];
-	for (const cJSON *m = obj->child; m; m = m->next) {
-		const char *key = m->string ? m->string : "";
+	for (const struct json_value *m = obj->child; m; m = m->next) {
+		const char *key = m->key ? m->key : "";
 		int k = 0;
 		while (k < nallowed && strcmp(allowed[k], key) != 0)
 			k++;
@@ -245,8 +231,8 @@ static void check_keys(struct ctx *c, const cJSON *obj, const char *base,
 	}
 	for (int k = 0; k < nallowed; k++) {
 		int seen = 0;
-		for (const cJSON *m = obj->child; m; m = m->next)
-			if (m->string && strcmp(m->string, allowed[k]) == 0 && ++seen == 2) {
+		for (const struct json_value *m = obj->child; m; m = m->next)
+			if (m->key && strcmp(m->key, allowed[k]) == 0 && ++seen == 2) {
 				path_key(p, base, allowed[k]);
 				perr(c, p, "duplicate key");
 			}
@@ -265,38 +251,38 @@ static bool is_integral(double d)
 
 /* Checks that v is an integral JSON number within int range; reports at path
  * and returns false otherwise. */
-static bool as_int(struct ctx *c, const cJSON *v, const char *path, int *out)
+static bool as_int(struct ctx *c, const struct json_value *v, const char *path, int *out)
 {
-	if (cJSON_IsNumber(v) && isinf(v->valuedouble)) {
+	if (json_is(v, JSON_NUMBER) && isinf(v->num)) {
 		perr(c, path, "integer out of range");
 		return false;
 	}
-	if (!cJSON_IsNumber(v) || isnan(v->valuedouble) || !is_integral(v->valuedouble)) {
+	if (!json_is(v, JSON_NUMBER) || isnan(v->num) || !is_integral(v->num)) {
 		perr(c, path, "must be an integer");
 		return false;
 	}
-	if (v->valuedouble < (double)INT_MIN || v->valuedouble > (double)INT_MAX) {
+	if (v->num < (double)INT_MIN || v->num > (double)INT_MAX) {
 		perr(c, path, "integer out of range");
 		return false;
 	}
-	*out = (int)v->valuedouble;
+	*out = (int)v->num;
 	return true;
 }
 
 /* Reads the required string member key of obj (at path) into a new copy
  * in *out; reports a missing key, a wrong type or OOM. */
-static void get_string(struct ctx *c, const cJSON *obj, const char *path, const char *key,
-                       char **out)
+static void get_string(struct ctx *c, const struct json_value *obj, const char *path,
+                       const char *key, char **out)
 {
 	char p[PATH_LEN];
 	path_key(p, path, key);
-	const cJSON *v = member(obj, key);
+	const struct json_value *v = member(obj, key);
 	if (!v) {
 		perr(c, p, "missing required key");
-	} else if (!cJSON_IsString(v)) {
+	} else if (!json_is(v, JSON_STRING)) {
 		perr(c, p, "must be a string");
 	} else {
-		*out = strdup(v->valuestring);
+		*out = strdup(v->str);
 		if (!*out)
 			report_oom(c);
 	}
@@ -304,7 +290,8 @@ static void get_string(struct ctx *c, const cJSON *obj, const char *path, const 
 
 /* Checks v is an integer in [min, max] (max == INT_MAX: no upper bound);
  * reports at path. *out is written only on success. */
-static bool int_range(struct ctx *c, const cJSON *v, const char *path, int min, int max, int *out)
+static bool int_range(struct ctx *c, const struct json_value *v, const char *path, int min, int max,
+                      int *out)
 {
 	int x;
 	if (!as_int(c, v, path, &x))
@@ -322,12 +309,12 @@ static bool int_range(struct ctx *c, const cJSON *v, const char *path, int min, 
 
 /* Reads integer member key of obj (at base) in [min, max]. A missing key is
  * reported when required. *out is written only on success. */
-static bool get_int(struct ctx *c, const cJSON *obj, const char *base, const char *key,
+static bool get_int(struct ctx *c, const struct json_value *obj, const char *base, const char *key,
                     bool required, int min, int max, int *out)
 {
 	char p[PATH_LEN];
 	path_key(p, base, key);
-	const cJSON *v = member(obj, key);
+	const struct json_value *v = member(obj, key);
 	if (!v) {
 		if (required)
 			perr(c, p, "missing required key");
@@ -337,44 +324,45 @@ static bool get_int(struct ctx *c, const cJSON *obj, const char *base, const cha
 }
 
 /* Reads optional boolean member key of obj; leaves *out alone if absent. */
-static bool get_bool(struct ctx *c, const cJSON *obj, const char *base, const char *key, bool *out)
+static bool get_bool(struct ctx *c, const struct json_value *obj, const char *base, const char *key,
+                     bool *out)
 {
-	const cJSON *v = member(obj, key);
+	const struct json_value *v = member(obj, key);
 	if (!v)
 		return false;
-	if (!cJSON_IsBool(v)) {
+	if (!json_is_bool(v)) {
 		char p[PATH_LEN];
 		path_key(p, base, key);
 		perr(c, p, "must be a boolean");
 		return false;
 	}
-	*out = cJSON_IsTrue(v);
+	*out = (v->type == JSON_TRUE);
 	return true;
 }
 
 /* Returns required member key of obj if it is an array (else reports and
  * returns NULL); path of the member goes to p[PATH_LEN]. */
-static const cJSON *get_array(struct ctx *c, const cJSON *obj, const char *base, const char *key,
-                              char *p)
+static const struct json_value *get_array(struct ctx *c, const struct json_value *obj,
+                                          const char *base, const char *key, char *p)
 {
 	path_key(p, base, key);
-	const cJSON *v = member(obj, key);
+	const struct json_value *v = member(obj, key);
 	if (!v) {
 		perr(c, p, "missing required key");
 		return NULL;
 	}
-	if (!cJSON_IsArray(v)) {
+	if (!json_is(v, JSON_ARRAY)) {
 		perr(c, p, "must be an array");
 		return NULL;
 	}
 	return v;
 }
 
-/* Returns the number of members/elements of a cJSON container. */
-static int count_children(const cJSON *v)
+/* Returns the number of members/elements of a JSON container. */
+static int count_children(const struct json_value *v)
 {
 	int n = 0;
-	for (const cJSON *m = v->child; m; m = m->next)
+	for (const struct json_value *m = v->child; m; m = m->next)
 		n++;
 	return n;
 }
@@ -392,10 +380,11 @@ static void join_names(char *out, size_t size, const char *const *names, int n)
  * On success stores the index of the type in names[] in *type, writes the
  * params' path to sub[PATH_LEN] and returns the params object; otherwise
  * reports and returns NULL. `what` names the kind ("card", ...). */
-static const cJSON *poly(struct ctx *c, const cJSON *v, const char *path, const char *const *names,
-                         int nnames, const char *what, int *type, char *sub)
+static const struct json_value *poly(struct ctx *c, const struct json_value *v, const char *path,
+                                     const char *const *names, int nnames, const char *what,
+                                     int *type, char *sub)
 {
-	if (!cJSON_IsObject(v)) {
+	if (!json_is(v, JSON_OBJECT)) {
 		perr(c, path, "must be an object");
 		return NULL;
 	}
@@ -407,17 +396,17 @@ static const cJSON *poly(struct ctx *c, const cJSON *v, const char *path, const 
 		     list, n);
 		return NULL;
 	}
-	const cJSON *m = v->child;
-	path_key(sub, path, m->string ? m->string : "");
+	const struct json_value *m = v->child;
+	path_key(sub, path, m->key ? m->key : "");
 	int k = 0;
-	while (k < nnames && strcmp(names[k], m->string ? m->string : "") != 0)
+	while (k < nnames && strcmp(names[k], m->key ? m->key : "") != 0)
 		k++;
 	if (k == nnames) {
 		join_names(list, sizeof list, names, nnames);
 		perr(c, sub, "unknown %s type (expected one of %s)", what, list);
 		return NULL;
 	}
-	if (!cJSON_IsObject(m)) {
+	if (!json_is(m, JSON_OBJECT)) {
 		perr(c, sub, "must be an object");
 		return NULL;
 	}
@@ -452,11 +441,13 @@ static const char *const crisis_names[] = {"food", "stuff", "medicine", "fuel"};
 static const char *const injury_names[] = {"wound", "frostBite", "bite"};
 
 /* Parses one card entry into *card (id 0 when its id did not parse). */
-static void parse_card(struct ctx *c, const cJSON *v, const char *path, struct config_card *card)
+static void parse_card(struct ctx *c, const struct json_value *v, const char *path,
+                       struct config_card *card)
 {
 	char sub[PATH_LEN];
 	int type;
-	const cJSON *o = poly(c, v, path, card_names, CARD_TYPE_COUNT, "card", &type, sub);
+	const struct json_value *o =
+	        poly(c, v, path, card_names, CARD_TYPE_COUNT, "card", &type, sub);
 	if (!o)
 		return;
 	card->type = (enum card_type)type;
@@ -477,18 +468,18 @@ static void parse_card(struct ctx *c, const cJSON *v, const char *path, struct c
 }
 
 /* Reads an injury name member key of obj into *out. */
-static void get_injury(struct ctx *c, const cJSON *obj, const char *base, const char *key,
-                       enum injury *out)
+static void get_injury(struct ctx *c, const struct json_value *obj, const char *base,
+                       const char *key, enum injury *out)
 {
 	char p[PATH_LEN];
 	path_key(p, base, key);
-	const cJSON *v = member(obj, key);
+	const struct json_value *v = member(obj, key);
 	if (!v) {
 		perr(c, p, "missing required key");
 		return;
 	}
 	for (int k = 0; k < 3; k++)
-		if (cJSON_IsString(v) && strcmp(v->valuestring, injury_names[k]) == 0) {
+		if (json_is(v, JSON_STRING) && strcmp(v->str, injury_names[k]) == 0) {
 			*out = (enum injury)k;
 			return;
 		}
@@ -496,11 +487,12 @@ static void get_injury(struct ctx *c, const cJSON *obj, const char *base, const 
 }
 
 /* Parses a character's ability object (at path) into *a. */
-static void parse_ability(struct ctx *c, const cJSON *v, const char *path, struct config_ability *a)
+static void parse_ability(struct ctx *c, const struct json_value *v, const char *path,
+                          struct config_ability *a)
 {
 	char sub[PATH_LEN];
 	int type;
-	const cJSON *o = poly(c, v, path, ability_names, 8, "ability", &type, sub);
+	const struct json_value *o = poly(c, v, path, ability_names, 8, "ability", &type, sub);
 	if (!o)
 		return;
 	a->type = (enum ability_type)type;
@@ -553,13 +545,13 @@ static void parse_ability(struct ctx *c, const cJSON *v, const char *path, struc
 }
 
 /* Parses one character entry; sets c->status_ok[i] when its status parsed. */
-static void parse_character(struct ctx *c, const cJSON *v, const char *path,
+static void parse_character(struct ctx *c, const struct json_value *v, const char *path,
                             struct config_character *ch, int i)
 {
 	static const char *const keys[] = {"name",   "identifier", "status",
 	                                   "attack", "search",     "ability"};
 	char p[PATH_LEN];
-	if (!cJSON_IsObject(v)) {
+	if (!json_is(v, JSON_OBJECT)) {
 		perr(c, path, "must be an object");
 		return;
 	}
@@ -571,7 +563,7 @@ static void parse_character(struct ctx *c, const cJSON *v, const char *path,
 	get_int(c, v, path, "attack", true, 1, 6, &ch->attack);
 	get_int(c, v, path, "search", true, 1, 6, &ch->search);
 	path_key(p, path, "ability");
-	const cJSON *ab = member(v, "ability");
+	const struct json_value *ab = member(v, "ability");
 	if (!ab)
 		perr(c, p, "missing required key");
 	else
@@ -579,17 +571,17 @@ static void parse_character(struct ctx *c, const cJSON *v, const char *path,
 }
 
 /* Parses the goal object (required key "goal" of root). */
-static void parse_goal(struct ctx *c, const cJSON *root, struct config_goal *g)
+static void parse_goal(struct ctx *c, const struct json_value *root, struct config_goal *g)
 {
 	static const char *const keys[] = {
 	        "rounds",           "moral",   "zombiesColony", "zombiesLocations",
 	        "childrenInColony", "survive", "barricades",    "locationWithZombies"};
-	const cJSON *o = member(root, "goal");
+	const struct json_value *o = member(root, "goal");
 	if (!o) {
 		perr(c, "goal", "missing required key");
 		return;
 	}
-	if (!cJSON_IsObject(o)) {
+	if (!json_is(o, JSON_OBJECT)) {
 		perr(c, "goal", "must be an object");
 		return;
 	}
@@ -625,11 +617,11 @@ static void parse_goal(struct ctx *c, const cJSON *root, struct config_goal *g)
 /* Parses a card-id list (array member key of obj at base) into
  * loc->cards; entries that fail are stored as 0. Returns true if it was an
  * array. */
-static bool parse_stack(struct ctx *c, const cJSON *obj, const char *base, const char *key,
-                        struct config_location *loc)
+static bool parse_stack(struct ctx *c, const struct json_value *obj, const char *base,
+                        const char *key, struct config_location *loc)
 {
 	char p[PATH_LEN], q[PATH_LEN];
-	const cJSON *arr = get_array(c, obj, base, key, p);
+	const struct json_value *arr = get_array(c, obj, base, key, p);
 	if (!arr)
 		return false;
 	int n = count_children(arr);
@@ -638,7 +630,7 @@ static bool parse_stack(struct ctx *c, const cJSON *obj, const char *base, const
 		return false;
 	loc->ncards = n;
 	int k = 0;
-	for (const cJSON *e = arr->child; e; e = e->next, k++) {
+	for (const struct json_value *e = arr->child; e; e = e->next, k++) {
 		path_idx(q, p, k);
 		int_range(c, e, q, 1, INT_MAX, &loc->cards[k]);
 	}
@@ -646,15 +638,15 @@ static bool parse_stack(struct ctx *c, const cJSON *obj, const char *base, const
 }
 
 /* Parses one entry of "locations" (a location or the colony wrapper). */
-static void parse_location(struct ctx *c, const cJSON *v, const char *path,
+static void parse_location(struct ctx *c, const struct json_value *v, const char *path,
                            struct config_location *loc, int i)
 {
 	char p[PATH_LEN];
-	if (!cJSON_IsObject(v)) {
+	if (!json_is(v, JSON_OBJECT)) {
 		perr(c, path, "must be an object");
 		return;
 	}
-	const cJSON *col = member(v, "colony");
+	const struct json_value *col = member(v, "colony");
 	if (col) {
 		static const char *const wrap[] = {"colony"};
 		static const char *const keys[] = {"identifier", "entrances", "startCards"};
@@ -664,7 +656,7 @@ static void parse_location(struct ctx *c, const cJSON *v, const char *path,
 			report_oom(c);
 		check_keys(c, v, path, wrap, 1);
 		path_key(p, path, "colony");
-		if (!cJSON_IsObject(col)) {
+		if (!json_is(col, JSON_OBJECT)) {
 			perr(c, p, "must be an object");
 			return;
 		}
@@ -685,12 +677,13 @@ static void parse_location(struct ctx *c, const cJSON *v, const char *path,
 }
 
 /* Parses one crisis entry. */
-static void parse_crisis(struct ctx *c, const cJSON *v, const char *path, struct config_crisis *cr)
+static void parse_crisis(struct ctx *c, const struct json_value *v, const char *path,
+                         struct config_crisis *cr)
 {
 	static const char *const keys[] = {"identifier", "moralChange", "requiredCards"};
 	char sub[PATH_LEN];
 	int type;
-	const cJSON *o = poly(c, v, path, crisis_names, 4, "crisis", &type, sub);
+	const struct json_value *o = poly(c, v, path, crisis_names, 4, "crisis", &type, sub);
 	if (!o)
 		return;
 	cr->type = (enum crisis_type)type;
@@ -701,15 +694,15 @@ static void parse_crisis(struct ctx *c, const cJSON *v, const char *path, struct
 }
 
 /* Walks the whole tree against the schema, filling cfg. */
-static void parse_root(struct ctx *c, const cJSON *root, struct config *cfg)
+static void parse_root(struct ctx *c, const struct json_value *root, struct config *cfg)
 {
 	static const char *const keys[] = {"maxPlayers", "cards",     "characters",
 	                                   "goal",       "locations", "crises"};
 	char p[PATH_LEN], q[PATH_LEN];
-	const cJSON *arr;
+	const struct json_value *arr;
 	int k;
 
-	if (!cJSON_IsObject(root)) {
+	if (!json_is(root, JSON_OBJECT)) {
 		perr(c, "(root)", "must be an object");
 		return;
 	}
@@ -722,7 +715,7 @@ static void parse_root(struct ctx *c, const cJSON *root, struct config *cfg)
 			cfg->ncards = n;
 			c->cards_list_ok = true;
 			k = 0;
-			for (const cJSON *e = arr->child; e; e = e->next, k++) {
+			for (const struct json_value *e = arr->child; e; e = e->next, k++) {
 				path_idx(q, p, k);
 				parse_card(c, e, q, &cfg->cards[k]);
 			}
@@ -737,7 +730,7 @@ static void parse_root(struct ctx *c, const cJSON *root, struct config *cfg)
 			cfg->ncharacters = n;
 			c->chars_ok = true;
 			k = 0;
-			for (const cJSON *e = arr->child; e; e = e->next, k++) {
+			for (const struct json_value *e = arr->child; e; e = e->next, k++) {
 				path_idx(q, p, k);
 				parse_character(c, e, q, &cfg->characters[k], k);
 			}
@@ -754,7 +747,7 @@ static void parse_root(struct ctx *c, const cJSON *root, struct config *cfg)
 			cfg->nlocations = n;
 			c->locs_ok = true;
 			k = 0;
-			for (const cJSON *e = arr->child; e; e = e->next, k++) {
+			for (const struct json_value *e = arr->child; e; e = e->next, k++) {
 				path_idx(q, p, k);
 				parse_location(c, e, q, &cfg->locations[k], k);
 			}
@@ -767,7 +760,7 @@ static void parse_root(struct ctx *c, const cJSON *root, struct config *cfg)
 			cfg->ncrises = n;
 			c->crises_ok = true;
 			k = 0;
-			for (const cJSON *e = arr->child; e; e = e->next, k++) {
+			for (const struct json_value *e = arr->child; e; e = e->next, k++) {
 				path_idx(q, p, k);
 				parse_crisis(c, e, q, &cfg->crises[k]);
 			}
@@ -1141,7 +1134,6 @@ struct config *config_parse(const char *text, size_t len, struct config_errors *
 {
 	struct ctx c = {.errs = errs};
 	struct config *cfg = NULL;
-	cJSON *root = NULL;
 
 	if (!text && len > 0) {
 		perr(&c, "(root)", "no text");
@@ -1151,12 +1143,21 @@ struct config *config_parse(const char *text, size_t len, struct config_errors *
 		perr(&c, "(root)", "too large (%zu bytes, the limit is %u)", len, CONFIG_MAX_BYTES);
 		return NULL;
 	}
-	if (!syntax_check(&c, text ? text : "", len))
+	struct json_doc *doc = zalloc(&c, 1, sizeof *doc);
+	if (!doc)
 		return NULL;
+	struct json_error e;
+	if (!json_parse(text ? text : "", len, doc, &e)) {
+		if (doc->oom)
+			report_oom(&c);
+		else
+			report_syntax(&c, text ? text : "", len, e.pos, e.why);
+		goto fail;
+	}
 
 	cfg = zalloc(&c, 1, sizeof *cfg);
 	if (!cfg)
-		return NULL;
+		goto fail;
 	cfg->text = malloc(len + 1);
 	if (!cfg->text) {
 		report_oom(&c);
@@ -1166,22 +1167,12 @@ struct config *config_parse(const char *text, size_t len, struct config_errors *
 	cfg->text[len] = '\0';
 	cfg->text_len = len;
 
-	/* The syntax check passed and the text has no NUL byte, so the whole
-	 * copy is one value; cJSON should only fail here when memory runs out,
-	 * but if it rejects something the check let through, say where. */
-	const char *end = NULL;
-	root = cJSON_ParseWithOpts(cfg->text, &end, 1);
-	if (!root) {
-		size_t at = end && end >= cfg->text ? (size_t)(end - cfg->text) : 0;
-		report_syntax(&c, cfg->text, len, at,
-		              "rejected by the JSON parser (or out of memory)");
-		goto fail;
-	}
-	parse_root(&c, root, cfg);
+	parse_root(&c, doc->root, cfg);
 	if (!c.oom)
 		cross_checks(&c, cfg);
 	if (c.nerr == 0 && !c.oom) {
-		cJSON_Delete(root);
+		json_doc_free(doc);
+		free(doc);
 		free(c.status_ok);
 		free(c.cards_ok);
 		return cfg;
@@ -1189,7 +1180,8 @@ struct config *config_parse(const char *text, size_t len, struct config_errors *
 fail:
 	if (c.nerr == 0)
 		report_oom(&c);
-	cJSON_Delete(root);
+	json_doc_free(doc);
+	free(doc);
 	free(c.status_ok);
 	free(c.cards_ok);
 	config_free(cfg);

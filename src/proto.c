@@ -5,7 +5,7 @@
  * key, type, destination field, flags); a generic loop validates them all
  * before the game ever sees the command. Encoding is a switch over the event
  * type without a default label, so -Wswitch flags an event nobody encodes;
- * the JSON is written by hand (no cJSON on the output path).
+ * lines are parsed by src/json.c and the output JSON is written by hand.
  */
 #include "sopra/proto.h"
 #include "sopra/json.h"
@@ -17,8 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <cjson/cJSON.h>
 
 /* ---- UTF-8 ------------------------------------------------------------- */
 
@@ -159,15 +157,15 @@ static int utf8_prefix(const char *s, int max)
 	return max;
 }
 
-static const char *decode_param(const struct param_spec *ps, const cJSON *item, const char *cname,
-                                struct proto_cmd *out)
+static const char *decode_param(const struct param_spec *ps, const struct json_value *item,
+                                const char *cname, struct proto_cmd *out)
 {
 	char *dst = (char *)&out->cmd + ps->offset;
 	switch (ps->type) {
 	case PT_INT: {
-		if (!cJSON_IsNumber(item))
+		if (!json_is(item, JSON_NUMBER))
 			return errf(out, "%s.%s: expected an integer", cname, ps->key);
-		double d = item->valuedouble;
+		double d = item->num;
 		if (!isfinite(d) || d < (double)INT_MIN || d > (double)INT_MAX)
 			return errf(out, "%s.%s: integer out of range", cname, ps->key);
 		int v = (int)d;
@@ -178,16 +176,16 @@ static const char *decode_param(const struct param_spec *ps, const cJSON *item, 
 		return NULL;
 	}
 	case PT_BOOL: {
-		if (!cJSON_IsBool(item))
+		if (!json_is_bool(item))
 			return errf(out, "%s.%s: expected a boolean", cname, ps->key);
-		bool v = cJSON_IsTrue(item);
+		bool v = item->type == JSON_TRUE;
 		memcpy(dst, &v, sizeof v);
 		return NULL;
 	}
 	case PT_STRING: {
-		if (!cJSON_IsString(item) || !item->valuestring)
+		if (!json_is(item, JSON_STRING))
 			return errf(out, "%s.%s: expected a string", cname, ps->key);
-		out->name_storage = strdup(item->valuestring);
+		out->name_storage = strdup(item->str);
 		if (!out->name_storage) {
 			fputs("sopra-server: out of memory\n", stderr);
 			abort();
@@ -201,12 +199,13 @@ static const char *decode_param(const struct param_spec *ps, const cJSON *item, 
 
 /* Decode the parameters of a command object; returns NULL or an error. */
 /* The member of obj named key, or NULL; a key given twice is ambiguous
- * (cJSON would silently take the first), reported through *dup. */
-static const cJSON *unique_member(const cJSON *obj, const char *key, bool *dup)
+ * (most parsers silently take one of them), reported through *dup. */
+static const struct json_value *unique_member(const struct json_value *obj, const char *key,
+                                              bool *dup)
 {
-	const cJSON *found = NULL;
-	for (const cJSON *it = obj->child; it; it = it->next) {
-		if (it->string && strcmp(it->string, key) == 0) {
+	const struct json_value *found = NULL;
+	for (const struct json_value *it = obj->child; it; it = it->next) {
+		if (it->key && strcmp(it->key, key) == 0) {
 			if (found) {
 				*dup = true;
 				return NULL;
@@ -217,8 +216,8 @@ static const cJSON *unique_member(const cJSON *obj, const char *key, bool *dup)
 	return found;
 }
 
-static const char *decode_params(const cJSON *root, enum cmd_type type, enum game_rules rules,
-                                 struct proto_cmd *out)
+static const char *decode_params(const struct json_value *root, enum cmd_type type,
+                                 enum game_rules rules, struct proto_cmd *out)
 {
 	const struct cmd_spec *spec = &cmd_specs[type];
 	const char *cname = cmd_name(type);
@@ -230,7 +229,7 @@ static const char *decode_params(const cJSON *root, enum cmd_type type, enum gam
 		if ((ps->flags & PF_BASE_ONLY) && rules != RULES_BASE)
 			continue;
 		bool dup = false;
-		const cJSON *item = unique_member(root, ps->key, &dup);
+		const struct json_value *item = unique_member(root, ps->key, &dup);
 		if (dup)
 			return errf(out, "%s.%s: given more than once", cname, ps->key);
 		if (ps->flags & PF_PAIR) {
@@ -257,19 +256,20 @@ static const char *decode_params(const cJSON *root, enum cmd_type type, enum gam
 	return NULL;
 }
 
-static const char *decode_root(const cJSON *root, enum game_rules rules, struct proto_cmd *out)
+static const char *decode_root(const struct json_value *root, enum game_rules rules,
+                               struct proto_cmd *out)
 {
-	if (!cJSON_IsObject(root))
+	if (!json_is(root, JSON_OBJECT))
 		return "not a JSON object";
 	bool dup = false;
-	const cJSON *jc = unique_member(root, "command", &dup);
+	const struct json_value *jc = unique_member(root, "command", &dup);
 	if (dup)
 		return "\"command\" given more than once";
 	if (!jc)
 		return "missing \"command\"";
-	if (!cJSON_IsString(jc) || !jc->valuestring)
+	if (!json_is(jc, JSON_STRING))
 		return "\"command\" must be a string";
-	const char *name = jc->valuestring;
+	const char *name = jc->str;
 	for (int t = 0; t < CMD_TYPE_COUNT; t++) {
 		if (strcmp(name, cmd_name((enum cmd_type)t)) == 0) {
 			out->cmd.type = (enum cmd_type)t;
@@ -287,7 +287,8 @@ bool proto_decode(const char *line, size_t len, enum game_rules rules, struct pr
 {
 	proto_cmd_clear(out);
 	const char *e = NULL;
-	cJSON *root = NULL;
+	struct json_doc doc;
+	doc.blocks = NULL;
 
 	if (len > 0 && line[len - 1] == '\r')
 		len--;
@@ -308,23 +309,22 @@ bool proto_decode(const char *line, size_t len, enum game_rules rules, struct pr
 		goto fail;
 	}
 	struct json_error je;
-	if (!json_check(line, len, &je)) {
+	if (!json_parse(line, len, &doc, &je)) {
+		if (doc.oom) {
+			fputs("sopra-server: out of memory\n", stderr);
+			abort();
+		}
 		e = errf(out, "malformed JSON at byte %zu: %s", je.pos + 1, je.why);
 		goto fail;
 	}
-	root = cJSON_ParseWithLength(line, len);
-	if (!root) {
-		e = "malformed JSON";
-		goto fail;
-	}
-	e = decode_root(root, rules, out);
+	e = decode_root(doc.root, rules, out);
 	if (e)
 		goto fail;
-	cJSON_Delete(root);
+	json_doc_free(&doc);
 	return true;
 
 fail:
-	cJSON_Delete(root);
+	json_doc_free(&doc);
 	proto_cmd_clear(out);
 	*err = e;
 	return false;
