@@ -5,9 +5,11 @@
 #                        (own scenarios + ../shared/conformance), soak, fuzz
 #                        corpus replay -- on the normal build in build/
 #   ./test.sh --full     the above, plus the same suite on an ASan+UBSan build
-#                        (build-asan/), valgrind over the unit tests and the
-#                        conformance scenarios, a short fuzz run and a
-#                        clang-format check of src/ and include/.
+#                        (build-asan/), the command line, system tests and soak
+#                        against the static release build that is deployed
+#                        (build-static/, SOPRA_STATIC=ON), valgrind over the unit
+#                        tests and the conformance scenarios, a short fuzz run
+#                        and a clang-format check of src/ and include/.
 #                        CI (CI=true) always runs --full.
 #
 # Extra arguments after the options go to every ctest call (e.g. -R system).
@@ -53,6 +55,9 @@ if [ "$full" = 1 ]; then
 	step "tests (ASan+UBSan)" env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		ctest --test-dir build-asan --output-on-failure -j"$jobs" "$@"
+	step "build (static release)" build build-static -DSOPRA_STATIC=ON -DCMAKE_BUILD_TYPE=Release
+	step "tests (static release)" ctest --test-dir build-static --output-on-failure -j"$jobs" \
+		-R '^(cli|system_.*|soak_.*)$' "$@"
 	if command -v valgrind >/dev/null; then
 		vg_unit() {
 			local rc=0 t
