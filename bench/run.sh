@@ -7,14 +7,19 @@
 #   bench/run.sh --only rtt,engine   some sections: rtt engine rss startup bots
 #                                    concurrent scaling
 #
-# SOPRA_SERVER=PATH measures another server binary (e.g. an older build) with
-# the same benchmark. The table goes to stdout (and build-bench/last-run.md),
+# The server is measured as it is deployed: a Release build linked statically
+# (SOPRA_STATIC=ON, in build-bench/); the memory and start-up sections also
+# show the dynamically linked Release build (build-bench-dynamic/) next to
+# it. SOPRA_SERVER=PATH measures another server binary (e.g. an older build)
+# with the same benchmark. The table goes to stdout (and build-bench/last-run.md),
 # progress to stderr. Nothing here passes or fails on timing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${BENCH_BUILD_DIR:-build-bench}
 
-cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DSOPRA_STATIC=ON >/dev/null
+cmake -S . -B "$dir-dynamic" -DCMAKE_BUILD_TYPE=Release -DSOPRA_STATIC=OFF >/dev/null
+cmake --build "$dir-dynamic" -j"$(nproc 2>/dev/null || echo 2)" --target sopra-server >/dev/null
 targets=(sopra-server sopra-bench)
 if [ -f tools/CMakeLists.txt ] && grep -q "sopra-bot" tools/CMakeLists.txt; then
 	targets+=(sopra-bot)
@@ -22,6 +27,9 @@ fi
 cmake --build "$dir" -j"$(nproc 2>/dev/null || echo 2)" --target "${targets[@]}" >/dev/null
 
 args=(--server "${SOPRA_SERVER:-$dir/sopra-server}" --example resources/example.json)
+if [ -z "${SOPRA_SERVER:-}" ]; then
+	args+=(--server-dynamic "$dir-dynamic/sopra-server")
+fi
 if [ -x "$dir/tools/sopra-bot" ]; then
 	args+=(--bot "$dir/tools/sopra-bot")
 fi
