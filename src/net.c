@@ -15,16 +15,18 @@
  * CLOSED connections are freed by a deferred "reaper" callback, never in the
  * middle of a callback chain that may still hold a pointer to them.
  *
- * Output is written directly: conn_write only queues into the connection's
- * output evbuffer and marks it dirty; every callback that may queue output
- * ends with flush_dirty(), which writes each dirty connection's output with
- * one writev (all events of all commands of that callback at once). Only
- * when the kernel does not take everything is the bufferevent's EV_WRITE
- * enabled, until its output is empty again. This saves, per recipient and
- * command, the epoll_ctl pair and the extra loop iteration that letting the
- * bufferevent schedule every write would cost (docs/performance.md). The
- * connection that was just prompted with ActNow is flushed first: the player
- * who must act next should not wait for the copies sent to everyone else.
+ * Each connection has its own two flat buffers and plain libevent events
+ * (no bufferevents: their chains, locks and callbacks, and the FIONREAD
+ * ioctl before every read, cost more than the work per command;
+ * docs/performance.md). Input: one recv per readable event into `in`,
+ * then every complete line is handled in place. Output: conn_write only
+ * appends to `out` and marks the connection dirty; every callback that may
+ * queue output ends with flush_dirty(), which writes each dirty connection
+ * with one send (all events of all commands of that callback at once). Only
+ * when the kernel does not take everything is the connection's write event
+ * added, until `out` is empty again. The connection that was just prompted
+ * with ActNow is flushed first: the player who must act next should not
+ * wait for the copies sent to everyone else.
  */
 #include "sopra/net.h"
 
@@ -42,8 +44,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <event2/buffer.h>
-#include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/listener.h>
 #include <event2/util.h>
@@ -60,6 +60,13 @@
 #define NET_SHUTDOWN_SIGNAL_MS    1000
 /* Retry delay after accept() fails for lack of resources. */
 #define NET_ACCEPT_RETRY_MS 100
+/* Input buffer: first size, and the most it grows to (a line of
+ * PROTO_MAX_LINE bytes, its "\r\n", and room for one more read). */
+#define NET_IN_FIRST 4096u
+#define NET_IN_MAX   ((size_t)PROTO_MAX_LINE + 2u + NET_IN_FIRST)
+/* Buffers above this size are released once they are empty again (a long
+ * line, the Config event of a large configuration). */
+#define NET_KEEP_BYTES 16384u
 
 enum conn_state {
 	CONN_OPEN,      /* reading commands, receiving events */
@@ -77,12 +84,21 @@ static const char *const conn_state_names[] = {
 
 struct server;
 
+/* A flat byte buffer: data[off..len) is pending. */
+struct buf {
+	char *data;
+	size_t off, len, cap;
+};
+
 struct conn {
 	struct server *srv;
-	struct bufferevent *bev; /* owned; closes the socket when freed */
-	struct event *timer;     /* owned; drain deadline / linger poll */
-	int id;                  /* commId, for the log */
-	int player;              /* GAME_NO_PLAYER until Register succeeds */
+	evutil_socket_t fd;  /* owned */
+	struct event *rev;   /* owned; EV_READ, added while not CLOSED */
+	struct event *wev;   /* owned; EV_WRITE, added only while out does not drain */
+	struct event *timer; /* owned; drain deadline / linger poll */
+	struct buf in, out;
+	int id;     /* commId, for the log */
+	int player; /* GAME_NO_PLAYER until Register succeeds */
 	enum conn_state state;
 	int linger_polls;
 	bool dirty; /* in srv->dirty: output queued, not yet flushed */
@@ -132,11 +148,10 @@ struct server {
 	struct event_list events;
 	struct proto_cmd cmd;
 	struct proto_buf out;
-	/* the Config line, encoded once and queued by reference (it carries the
-	 * whole configuration file, the same for every player) */
+	/* the Config line, encoded once (it carries the whole configuration
+	 * file, the same for every player) */
 	struct proto_buf config_line;
 	const char *config_src; /* the ev->str it was encoded from */
-	char line[PROTO_MAX_LINE + 2];
 };
 
 static void flush_dirty(struct server *s);
@@ -219,7 +234,8 @@ static void conn_close(struct conn *c, const char *why)
 		return;
 	conn_detach(c);
 	conn_set_state(c, CONN_CLOSED, why);
-	bufferevent_disable(c->bev, EV_READ | EV_WRITE);
+	event_del(c->rev);
+	event_del(c->wev);
 	evtimer_del(c->timer);
 	list_unlink(&s->conns, c);
 	s->nconns--;
@@ -229,10 +245,14 @@ static void conn_close(struct conn *c, const char *why)
 
 static void conn_free(struct conn *c)
 {
-	if (c->bev)
-		bufferevent_free(c->bev);
-	if (c->timer)
-		event_free(c->timer);
+	struct event *evs[] = {c->rev, c->wev, c->timer};
+	for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
+		if (evs[i])
+			event_free(evs[i]);
+	if (c->fd >= 0)
+		evutil_closesocket(c->fd);
+	free(c->in.data);
+	free(c->out.data);
 	free(c);
 }
 
@@ -269,7 +289,7 @@ static int socket_outq(evutil_socket_t fd)
 static void conn_linger(struct conn *c)
 {
 	conn_set_state(c, CONN_LINGERING, "flushed");
-	shutdown(bufferevent_getfd(c->bev), SHUT_WR);
+	shutdown(c->fd, SHUT_WR);
 	c->linger_polls = 0;
 	struct timeval tv = ms_tv(NET_LINGER_POLL_MS);
 	evtimer_add(c->timer, &tv);
@@ -291,7 +311,7 @@ static void conn_start_drain(struct conn *c, const char *why)
 		return;
 	conn_detach(c);
 	conn_set_state(c, CONN_DRAINING, why);
-	if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0) {
+	if (c->out.len == c->out.off) {
 		conn_linger(c);
 	} else {
 		struct timeval tv = ms_tv(NET_DRAIN_MS);
@@ -310,7 +330,7 @@ static void conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 		conn_close(c, "peer does not read; gave up flushing");
 		return;
 	case CONN_LINGERING: {
-		int q = socket_outq(bufferevent_getfd(c->bev));
+		int q = socket_outq(c->fd);
 		if (q == 0) {
 			conn_close(c, "all output acknowledged");
 			return;
@@ -331,55 +351,109 @@ static void conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 
 /* ---- output -------------------------------------------------------------- */
 
+/* Makes room for n more bytes at the end of b; false if memory runs out.
+ * The pending bytes are moved to the front only when that moves no more
+ * than it frees, so a slow reader's backlog is not copied again and again
+ * (amortised O(1) per byte; b grows to at most about twice its backlog). */
+static bool buf_reserve(struct buf *b, size_t n)
+{
+	if (b->cap - b->len >= n)
+		return true;
+	if (b->off > 0 && b->off >= b->len - b->off) {
+		memmove(b->data, b->data + b->off, b->len - b->off);
+		b->len -= b->off;
+		b->off = 0;
+		if (b->cap - b->len >= n)
+			return true;
+	}
+	size_t cap = b->cap ? b->cap : NET_IN_FIRST;
+	while (cap - b->len < n)
+		cap *= 2;
+	char *d = realloc(b->data, cap);
+	if (!d)
+		return false;
+	b->data = d;
+	b->cap = cap;
+	return true;
+}
+
+/* b holds nothing pending any more: start over at the front, and give a
+ * large buffer back. */
+static void buf_empty(struct buf *b)
+{
+	b->off = b->len = 0;
+	if (b->cap > NET_KEEP_BYTES) {
+		free(b->data);
+		b->data = NULL;
+		b->cap = 0;
+	}
+}
+
 /* Queue len bytes for c if it is OPEN; a client whose backlog grows beyond
- * NET_MAX_OUTPUT is dropped (it would otherwise grow without bound).
- * by_ref: data outlives every connection (s->config_line); it is queued
- * without a copy. */
-static void conn_write_ex(struct conn *c, const char *data, size_t len, bool by_ref)
+ * NET_MAX_OUTPUT is dropped (it would otherwise grow without bound). */
+static void conn_write(struct conn *c, const char *data, size_t len)
 {
 	if (c->state != CONN_OPEN)
 		return;
-	struct evbuffer *out = bufferevent_get_output(c->bev);
-	int rc = by_ref ? evbuffer_add_reference(out, data, len, NULL, NULL)
-	                : evbuffer_add(out, data, len);
-	if (rc != 0) {
+	/* the Config line carries the whole configuration file: it may be
+	 * larger than the cap by itself */
+	if (c->out.len - c->out.off + len > NET_MAX_OUTPUT + c->srv->config_line.len) {
+		conn_close(c, "output buffer overflow (client does not read)");
+		return;
+	}
+	if (!buf_reserve(&c->out, len)) {
 		conn_close(c, "cannot queue output");
 		return;
 	}
-	if (evbuffer_get_length(out) > NET_MAX_OUTPUT)
-		conn_close(c, "output buffer overflow (client does not read)");
-	else
-		conn_mark_dirty(c);
+	memcpy(c->out.data + c->out.len, data, len);
+	c->out.len += len;
+	conn_mark_dirty(c);
 }
 
-static void conn_write(struct conn *c, const char *data, size_t len)
+/* Sends what c has pending, as much as the kernel takes now. Returns 0 or
+ * the errno of a failed send (EAGAIN and EINTR are not failures). */
+static int conn_send_pending(struct conn *c)
 {
-	conn_write_ex(c, data, len, false);
+	while (c->out.off < c->out.len) {
+		ssize_t n = send(c->fd, c->out.data + c->out.off, c->out.len - c->out.off,
+		                 MSG_NOSIGNAL);
+		if (n > 0) {
+			c->out.off += (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		return n < 0 && errno != EAGAIN && errno != EWOULDBLOCK ? errno : 0;
+	}
+	return 0;
 }
 
-/* Write what c has queued, now. What the kernel does not take -- and any
- * write error, which the bufferevent then reports through conn_event_cb
- * exactly as before -- is left to the bufferevent's EV_WRITE. */
+/* Output of c is all sent: stop waiting for the socket; a draining
+ * connection goes on to linger. */
+static void conn_drained(struct conn *c)
+{
+	buf_empty(&c->out);
+	event_del(c->wev);
+	if (c->state == CONN_DRAINING) {
+		evtimer_del(c->timer);
+		conn_linger(c);
+	}
+}
+
+/* Write what c has queued, now. What the kernel does not take -- and a
+ * send error, which conn_write_cb then meets again and handles like the
+ * loss of the connection -- is left to the write event. */
 static void conn_flush(struct conn *c)
 {
 	if (c->state != CONN_OPEN && c->state != CONN_DRAINING)
 		return;
-	struct evbuffer *out = bufferevent_get_output(c->bev);
-	if (bufferevent_get_enabled(c->bev) & EV_WRITE)
+	if (event_pending(c->wev, EV_WRITE, NULL))
 		return; /* already waiting for the socket to take more */
-	if (evbuffer_get_length(out) > 0) {
-		/* a bufferevent keeps its output's front frozen except while it
-		 * writes itself; do as it does */
-		evbuffer_unfreeze(out, 1);
-		evbuffer_write(out, bufferevent_getfd(c->bev));
-		evbuffer_freeze(out, 1);
-	}
-	if (evbuffer_get_length(out) > 0) {
-		bufferevent_enable(c->bev, EV_WRITE);
-	} else if (c->state == CONN_DRAINING) {
-		evtimer_del(c->timer);
-		conn_linger(c);
-	}
+	int err = conn_send_pending(c);
+	if (err == 0 && c->out.off == c->out.len)
+		conn_drained(c);
+	else
+		event_add(c->wev, NULL);
 }
 
 /* Flush every connection that got output since the last flush: the one
@@ -447,7 +521,6 @@ static void deliver(struct server *s, struct conn *sender, const struct event_li
 	for (size_t i = 0; i < l->n; i++) {
 		const struct event *ev = &l->v[i];
 		const struct proto_buf *line = &s->out;
-		bool by_ref = false;
 		if (ev->type == EV_CONFIG && ev->str &&
 		    (!s->config_src || s->config_src == ev->str)) {
 			if (!s->config_src) {
@@ -455,23 +528,21 @@ static void deliver(struct server *s, struct conn *sender, const struct event_li
 				s->config_src = ev->str;
 			}
 			line = &s->config_line;
-			by_ref = true;
 		} else {
 			proto_buf_reset(&s->out);
 			proto_encode(ev, s->rules, &s->out);
 		}
 		if (ev->to == EVENT_TO_SENDER) {
 			if (sender)
-				conn_write_ex(sender, line->data, line->len, by_ref);
+				conn_write(sender, line->data, line->len);
 		} else if (ev->to == EVENT_TO_ALL) {
 			for (int p = 0; p < s->nplayers; p++)
 				if (s->players[p].in_game && s->players[p].conn)
-					conn_write_ex(s->players[p].conn, line->data, line->len,
-					              by_ref);
+					conn_write(s->players[p].conn, line->data, line->len);
 		} else if (ev->to >= 0 && ev->to < s->nplayers) {
 			struct player_slot *ps = &s->players[ev->to];
 			if (ps->in_game && ps->conn) {
-				conn_write_ex(ps->conn, line->data, line->len, by_ref);
+				conn_write(ps->conn, line->data, line->len);
 				if (ev->type == EV_ACT_NOW)
 					s->prompted = ps->conn;
 			}
@@ -662,75 +733,101 @@ static void conn_line_too_long(struct conn *c)
 	settle(c->srv, false);
 }
 
-static void conn_read_cb(struct bufferevent *bev, void *arg)
+/* c is gone (EOF or a socket error): close it; if it was taking commands,
+ * the game hears about it. */
+static void conn_lost(struct conn *c, int err)
 {
-	struct conn *c = arg;
 	struct server *s = c->srv;
-	struct evbuffer *in = bufferevent_get_input(bev);
+	if (err)
+		net_log(s, "conn %d: socket error: %s", c->id, evutil_socket_error_to_string(err));
+	bool was_open = c->state == CONN_OPEN;
+	conn_close(c, err ? "socket error" : "peer closed");
+	if (was_open)
+		settle(s, false);
+}
 
-	/* every complete line now, in order: none may stay behind, since no
-	 * further read callback comes unless more bytes arrive */
-	while (c->state == CONN_OPEN) {
-		size_t eol_len = 0;
-		struct evbuffer_ptr eol = evbuffer_search_eol(in, NULL, &eol_len, EVBUFFER_EOL_LF);
-		if (eol.pos < 0) {
+/* Handles every complete line in c->in, in order: none may stay behind,
+ * since no further read event comes unless more bytes arrive. Lines are
+ * decoded in place. */
+static void conn_handle_input(struct conn *c)
+{
+	struct buf *in = &c->in;
+	while (c->state == CONN_OPEN && in->off < in->len) {
+		char *line = in->data + in->off;
+		size_t avail = in->len - in->off;
+		char *nl = memchr(line, '\n', avail);
+		if (!nl) {
 			/* a partial line: one byte of slack for a "\r" */
-			if (evbuffer_get_length(in) > PROTO_MAX_LINE + 1)
+			if (avail > PROTO_MAX_LINE + 1)
 				conn_line_too_long(c);
 			break;
 		}
-		size_t n = (size_t)eol.pos;
+		size_t n = (size_t)(nl - line);
 		if (n > PROTO_MAX_LINE + 1) {
 			conn_line_too_long(c);
 			break;
 		}
-		evbuffer_remove(in, s->line, n);
-		evbuffer_drain(in, eol_len);
-		if (n > 0 && s->line[n - 1] == '\r')
+		in->off += n + 1;
+		if (n > 0 && line[n - 1] == '\r')
 			n--;
 		if (n > PROTO_MAX_LINE) {
 			conn_line_too_long(c);
 			break;
 		}
-		if (is_blank(s->line, n))
+		if (is_blank(line, n))
 			continue;
-		conn_handle_line(c, s->line, n);
+		conn_handle_line(c, line, n);
 	}
-	if (c->state != CONN_OPEN)
-		evbuffer_drain(in, evbuffer_get_length(in));
-	flush_dirty(s);
-}
-
-static void conn_write_cb(struct bufferevent *bev, void *arg)
-{
-	struct conn *c = arg;
-	if (evbuffer_get_length(bufferevent_get_output(bev)) != 0)
-		return;
-	if (c->state == CONN_DRAINING) {
-		evtimer_del(c->timer);
-		conn_linger(c);
-	} else if (c->state == CONN_OPEN) {
-		/* caught up: back to writing directly in flush_dirty */
-		bufferevent_disable(bev, EV_WRITE);
+	if (c->state != CONN_OPEN || in->off == in->len) {
+		buf_empty(in); /* all handled, or input is discarded from now on */
+	} else if (in->off > 0) {
+		/* a partial line stays: move it to the front */
+		memmove(in->data, in->data + in->off, in->len - in->off);
+		in->len -= in->off;
+		in->off = 0;
 	}
 }
 
-static void conn_event_cb(struct bufferevent *bev, short what, void *arg)
+static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
 {
-	(void)bev;
+	(void)what;
 	struct conn *c = arg;
 	struct server *s = c->srv;
-	if (!(what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)))
+	/* Between reads c->in holds at most a partial line of up to
+	 * PROTO_MAX_LINE + 1 bytes, at its front (conn_handle_input); reading
+	 * at most up to NET_IN_MAX leaves room for at least NET_IN_FIRST more. */
+	if (!buf_reserve(&c->in, NET_IN_FIRST / 4)) {
+		conn_lost(c, ENOMEM);
+		flush_dirty(s);
 		return;
-	if (what & BEV_EVENT_ERROR) {
-		int e = EVUTIL_SOCKET_ERROR();
-		net_log(s, "conn %d: socket error: %s", c->id, evutil_socket_error_to_string(e));
 	}
-	bool was_open = c->state == CONN_OPEN;
-	conn_close(c, (what & BEV_EVENT_EOF) ? "peer closed" : "socket error");
-	if (was_open)
-		settle(s, false);
+	size_t room = c->in.cap - c->in.len;
+	if (c->in.len + room > NET_IN_MAX)
+		room = NET_IN_MAX - c->in.len;
+	ssize_t n = recv(fd, c->in.data + c->in.len, room, 0);
+	if (n > 0) {
+		c->in.len += (size_t)n;
+		conn_handle_input(c);
+	} else if (n == 0) {
+		conn_lost(c, 0);
+	} else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+		conn_lost(c, errno);
+	}
 	flush_dirty(s);
+}
+
+static void conn_write_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct conn *c = arg;
+	int err = conn_send_pending(c);
+	if (err) {
+		conn_lost(c, err);
+		flush_dirty(c->srv);
+	} else if (c->out.off == c->out.len) {
+		conn_drained(c);
+	}
 }
 
 /* ---- accepting ----------------------------------------------------------- */
@@ -767,23 +864,19 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 	struct conn *c = calloc(1, sizeof *c);
 	if (!c)
 		goto fail;
+	c->fd = -1;
 	c->srv = s;
 	c->player = GAME_NO_PLAYER;
 	c->state = CONN_OPEN;
-	c->bev = bufferevent_socket_new(s->base, fd, BEV_OPT_CLOSE_ON_FREE);
-	if (!c->bev)
-		goto fail;
-	fd = -1; /* owned by the bufferevent now */
+	c->fd = fd;
+	fd = -1; /* owned by c now */
+	c->rev = event_new(s->base, c->fd, EV_READ | EV_PERSIST, conn_read_cb, c);
+	c->wev = event_new(s->base, c->fd, EV_WRITE | EV_PERSIST, conn_write_cb, c);
 	c->timer = evtimer_new(s->base, conn_timer_cb, c);
-	if (!c->timer)
+	if (!c->rev || !c->wev || !c->timer || event_add(c->rev, NULL) != 0)
 		goto fail;
 	c->id = ++s->next_comm_id;
 	format_peer(sa, c->peer, sizeof c->peer);
-	bufferevent_setcb(c->bev, conn_read_cb, conn_write_cb, conn_event_cb, c);
-	/* EV_WRITE (on by default in a new bufferevent) only while the kernel
-	 * does not take our output: see conn_flush */
-	if (bufferevent_disable(c->bev, EV_WRITE) != 0 || bufferevent_enable(c->bev, EV_READ) != 0)
-		goto fail;
 	list_push(&s->conns, c);
 	s->nconns++;
 	net_log(s, "conn %d: open (%s)", c->id, c->peer);
@@ -938,7 +1031,6 @@ void server_free(struct server *s)
 	event_list_free(&s->events);
 	proto_cmd_clear(&s->cmd);
 	proto_buf_free(&s->out);
-	/* after every connection: their output may still reference it */
 	proto_buf_free(&s->config_line);
 	free(s);
 }

@@ -2018,6 +2018,66 @@ static bool case_long_name(ctx *t)
 	return ok;
 }
 
+/* A configuration of over 9 MiB (one location name that long): its Config
+ * event alone is larger than the 8 MiB output cap. Both players still get it
+ * whole, with the file's exact text, and the game goes on (the cap used to
+ * count it as a client that does not read and drop every player). */
+static bool case_config_9mib(ctx *t)
+{
+	size_t len;
+	char *txt = read_file(g_cfg2, &len);
+	char *key = txt ? strstr(txt, "\"name\"") : NULL;
+	char *open = key ? strchr(key + 6, '"') : NULL;
+	char *close = open ? strchr(open + 1, '"') : NULL;
+	if (!close)
+		return fail(t, "%s has no \"name\" string", g_cfg2);
+	char path[PATH_MAX + 32];
+	snprintf(path, sizeof path, "%s/config-9mib.json", g_tmpdir);
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		die("write config");
+	size_t nl = (size_t)9 << 20;
+	fwrite(txt, 1, (size_t)(open + 1 - txt), f);
+	for (size_t i = 0; i < nl; i++)
+		fputc('N', f);
+	fwrite(close, 1, len - (size_t)(close - txt), f);
+	fclose(f);
+	free(txt);
+	char *want = read_file(path, &len);
+
+	game2 g = GAME2_INIT;
+	bool ok = srv_start(t, &g.s, path, 30, NULL, 0) && cl_connect(t, &g.a, &g.s, "A", 0) &&
+		  cl_connect(t, &g.b, &g.s, "B", 0);
+	client *both[2] = { &g.a, &g.b };
+	for (int i = 0; ok && i < 2; i++) {
+		cl_sendf(both[i], "{\"command\":\"Register\",\"playerName\":\"%c\"}\n",
+			 'A' + i);
+		cJSON *ev = expect_ev(t, both[i], "Config");
+		const char *got = ev ? ev_str(ev, "config") : NULL;
+		if (!ev)
+			ok = false;
+		else if (!got || strlen(got) != len || memcmp(got, want, len) != 0)
+			ok = fail(t, "client %s: Config is not the file's text (%zu of %zu bytes)",
+				  both[i]->name, got ? strlen(got) : 0, len);
+		cJSON_Delete(ev);
+	}
+	for (int i = 0; ok && i < 2; i++)
+		ok = expect_name(t, both[i], "GameStarted") &&
+		     expect_int(t, both[i], "Player", "player", 0) &&
+		     expect_int(t, both[i], "Player", "player", 1);
+	if (ok) {
+		g.a.in_game = g.b.in_game = true;
+		ok = play_out(t, both, 2, 8000) && srv_expect_exit0(t, &g.s, 4000);
+		if (ok && !(g.a.gameend && g.b.gameend))
+			ok = fail(t, "no GameEnd");
+	}
+	free(want);
+	srv_finish(t, &g.s);
+	game2_close(&g);
+	unlink(path);
+	return ok;
+}
+
 typedef struct {
 	const char *name;
 	bool (*fn)(ctx *);
@@ -2032,6 +2092,7 @@ static const fault_case g_cases[] = {
 	{ "pipeline_1000", case_pipeline_1000 },
 	{ "deep_nesting", case_deep_nesting },
 	{ "long_name", case_long_name },
+	{ "config_9mib", case_config_9mib },
 	{ "idle_clients", case_idle_clients },
 	{ "extra_connections", case_extra_connections },
 	{ "register_flood", case_register_flood },

@@ -7,8 +7,10 @@
  *
  * What it does, in short:
  *   - accepts TCP clients on 0.0.0.0:port; each gets an increasing commId and
- *     a bufferevent; pending output per client is capped (NET_MAX_OUTPUT):
- *     a client that does not read is dropped like a disconnect;
+ *     its own input and output buffers; pending output per client is capped
+ *     (NET_MAX_OUTPUT, plus the size of the Config line, which carries the
+ *     whole configuration file): a client that does not read is dropped
+ *     like a disconnect;
  *   - frames input as "\n"-terminated lines ("\r\n" accepted), at most
  *     PROTO_MAX_LINE bytes; an over-long line is answered with
  *     CommandFailed("line too long") and the connection is closed;
