@@ -805,6 +805,127 @@ static void concurrent_sweep(struct slot *g, int ngames, int epfd, const struct 
 		      ngames / best->cmds_per_s * 1000));
 }
 
+/* The floor for the saturated run: the same closed loops against fan-out
+ * floor processes (echo.c), which put the same traffic on the wire per
+ * command as sopra-server (one send to the sender for a failing command;
+ * an event to all four and ActNow to the next player for a working one)
+ * and do nothing else. The command mix is script.c's: per turn two fails,
+ * two working commands for the same player, two fails, and EndTurn, which
+ * prompts the next player. */
+static void fanout_floor(int ngames, double seconds, const struct conc_result *sat)
+{
+	enum { CONNS = 4 };
+	static const char mix[SCRIPT_MIX_LEN] = { 'S', 'S', 'B', 'B', 'S', 'S', 'E' };
+	struct fgame {
+		pid_t pid;
+		int fd[CONNS];
+		struct linebuf in[CONNS];
+		int active, k, waiting_on;
+		uint64_t sent;
+	};
+	struct fgame *g = calloc((size_t)ngames, sizeof *g);
+	int epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (!g || epfd < 0)
+		die("fan-out floor: out of resources");
+	for (int i = 0; i < ngames; i++) {
+		int port = fanout_spawn(&g[i].pid);
+		g[i].waiting_on = -1;
+		for (int c = 0; c < CONNS; c++) {
+			g[i].fd[c] = tcp_connect(port);
+			if (g[i].fd[c] < 0)
+				die("connect to a fan-out floor: %s", strerror(errno));
+			fcntl(g[i].fd[c], F_SETFL, fcntl(g[i].fd[c], F_GETFL) | O_NONBLOCK);
+			struct epoll_event ev = { .events = EPOLLIN,
+						  .data.u64 = ((uint64_t)i << 8) | (uint64_t)c };
+			epoll_ctl(epfd, EPOLL_CTL_ADD, g[i].fd[c], &ev);
+		}
+	}
+	sleep_ms(200); /* every floor has accepted its four connections */
+	struct samples all = { 0 };
+	long cmds = 0;
+	struct rusage ru0, ru1;
+	getrusage(RUSAGE_SELF, &ru0);
+	uint64_t t0 = now_ns(), end = t0 + (uint64_t)(seconds * 1e9);
+	struct epoll_event evs[256];
+	bool sending = true;
+	for (;;) {
+		uint64_t now = now_ns();
+		if (sending && now >= end)
+			sending = false;
+		bool inflight = false;
+		for (int i = 0; i < ngames; i++) {
+			struct fgame *f = &g[i];
+			if (f->waiting_on < 0 && sending) {
+				char cmd[3] = { mix[f->k], '\n', 0 };
+				size_t n = 2;
+				int target = f->active;
+				if (mix[f->k] != 'S') {
+					if (mix[f->k] == 'E')
+						target = (f->active + 1) % CONNS;
+					cmd[0] = 'B';
+					cmd[1] = (char)('0' + target);
+					cmd[2] = '\n';
+					n = 3;
+				}
+				f->sent = now_ns();
+				write_all(f->fd[f->active], cmd, n);
+				f->waiting_on = target;
+				f->active = target;
+				f->k = (f->k + 1) % SCRIPT_MIX_LEN;
+			}
+			inflight |= f->waiting_on >= 0;
+		}
+		if (!sending && !inflight)
+			break;
+		int n = epoll_wait(epfd, evs, 256, 100);
+		for (int e = 0; e < n; e++) {
+			int gi = (int)(evs[e].data.u64 >> 8), ci = (int)(evs[e].data.u64 & 0xff);
+			struct fgame *f = &g[gi];
+			if (linebuf_fill(&f->in[ci], f->fd[ci]) == 0)
+				die("a fan-out floor closed its connection");
+			size_t len;
+			char *line;
+			while ((line = linebuf_next(&f->in[ci], &len)) != NULL) {
+				if (ci == f->waiting_on && strstr(line, "\"ActNow\"")) {
+					uint64_t done = now_ns();
+					samples_add(&all, done - f->sent);
+					cmds++;
+					f->waiting_on = -1;
+				}
+			}
+		}
+	}
+	double secs = (double)(now_ns() - t0) / 1e9;
+	getrusage(RUSAGE_SELF, &ru1);
+	double client_cpu = (double)(ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec) +
+			    (double)(ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) +
+			    (double)(ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec) / 1e6 +
+			    (double)(ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1e6;
+	double rate = (double)cmds / secs;
+	table_row(fmt("%d fan-out floors (same traffic, no game), saturated: commands/s", ngames),
+		  fmt("%.0f", rate), "",
+		  fmt("%ld commands in %.1f s; the games reached %.0f%% of this; the bench client "
+		      "used %.0f%% of a core",
+		      cmds, secs, 100 * sat->cmds_per_s / rate, 100 * client_cpu / secs));
+	table_row("  fan-out floors, saturated: latency p50 / p99 / max (ms)",
+		  fmt("%.2f / %.2f / %.1f", us(samples_q(&all, 0.5)) / 1000,
+		      us(samples_q(&all, 0.99)) / 1000, us(samples_max(&all)) / 1000),
+		  "", fmt("the games' p99 is %.2fx this", sat->p99_ms * 1000 / us(samples_q(&all, 0.99))));
+	for (int i = 0; i < ngames; i++) {
+		for (int c = 0; c < CONNS; c++) {
+			close(g[i].fd[c]);
+			linebuf_free(&g[i].in[c]);
+		}
+	}
+	for (int i = 0; i < ngames; i++) {
+		waitpid(g[i].pid, NULL, 0);
+		child_reaped(g[i].pid);
+	}
+	samples_free(&all);
+	close(epfd);
+	free(g);
+}
+
 static void bench_concurrent(void)
 {
 	int ngames = opt_quick ? 50 : 200;
@@ -863,6 +984,8 @@ static void bench_concurrent(void)
 	free(g);
 	unlink(path);
 	free(path);
+
+	fanout_floor(ngames, opt_quick ? 2 : 5, &sat);
 }
 
 /* ---- 7. how cost grows ---------------------------------------------------------------- */

@@ -212,4 +212,8 @@ void engine_bench(const struct config *cfg, enum game_rules rules, int players, 
 /* Fork a libevent bufferevent echo server on an ephemeral port; returns it. */
 int echo_spawn(pid_t *pid);
 
+/* Fork the fan-out floor (4 connections; "S\n" and "B<t>\n" commands, see
+ * echo.c) on an ephemeral port; returns it. */
+int fanout_spawn(pid_t *pid);
+
 #endif
