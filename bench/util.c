@@ -177,10 +177,14 @@ void table_print(void)
 		w2 = c > w2 ? c : w2;
 	}
 	printf("| %-*s | %-*s | %-*s | %s\n", w0, "what", w1, "value", w2, "target", "note |");
-	printf("|-%.*s-|-%.*s-|-%.*s-|------|\n", w0,
-	       "----------------------------------------------------------------------------",
-	       w1, "----------------------------------------------------------------", w2,
-	       "------------------------");
+	int w[3] = { w0, w1, w2 };
+	for (int k = 0; k < 3; k++) {
+		fputs("|-", stdout);
+		for (int i = 0; i < w[k]; i++)
+			putchar('-');
+		putchar('-');
+	}
+	puts("|------|");
 	for (int i = 0; i < nrows; i++)
 		printf("| %-*s | %-*s | %-*s | %s |\n", w0, rows[i].what, w1, rows[i].value, w2,
 		       rows[i].target, rows[i].note);
