@@ -254,13 +254,13 @@ static long proc_pss_kib(pid_t pid)
 
 /* Memory of an idle process, the median of 5 starts (file-backed pages
  * vary from start to start with the kernel's fault-around). */
-static void rss_row(const char *label, const char *target, pid_t (*start)(const char *),
-		    const char *arg)
+static void rss_row(const char *label, const char *target,
+		    pid_t (*start)(const char *, const char *), const char *server, const char *arg)
 {
 	enum { RUNS = 5 };
 	long rss[RUNS], hwm[RUNS], anon[RUNS], pss[RUNS];
 	for (int i = 0; i < RUNS; i++) {
-		pid_t pid = start(arg);
+		pid_t pid = start(server, arg);
 		sleep_ms(30);
 		rss[i] = proc_status_kib(pid, "VmRSS");
 		hwm[i] = proc_status_kib(pid, "VmHWM");
@@ -278,20 +278,11 @@ static void rss_row(const char *label, const char *target, pid_t (*start)(const 
 		      pss[RUNS / 2], RUNS));
 }
 
-static pid_t start_server_idle(const char *config)
+static pid_t start_server_idle(const char *server, const char *config)
 {
 	pid_t pid;
 	int errfd;
-	server_spawn(opt_server, config, 1, "base", &pid, &errfd);
-	close(errfd);
-	return pid;
-}
-
-static pid_t start_dynamic_server_idle(const char *config)
-{
-	pid_t pid;
-	int errfd;
-	server_spawn(opt_server_dynamic, config, 1, "base", &pid, &errfd);
+	server_spawn(server, config, 1, "base", &pid, &errfd);
 	close(errfd);
 	return pid;
 }
@@ -299,9 +290,10 @@ static pid_t start_dynamic_server_idle(const char *config)
 static const char *self_path;
 static int free_port(void);
 
-static pid_t start_listen_floor(const char *unused)
+static pid_t start_listen_floor(const char *unused, const char *unused2)
 {
 	(void)unused;
+	(void)unused2;
 	char portbuf[16];
 	snprintf(portbuf, sizeof portbuf, "%d", free_port());
 	pid_t pid = fork();
@@ -320,17 +312,17 @@ static pid_t start_listen_floor(const char *unused)
 static void bench_rss(void)
 {
 	fprintf(stderr, "memory: idle and in a 6-player game\n");
-	rss_row("floor (same libraries, only listens)", "", start_listen_floor,
+	rss_row("floor (same libraries, only listens)", "", start_listen_floor, NULL,
 		NULL);
-	rss_row("server, example.json", "<= 2048", start_server_idle, opt_example);
+	rss_row("server, example.json", "<= 2048", start_server_idle, opt_server, opt_example);
 	if (opt_big)
-		rss_row("server, largest config", "<= 2048", start_server_idle, opt_big);
+		rss_row("server, largest config", "<= 2048", start_server_idle, opt_server, opt_big);
 	if (opt_server_dynamic) {
-		rss_row("dynamically linked build, example.json", "", start_dynamic_server_idle,
-			opt_example);
+		rss_row("dynamically linked build, example.json", "", start_server_idle,
+			opt_server_dynamic, opt_example);
 		if (opt_big)
 			rss_row("dynamically linked build, largest config", "",
-				start_dynamic_server_idle, opt_big);
+				start_server_idle, opt_server_dynamic, opt_big);
 	}
 
 	struct cfg_params cp = { .players = 6, .locations = 6, .cards_per_deck = 30,

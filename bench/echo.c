@@ -50,7 +50,12 @@ static void echo_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct 
 	bufferevent_enable(bev, EV_READ | EV_WRITE);
 }
 
-int echo_spawn(pid_t *pid)
+/* Forks a process that listens on an ephemeral loopback port with accept
+ * callback cb, whose argument init() makes in the child from its event base
+ * (init may be NULL: no argument), runs the loop until it is broken or the
+ * process is killed, and returns the port. */
+static int loop_spawn(pid_t *pid, evconnlistener_cb cb, void *(*init)(struct event_base *),
+		      const char *what)
 {
 	int p[2];
 	if (pipe(p) != 0)
@@ -63,13 +68,14 @@ int echo_spawn(pid_t *pid)
 		close(p[0]);
 		signal(SIGPIPE, SIG_IGN);
 		struct event_base *base = event_base_new();
+		void *arg = init ? init(base) : NULL;
 		struct sockaddr_in sin;
 		memset(&sin, 0, sizeof sin);
 		sin.sin_family = AF_INET;
 		sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		struct evconnlistener *l = evconnlistener_new_bind(
-			base, echo_accept_cb, NULL, LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_FREE, -1,
-			(struct sockaddr *)&sin, sizeof sin);
+		struct evconnlistener *l =
+			evconnlistener_new_bind(base, cb, arg, LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_FREE,
+						-1, (struct sockaddr *)&sin, sizeof sin);
 		if (!l)
 			_exit(1);
 		struct sockaddr_in bound;
@@ -86,10 +92,15 @@ int echo_spawn(pid_t *pid)
 	close(p[1]);
 	int port = 0;
 	if (read(p[0], &port, sizeof port) != sizeof port)
-		die("echo server did not start");
+		die("%s did not start", what);
 	close(p[0]);
 	*pid = c;
 	return port;
+}
+
+int echo_spawn(pid_t *pid)
+{
+	return loop_spawn(pid, echo_accept_cb, NULL, "echo server");
 }
 
 /* ---- the fan-out floor ------------------------------------------------------------- */
@@ -176,44 +187,14 @@ static void fanout_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struc
 	event_add(ev, NULL);
 }
 
+static void *fanout_init(struct event_base *base)
+{
+	static struct fanout f;
+	f.base = base;
+	return &f;
+}
+
 int fanout_spawn(pid_t *pid)
 {
-	int p[2];
-	if (pipe(p) != 0)
-		die("pipe: %s", strerror(errno));
-	pid_t c = fork();
-	if (c < 0)
-		die("fork: %s", strerror(errno));
-	if (c == 0) {
-		child_setup();
-		close(p[0]);
-		signal(SIGPIPE, SIG_IGN);
-		struct fanout f = { .base = event_base_new() };
-		struct sockaddr_in sin;
-		memset(&sin, 0, sizeof sin);
-		sin.sin_family = AF_INET;
-		sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		struct evconnlistener *l = evconnlistener_new_bind(
-			f.base, fanout_accept_cb, &f, LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_FREE, -1,
-			(struct sockaddr *)&sin, sizeof sin);
-		if (!l)
-			_exit(1);
-		struct sockaddr_in bound;
-		socklen_t blen = sizeof bound;
-		getsockname(evconnlistener_get_fd(l), (struct sockaddr *)&bound, &blen);
-		int port = ntohs(bound.sin_port);
-		if (write(p[1], &port, sizeof port) != sizeof port)
-			_exit(1);
-		close(p[1]);
-		event_base_dispatch(f.base);
-		_exit(0);
-	}
-	child_started(c);
-	close(p[1]);
-	int port = 0;
-	if (read(p[0], &port, sizeof port) != sizeof port)
-		die("fan-out floor did not start");
-	close(p[0]);
-	*pid = c;
-	return port;
+	return loop_spawn(pid, fanout_accept_cb, fanout_init, "fan-out floor");
 }
