@@ -594,6 +594,15 @@ struct slot {
 };
 
 /* What one run of the concurrent games measured. */
+/* CPU time (user + system) between two getrusage() readings, in seconds. */
+static double cpu_seconds(const struct rusage *a, const struct rusage *b)
+{
+	return (double)(b->ru_utime.tv_sec - a->ru_utime.tv_sec) +
+	       (double)(b->ru_stime.tv_sec - a->ru_stime.tv_sec) +
+	       (double)(b->ru_utime.tv_usec - a->ru_utime.tv_usec) / 1e6 +
+	       (double)(b->ru_stime.tv_usec - a->ru_stime.tv_usec) / 1e6;
+}
+
 struct conc_result {
 	double cmds_per_s;
 	long cmds, over;
@@ -696,10 +705,7 @@ static void concurrent_run(struct slot *g, int ngames, int epfd, double seconds,
 	}
 	double secs = (double)(now_ns() - t0) / 1e9;
 	getrusage(RUSAGE_SELF, &ru1);
-	double client_cpu = (double)(ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec) +
-			    (double)(ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) +
-			    (double)(ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec) / 1e6 +
-			    (double)(ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1e6;
+	double client_cpu = cpu_seconds(&ru0, &ru1);
 	long cmds = -cmds0, over = 0;
 	uint64_t worst99 = 0;
 	for (int i = 0; i < ngames; i++) {
@@ -889,10 +895,7 @@ static void fanout_floor(int ngames, double seconds, const struct conc_result *s
 	}
 	double secs = (double)(now_ns() - t0) / 1e9;
 	getrusage(RUSAGE_SELF, &ru1);
-	double client_cpu = (double)(ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec) +
-			    (double)(ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) +
-			    (double)(ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec) / 1e6 +
-			    (double)(ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1e6;
+	double client_cpu = cpu_seconds(&ru0, &ru1);
 	double rate = (double)cmds / secs;
 	table_row(fmt("%d fan-out floors (same traffic, no game), saturated: commands/s", ngames),
 		  fmt("%.0f", rate), "",
