@@ -19,7 +19,7 @@ if ! [[ "$seconds" =~ ^[0-9]+$ ]] || [ "$seconds" -lt 1 ]; then
 	echo "usage: fuzz/run.sh [SECONDS] [TARGET...]" >&2
 	exit 2
 fi
-all_targets=(fuzz_proto_decode fuzz_config fuzz_game)
+all_targets=(fuzz_json fuzz_proto_decode fuzz_config fuzz_game)
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then targets=("${all_targets[@]}"); fi
 for t in "${targets[@]}"; do
