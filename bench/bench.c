@@ -826,7 +826,7 @@ static void fanout_floor(int ngames, double seconds, const struct conc_result *s
 	if (!g || epfd < 0)
 		die("fan-out floor: out of resources");
 	for (int i = 0; i < ngames; i++) {
-		int port = fanout_spawn(&g[i].pid);
+		int port = fanout_spawn(&g[i].pid, self_path);
 		g[i].waiting_on = -1;
 		for (int c = 0; c < CONNS; c++) {
 			g[i].fd[c] = tcp_connect(port);
@@ -1037,6 +1037,8 @@ int main(int argc, char **argv)
 	self_path = argv[0];
 	if (argc == 3 && strcmp(argv[1], "--listen-floor") == 0)
 		return listen_floor(atoi(argv[2]));
+	if (argc == 3 && strcmp(argv[1], "--fanout-floor") == 0)
+		return fanout_main(atoi(argv[2]));
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;

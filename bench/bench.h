@@ -212,8 +212,11 @@ void engine_bench(const struct config *cfg, enum game_rules rules, int players, 
 /* Fork a libevent bufferevent echo server on an ephemeral port; returns it. */
 int echo_spawn(pid_t *pid);
 
-/* Fork the fan-out floor (4 connections; "S\n" and "B<t>\n" commands, see
- * echo.c) on an ephemeral port; returns it. */
-int fanout_spawn(pid_t *pid);
+/* Start the fan-out floor (4 connections; "S\n" and "B<t>\n" commands, see
+ * echo.c) on an ephemeral port, as a fresh process: self (this program)
+ * run as "self --fanout-floor FD"; returns the port. */
+int fanout_spawn(pid_t *pid, const char *self);
+/* The --fanout-floor FD mode: listen, write the port to FD, serve. */
+int fanout_main(int fd);
 
 #endif

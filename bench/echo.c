@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -50,12 +51,42 @@ static void echo_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct 
 	bufferevent_enable(bev, EV_READ | EV_WRITE);
 }
 
-/* Forks a process that listens on an ephemeral loopback port with accept
- * callback cb, whose argument init() makes in the child from its event base
- * (init may be NULL: no argument), runs the loop until it is broken or the
- * process is killed, and returns the port. */
-static int loop_spawn(pid_t *pid, evconnlistener_cb cb, void *(*init)(struct event_base *),
-		      const char *what)
+/* Listens on an ephemeral loopback port with accept callback cb, whose
+ * argument init() makes from the event base (init may be NULL: no
+ * argument), writes the port to fd and runs the loop until it is broken.
+ * Returns an exit code. */
+static int loop_run(int fd, evconnlistener_cb cb, void *(*init)(struct event_base *))
+{
+	signal(SIGPIPE, SIG_IGN);
+	struct event_base *base = event_base_new();
+	if (!base)
+		return 1;
+	void *arg = init ? init(base) : NULL;
+	struct sockaddr_in sin;
+	memset(&sin, 0, sizeof sin);
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	struct evconnlistener *l =
+		evconnlistener_new_bind(base, cb, arg, LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_FREE, -1,
+					(struct sockaddr *)&sin, sizeof sin);
+	if (!l)
+		return 1;
+	struct sockaddr_in bound;
+	socklen_t blen = sizeof bound;
+	getsockname(evconnlistener_get_fd(l), (struct sockaddr *)&bound, &blen);
+	int port = ntohs(bound.sin_port);
+	if (write(fd, &port, sizeof port) != sizeof port)
+		return 1;
+	close(fd);
+	event_base_dispatch(base);
+	return 0;
+}
+
+/* Starts a floor process and returns its port: forked from the bench and
+ * running loop_run(cb, init), or, with self, a fresh process: self run
+ * with "flag FD", which must end up in loop_run too. */
+static int loop_spawn(pid_t *pid, const char *what, evconnlistener_cb cb,
+		      void *(*init)(struct event_base *), const char *self, const char *flag)
 {
 	int p[2];
 	if (pipe(p) != 0)
@@ -66,27 +97,13 @@ static int loop_spawn(pid_t *pid, evconnlistener_cb cb, void *(*init)(struct eve
 	if (c == 0) {
 		child_setup();
 		close(p[0]);
-		signal(SIGPIPE, SIG_IGN);
-		struct event_base *base = event_base_new();
-		void *arg = init ? init(base) : NULL;
-		struct sockaddr_in sin;
-		memset(&sin, 0, sizeof sin);
-		sin.sin_family = AF_INET;
-		sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		struct evconnlistener *l =
-			evconnlistener_new_bind(base, cb, arg, LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_FREE,
-						-1, (struct sockaddr *)&sin, sizeof sin);
-		if (!l)
-			_exit(1);
-		struct sockaddr_in bound;
-		socklen_t blen = sizeof bound;
-		getsockname(evconnlistener_get_fd(l), (struct sockaddr *)&bound, &blen);
-		int port = ntohs(bound.sin_port);
-		if (write(p[1], &port, sizeof port) != sizeof port)
-			_exit(1);
-		close(p[1]);
-		event_base_dispatch(base);
-		_exit(0);
+		if (self) {
+			char fdbuf[16];
+			snprintf(fdbuf, sizeof fdbuf, "%d", p[1]);
+			execl(self, self, flag, fdbuf, (char *)NULL);
+			_exit(127);
+		}
+		_exit(loop_run(p[1], cb, init));
 	}
 	child_started(c);
 	close(p[1]);
@@ -100,7 +117,7 @@ static int loop_spawn(pid_t *pid, evconnlistener_cb cb, void *(*init)(struct eve
 
 int echo_spawn(pid_t *pid)
 {
-	return loop_spawn(pid, echo_accept_cb, NULL, "echo server");
+	return loop_spawn(pid, "echo server", echo_accept_cb, NULL, NULL, NULL);
 }
 
 /* ---- the fan-out floor ------------------------------------------------------------- */
@@ -194,7 +211,13 @@ static void *fanout_init(struct event_base *base)
 	return &f;
 }
 
-int fanout_spawn(pid_t *pid)
+int fanout_spawn(pid_t *pid, const char *self)
 {
-	return loop_spawn(pid, fanout_accept_cb, fanout_init, "fan-out floor");
+	return loop_spawn(pid, "fan-out floor", fanout_accept_cb, fanout_init, self,
+			  "--fanout-floor");
+}
+
+int fanout_main(int fd)
+{
+	return loop_run(fd, fanout_accept_cb, fanout_init);
 }

@@ -9,7 +9,7 @@
  * accepts it turns into a tree of json_value nodes in one arena: no
  * allocation per node, one free for the whole document, and none at all for
  * documents that fit the inline block of struct json_doc (every client
- * command does).
+ * command but one with a player name of more than a kilobyte or so).
  */
 #ifndef SOPRA_JSON_H
 #define SOPRA_JSON_H
