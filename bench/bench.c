@@ -33,6 +33,7 @@
 
 static const char *opt_server;
 static const char *opt_server_dynamic; /* the dynamically linked build, for comparison */
+static const char *opt_fanout;         /* sopra-fanout-floor; default: next to this program */
 static const char *opt_bot;
 static const char *opt_example = "resources/example.json";
 static const char *opt_big;
@@ -826,7 +827,7 @@ static void fanout_floor(int ngames, double seconds, const struct conc_result *s
 	if (!g || epfd < 0)
 		die("fan-out floor: out of resources");
 	for (int i = 0; i < ngames; i++) {
-		int port = fanout_spawn(&g[i].pid, self_path);
+		int port = fanout_spawn(&g[i].pid, opt_fanout);
 		g[i].waiting_on = -1;
 		for (int c = 0; c < CONNS; c++) {
 			g[i].fd[c] = tcp_connect(port);
@@ -1025,6 +1026,7 @@ static void bench_scaling(void)
 static void usage(void)
 {
 	fputs("usage: sopra-bench --server PATH [--server-dynamic PATH] [--bot PATH]\n"
+	      "                   [--fanout-floor PATH]   (default: next to sopra-bench)\n"
 	      "                   [--example CFG] [--big-config CFG] [--quick]\n"
 	      "                   [--only rtt,engine,rss,startup,bots,concurrent,scaling]\n"
 	      "                   [--rtt-players N]   (players in the round-trip game, default 2)\n",
@@ -1037,8 +1039,6 @@ int main(int argc, char **argv)
 	self_path = argv[0];
 	if (argc == 3 && strcmp(argv[1], "--listen-floor") == 0)
 		return listen_floor(atoi(argv[2]));
-	if (argc == 3 && strcmp(argv[1], "--fanout-floor") == 0)
-		return fanout_main(atoi(argv[2]));
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -1046,6 +1046,8 @@ int main(int argc, char **argv)
 			opt_server = argv[++i];
 		else if (strcmp(a, "--server-dynamic") == 0 && v)
 			opt_server_dynamic = argv[++i];
+		else if (strcmp(a, "--fanout-floor") == 0 && v)
+			opt_fanout = argv[++i];
 		else if (strcmp(a, "--bot") == 0 && v)
 			opt_bot = argv[++i];
 		else if (strcmp(a, "--example") == 0 && v)
@@ -1072,6 +1074,13 @@ int main(int argc, char **argv)
 	if (n > 0) {
 		selfbuf[n] = '\0';
 		self_path = selfbuf;
+	}
+	static char fanoutbuf[4096 + 32];
+	if (!opt_fanout) {
+		const char *slash = strrchr(self_path, '/');
+		snprintf(fanoutbuf, sizeof fanoutbuf, "%.*ssopra-fanout-floor",
+			 slash ? (int)(slash - self_path + 1) : 0, self_path);
+		opt_fanout = fanoutbuf;
 	}
 
 	uint64_t t0 = now_ns();

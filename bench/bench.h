@@ -213,10 +213,8 @@ void engine_bench(const struct config *cfg, enum game_rules rules, int players, 
 int echo_spawn(pid_t *pid);
 
 /* Start the fan-out floor (4 connections; "S\n" and "B<t>\n" commands, see
- * echo.c) on an ephemeral port, as a fresh process: self (this program)
- * run as "self --fanout-floor FD"; returns the port. */
-int fanout_spawn(pid_t *pid, const char *self);
-/* The --fanout-floor FD mode: listen, write the port to FD, serve. */
-int fanout_main(int fd);
+ * fanout.c) on an ephemeral port: the executable exe (sopra-fanout-floor)
+ * run as "exe FD"; returns the port. */
+int fanout_spawn(pid_t *pid, const char *exe);
 
 #endif

@@ -20,7 +20,7 @@ dir=${BENCH_BUILD_DIR:-build-bench}
 cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DSOPRA_STATIC=ON >/dev/null
 cmake -S . -B "$dir-dynamic" -DCMAKE_BUILD_TYPE=Release -DSOPRA_STATIC=OFF >/dev/null
 cmake --build "$dir-dynamic" -j"$(nproc 2>/dev/null || echo 2)" --target sopra-server >/dev/null
-targets=(sopra-server sopra-bench)
+targets=(sopra-server sopra-bench sopra-fanout-floor)
 if [ -f tools/CMakeLists.txt ] && grep -q "sopra-bot" tools/CMakeLists.txt; then
 	targets+=(sopra-bot)
 fi
