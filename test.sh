@@ -8,8 +8,9 @@
 #                        (build-asan/), the command line, system tests and soak
 #                        against the static release build that is deployed
 #                        (build-static/, SOPRA_STATIC=ON), valgrind over the unit
-#                        tests and the conformance scenarios, a short fuzz run
-#                        and a clang-format check of src/ and include/.
+#                        tests and the conformance scenarios, a short fuzz run,
+#                        a clang-format check of src/ and include/ and
+#                        clang-tidy over src/ (warnings are errors).
 #                        CI (CI=true) always runs --full.
 #
 # Extra arguments after the options go to every ctest call (e.g. -R system).
@@ -76,9 +77,8 @@ if [ "$full" = 1 ]; then
 		step "valgrind (scenarios)" build/systemtests/sopra-scenario --valgrind \
 			--server build/sopra-server "${dirs[@]}"
 	fi
-	if command -v clang-format >/dev/null; then
-		step "format (.clang-format)" clang-format --dry-run --Werror src/*.c include/sopra/*.h
-	fi
+	step "format (.clang-format)" clang-format --dry-run --Werror src/*.c include/sopra/*.h
+	step "clang-tidy (.clang-tidy)" clang-tidy -p build --quiet src/*.c
 	if [ -x fuzz/run.sh ]; then
 		step "fuzz (short run)" fuzz/run.sh "${FUZZ_SECONDS:-60}"
 	fi

@@ -28,7 +28,7 @@
 #include <string.h>
 
 /* Largest accepted file / text, in bytes. */
-#define CONFIG_MAX_BYTES (16u * 1024u * 1024u)
+#define CONFIG_MAX_BYTES ((size_t)16 << 20)
 /* Messages stored per config_parse call; one more says the rest were cut. */
 #define CONFIG_MAX_ERRORS 1000
 /* Deepest nesting of arrays/objects accepted (a valid config needs 5). */
@@ -150,7 +150,7 @@ static void path_key(char *out, const char *base, const char *key)
 	char clean[72];
 	size_t k = 0;
 	for (const unsigned char *p = (const unsigned char *)key; *p && k < 64; p++)
-		clean[k++] = (*p < 0x20 || *p == 0x7f) ? '?' : (char)*p;
+		clean[k++] = (char)((*p < 0x20 || *p == 0x7f) ? '?' : *p);
 	if (k == 64 && key[64] != '\0') {
 		while (k > 0 && ((unsigned char)clean[k - 1] & 0xC0) == 0x80)
 			k--; /* do not cut a UTF-8 sequence in half */
@@ -1140,7 +1140,8 @@ struct config *config_parse(const char *text, size_t len, struct config_errors *
 		return NULL;
 	}
 	if (len > CONFIG_MAX_BYTES) {
-		perr(&c, "(root)", "too large (%zu bytes, the limit is %u)", len, CONFIG_MAX_BYTES);
+		perr(&c, "(root)", "too large (%zu bytes, the limit is %zu)", len,
+		     CONFIG_MAX_BYTES);
 		return NULL;
 	}
 	struct json_doc *doc = zalloc(&c, 1, sizeof *doc);
@@ -1197,7 +1198,7 @@ struct config *config_load(const char *path, struct config_errors *errs)
 		perr(&c, path, "cannot read: %s", strerror(errno));
 		return NULL;
 	}
-	size_t cap = 64 * 1024, len = 0;
+	size_t cap = (size_t)64 << 10, len = 0;
 	char *buf = malloc(cap);
 	if (!buf) {
 		fclose(f);
@@ -1207,7 +1208,7 @@ struct config *config_load(const char *path, struct config_errors *errs)
 	for (;;) {
 		if (len == cap) {
 			if (cap > CONFIG_MAX_BYTES) {
-				perr(&c, path, "file too large (more than %u bytes)",
+				perr(&c, path, "file too large (more than %zu bytes)",
 				     CONFIG_MAX_BYTES);
 				goto fail;
 			}
@@ -1233,7 +1234,7 @@ struct config *config_load(const char *path, struct config_errors *errs)
 		}
 	}
 	if (len > CONFIG_MAX_BYTES) {
-		perr(&c, path, "file too large (more than %u bytes)", CONFIG_MAX_BYTES);
+		perr(&c, path, "file too large (more than %zu bytes)", CONFIG_MAX_BYTES);
 		goto fail;
 	}
 	fclose(f);

@@ -6,13 +6,13 @@
 #include <string.h>
 
 static const char *const event_names[EVENT_TYPE_COUNT] = {
-#define SOPRA_EV_NAME(id, name) [EV_##id] = name,
+#define SOPRA_EV_NAME(id, name) [EV_##id] = (name),
         SOPRA_EVENTS(SOPRA_EV_NAME)
 #undef SOPRA_EV_NAME
 };
 
 static const char *const cmd_names[CMD_TYPE_COUNT] = {
-#define SOPRA_CMD_NAME(id, name) [CMD_##id] = name,
+#define SOPRA_CMD_NAME(id, name) [CMD_##id] = (name),
         SOPRA_COMMANDS(SOPRA_CMD_NAME)
 #undef SOPRA_CMD_NAME
 };

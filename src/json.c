@@ -325,11 +325,13 @@ static struct json_value *new_node(struct jscan *j, enum json_type t)
 static bool js_value(struct jscan *j, int depth, struct json_value **out);
 
 /* Checks an object or array starting at its opening bracket; v is its node
- * when building (elements and members are appended in text order). */
+ * when building (elements and members are appended in text order). The
+ * recursion through js_value is bounded by JSON_MAX_DEPTH. */
+// NOLINTNEXTLINE(misc-no-recursion)
 static bool js_container(struct jscan *j, int depth, struct json_value *v)
 {
 	bool obj = j->s[j->i] == '{';
-	char close = obj ? '}' : ']';
+	unsigned char close = obj ? '}' : ']';
 	struct json_value **tail = v ? &v->child : NULL;
 	if (depth >= JSON_MAX_DEPTH)
 		return js_fail(j, "nesting too deep");
@@ -378,6 +380,7 @@ static bool js_container(struct jscan *j, int depth, struct json_value *v)
 
 /* Checks one value with surrounding whitespace; when out is given
  * (building), stores its node there. */
+// NOLINTNEXTLINE(misc-no-recursion): bounded by JSON_MAX_DEPTH
 static bool js_value(struct jscan *j, int depth, struct json_value **out)
 {
 	js_ws(j);

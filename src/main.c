@@ -63,12 +63,12 @@ struct options {
 	bool has_config, has_port, has_seed, has_timeout, has_rules;
 };
 
-/* Report a usage error and return EXIT_USAGE for main to return. */
+/* Report a usage error (and the usage text) on stderr. */
 #if defined(__GNUC__)
 __attribute__((format(printf, 1, 2)))
 #endif
-static int
-usage_error(const char *fmt, ...)
+static void
+usage_message(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -77,8 +77,11 @@ usage_error(const char *fmt, ...)
 	fputc('\n', stderr);
 	va_end(ap);
 	fputs(usage_text, stderr);
-	return EXIT_USAGE;
 }
+
+/* Report a usage error; the value is EXIT_USAGE, for main to return (a
+ * constant the static analyzer sees, unlike a variadic function's result). */
+#define usage_error(...) (usage_message(__VA_ARGS__), EXIT_USAGE)
 
 /* Strict decimal integer: optional sign, digits only, nothing else (no
  * spaces, no "0x"), within [min, max]. */

@@ -184,7 +184,7 @@ static void conn_set_state(struct conn *c, enum conn_state st, const char *why)
 
 static struct timeval ms_tv(int ms)
 {
-	struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+	struct timeval tv = {ms / 1000, (suseconds_t)(ms % 1000) * 1000};
 	return tv;
 }
 
@@ -199,6 +199,19 @@ static void list_unlink(struct conn **head, struct conn *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	c->prev = c->next = NULL;
+}
+
+/* Removes and returns the first connection of a list (NULL if empty). */
+static struct conn *list_pop(struct conn **head)
+{
+	struct conn *c = *head;
+	if (c) {
+		*head = c->next;
+		if (c->next)
+			c->next->prev = NULL;
+		c->prev = c->next = NULL;
+	}
+	return c;
 }
 
 static void list_push(struct conn **head, struct conn *c)
@@ -262,11 +275,8 @@ static void reaper_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	struct server *s = arg;
 	flush_dirty(s); /* normally empty: no dead connection may stay listed */
-	while (s->dead) {
-		struct conn *c = s->dead;
-		list_unlink(&s->dead, c);
+	for (struct conn *c; (c = list_pop(&s->dead)) != NULL;)
 		conn_free(c);
-	}
 	if (s->stopping && s->nconns == 0)
 		event_base_loopbreak(s->base);
 }
@@ -1008,16 +1018,10 @@ void server_free(struct server *s)
 {
 	if (!s)
 		return;
-	while (s->conns) {
-		struct conn *c = s->conns;
-		list_unlink(&s->conns, c);
+	for (struct conn *c; (c = list_pop(&s->conns)) != NULL;)
 		conn_free(c);
-	}
-	while (s->dead) {
-		struct conn *c = s->dead;
-		list_unlink(&s->dead, c);
+	for (struct conn *c; (c = list_pop(&s->dead)) != NULL;)
 		conn_free(c);
-	}
 	if (s->listener)
 		evconnlistener_free(s->listener);
 	struct event *evs[] = {s->sig_int, s->sig_term,     s->timeout_ev,

@@ -380,7 +380,7 @@ static void put_mem(struct proto_buf *b, const char *s, size_t n)
 	b->len += n;
 }
 
-#define PUT_LIT(b, lit) put_mem((b), lit, sizeof lit - 1)
+#define PUT_LIT(b, lit) put_mem((b), (lit), sizeof(lit) - 1)
 
 static void put_int(struct proto_buf *b, int v)
 {
