@@ -29,6 +29,10 @@
 
 /* Largest accepted file / text, in bytes. */
 #define CONFIG_MAX_BYTES ((size_t)16 << 20)
+/* Entrances of all locations together: the game keeps two counters per
+ * entrance and walks every entrance each round, so a single number must not
+ * be able to ask for gigabytes (an implementation limit; a board has a few). */
+#define CONFIG_MAX_ENTRANCES 1000000
 /* Messages stored per config_parse call; one more says the rest were cut. */
 #define CONFIG_MAX_ERRORS 1000
 /* Deepest nesting of arrays/objects accepted (a valid config needs 5). */
@@ -1086,6 +1090,10 @@ static void cross_checks(struct ctx *c, struct config *cfg)
 		}
 		if (ncolonies != 1)
 			perr(c, "locations", "must contain exactly one colony, has %d", ncolonies);
+		if (entrances > CONFIG_MAX_ENTRANCES)
+			perr(c, "locations",
+			     "%lld entrances in all locations together; at most %d are supported",
+			     entrances, CONFIG_MAX_ENTRANCES);
 	}
 
 	/* goal condition */

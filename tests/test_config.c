@@ -971,6 +971,26 @@ static void test_too_many_zombies(void **state)
 	config_free(cfg);
 }
 
+/* The entrances of all locations together are limited (the game keeps
+ * and walks every entrance): one number must not ask for gigabytes. */
+static void test_too_many_entrances(void **state)
+{
+	(void)state;
+	expect_one(edit("'identifier': 2, 'entrances': 1", "'identifier': 2, 'entrances': 1555555554",
+			NULL),
+		   "locations: 1555555555 entrances in all locations together; at most 1000000 are "
+		   "supported");
+	expect_one(edit("'identifier': 1, 'entrances': 1", "'identifier': 1, 'entrances': 500000",
+			"'identifier': 2, 'entrances': 1", "'identifier': 2, 'entrances': 500001", NULL),
+		   "locations: 1000001 entrances in all locations together; at most 1000000 are "
+		   "supported");
+	struct config *cfg = expect_ok(edit("'identifier': 1, 'entrances': 1",
+					    "'identifier': 1, 'entrances': 500000",
+					    "'identifier': 2, 'entrances': 1",
+					    "'identifier': 2, 'entrances': 500000", NULL));
+	config_free(cfg);
+}
+
 static void test_goal_conditions(void **state)
 {
 	(void)state;
@@ -1184,6 +1204,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_card),
 		cmocka_unit_test(test_unknown_location),
 		cmocka_unit_test(test_too_many_zombies),
+		cmocka_unit_test(test_too_many_entrances),
 		cmocka_unit_test(test_goal_conditions),
 		cmocka_unit_test(test_location_with_zombies_too_high),
 		cmocka_unit_test(test_barricades_too_high),
