@@ -262,6 +262,15 @@ static int ceil_half(int n)
 	return (n + 1) / 2;
 }
 
+/* a + b as Java's int addition: wrapping around at 2^32 (the reference
+ * server is written in Java) instead of overflowing, which is undefined in
+ * C. Food and morale are sums of configuration numbers (up to INT_MAX
+ * each); the conversion back to int is modulo 2^32 with GCC and clang. */
+static int java_add(int a, int b)
+{
+	return (int)((unsigned)a + (unsigned)b);
+}
+
 /* ---- dice ------------------------------------------------------------ */
 
 /* index of the smallest die >= v, or -1 */
@@ -398,7 +407,7 @@ static void game_end(struct game *g, bool win)
 /* Change morale with MoralChanged; morale <= 0 ends the game (lost). */
 static void moral_change(struct game *g, int delta, enum moral_reason reason)
 {
-	g->moral += delta;
+	g->moral = java_add(g->moral, delta);
 	emit(g, EV_MORAL_CHANGED, EVENT_TO_ALL, 2, delta, (int)reason);
 	if (g->moral <= 0)
 		game_end(g, false);
@@ -1125,7 +1134,7 @@ static bool use_card_plain(struct game *g, int p, int k)
 	switch (cc->type) {
 	case CARD_FOOD:
 		play_to_waste(g, p, k);
-		g->food += cc->amount;
+		g->food = java_add(g->food, cc->amount);
 		emit(g, EV_CARD_USED, EVENT_TO_ALL, 1, cc->id);
 		waste_changed(g, 1);
 		emit(g, EV_FOOD_CHANGED, EVENT_TO_ALL, 2, cc->amount, (int)FOOD_ADDED);
@@ -1276,7 +1285,7 @@ static bool cmd_use_ability(struct game *g, int p, const struct cmd *cmd)
 		if (cs->uses >= 1)
 			return fail(g, "ability already used this round");
 		cs->uses++;
-		g->food += ab->num_food;
+		g->food = java_add(g->food, ab->num_food);
 		emit(g, EV_ABILITY_USED, EVENT_TO_ALL, 1, cmd->character);
 		return true;
 	case ABILITY_HEAL: {

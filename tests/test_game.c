@@ -1306,6 +1306,33 @@ static void test_feed(void **state)
 	t_free(t);
 }
 
+/* Food is a Java int in the reference server: INT_MAX + INT_MAX wraps to
+ * -2 (in C the plain sum would be undefined behaviour, which the
+ * sanitizer build turns into an abort), and the colony starves. */
+static void test_feed_overflow_wraps_like_java(void **state)
+{
+	(void)state;
+	struct fixture f = default_fixture();
+	f.ability = "{\"feed\":{\"numFood\":2147483647}}";
+	struct t *t = t_new(&f, 8, RULES_BASE);
+	int c0, c1;
+	t_start1(t, &c0, &c1);
+	char cmd[64], want[128];
+	snprintf(cmd, sizeof cmd, "UseAbility %d", c0);
+	snprintf(want, sizeof want, "*:AbilityUsed %d\n0:ActNow\n", c0);
+	T_DO(t, 0, cmd, want);
+	snprintf(cmd, sizeof cmd, "UseAbility %d", c1);
+	snprintf(want, sizeof want, "*:AbilityUsed %d\n0:ActNow\n", c1);
+	T_DO(t, 0, cmd, want);
+	/* food is -2 now: nothing to eat, a starvation token, morale -1 */
+	const char *ev = t_do(t, 0, "EndTurn");
+	const char *starve =
+		"*:ColonyPhaseStarted\n*:StarvationTokenAdded\n*:MoralChanged -1 STARVATION_TOKEN\n";
+	assert_true(strncmp(ev, starve, strlen(starve)) == 0);
+	assert_null(strstr(ev, "FOOD_CONSUMED"));
+	t_free(t);
+}
+
 static void test_heal(void **state)
 {
 	(void)state;
@@ -1962,6 +1989,7 @@ int main(void)
 		cmocka_unit_test(test_lock_scissors_medicine),
 		cmocka_unit_test(test_medicine_heals_frostbite),
 		cmocka_unit_test(test_feed),
+		cmocka_unit_test(test_feed_overflow_wraps_like_java),
 		cmocka_unit_test(test_heal),
 		cmocka_unit_test(test_barricade_ability),
 		cmocka_unit_test(test_kill_ability),
