@@ -33,6 +33,11 @@
  * entrance and walks every entrance each round, so a single number must not
  * be able to ask for gigabytes (an implementation limit; a board has a few). */
 #define CONFIG_MAX_ENTRANCES 1000000
+/* Children in the colony at the start: every colony phase spawns half as
+ * many zombies as there are children (and survivors) in the colony, and each
+ * may cost a child and a morale point, two events per zombie; at this limit
+ * that is ~100,000 events per colony phase, within every buffer and cap. */
+#define CONFIG_MAX_CHILDREN 100000
 /* Messages stored per config_parse call; one more says the rest were cut. */
 #define CONFIG_MAX_ERRORS 1000
 /* Deepest nesting of arrays/objects accepted (a valid config needs 5). */
@@ -596,7 +601,8 @@ static void parse_goal(struct ctx *c, const struct json_value *root, struct conf
 	c->zc_ok = get_int(c, o, "goal", "zombiesColony", true, 0, INT_MAX, &g->zombies_colony);
 	c->zl_ok =
 	        get_int(c, o, "goal", "zombiesLocations", true, 0, INT_MAX, &g->zombies_locations);
-	get_int(c, o, "goal", "childrenInColony", true, 0, INT_MAX, &g->children_in_colony);
+	get_int(c, o, "goal", "childrenInColony", true, 0, CONFIG_MAX_CHILDREN,
+	        &g->children_in_colony);
 
 	bool dummy = false;
 	if (member(o, "survive")) {

@@ -799,7 +799,13 @@ static void test_min_goal(void **state)
 	expect_one(edit("'zombiesLocations': 3", "'zombiesLocations': -1", NULL),
 		   "goal.zombiesLocations: must be >= 0");
 	expect_one(edit("'childrenInColony': 1", "'childrenInColony': -1", NULL),
-		   "goal.childrenInColony: must be >= 0");
+		   "goal.childrenInColony: must be between 0 and 100000");
+	/* a limit of this server: each child may cost a zombie spawn and two
+	 * events every colony phase */
+	expect_one(edit("'childrenInColony': 1", "'childrenInColony': 100001", NULL),
+		   "goal.childrenInColony: must be between 0 and 100000");
+	expect_one(edit("'childrenInColony': 1", "'childrenInColony': 2000000000", NULL),
+		   "goal.childrenInColony: must be between 0 and 100000");
 	expect_one(edit("'survive': true", "'barricades': -1", NULL), "goal.barricades: must be >= 0");
 	expect_one(edit("'survive': true", "'locationWithZombies': -1", NULL),
 		   "goal.locationWithZombies: must be >= 0");
