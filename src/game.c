@@ -264,8 +264,9 @@ static int ceil_half(int n)
 
 /* a + b as Java's int addition: wrapping around at 2^32 (the reference
  * server is written in Java) instead of overflowing, which is undefined in
- * C. Food and morale are sums of configuration numbers (up to INT_MAX
- * each); the conversion back to int is modulo 2^32 with GCC and clang. */
+ * C. Food, morale and a crisis's "required + 2" are sums of configuration
+ * numbers (up to INT_MAX each); the conversion back to int is modulo 2^32
+ * with GCC and clang. */
 static int java_add(int a, int b)
 {
 	return (int)((unsigned)a + (unsigned)b);
@@ -792,7 +793,7 @@ static void colony_phase(struct game *g)
 		return;
 
 	const struct config_crisis *cr = &g->cfg->crises[g->crisis];
-	if (g->contributed >= cr->required_cards + 2)
+	if (g->contributed >= java_add(cr->required_cards, 2))
 		moral_change(g, 1, MORAL_CRISIS);
 	else if (g->contributed < cr->required_cards)
 		moral_change(g, -cr->moral_change, MORAL_CRISIS);

@@ -1333,6 +1333,22 @@ static void test_feed_overflow_wraps_like_java(void **state)
 	t_free(t);
 }
 
+/* requiredCards + 2 as a Java int: for 2147483647 it wraps to -2147483647,
+ * so even no contribution "exceeds" it by two and morale rises (the plain C
+ * sum would be undefined behaviour). */
+static void test_crisis_required_overflow_wraps_like_java(void **state)
+{
+	(void)state;
+	struct fixture f = default_fixture();
+	f.required = 2147483647;
+	struct t *t = t_new(&f, 8, RULES_BASE);
+	int c0, c1;
+	t_start1(t, &c0, &c1);
+	const char *ev = t_do(t, 0, "EndTurn");
+	assert_non_null(strstr(ev, "*:MoralChanged 1 CRISIS\n"));
+	t_free(t);
+}
+
 static void test_heal(void **state)
 {
 	(void)state;
@@ -1990,6 +2006,7 @@ int main(void)
 		cmocka_unit_test(test_medicine_heals_frostbite),
 		cmocka_unit_test(test_feed),
 		cmocka_unit_test(test_feed_overflow_wraps_like_java),
+		cmocka_unit_test(test_crisis_required_overflow_wraps_like_java),
 		cmocka_unit_test(test_heal),
 		cmocka_unit_test(test_barricade_ability),
 		cmocka_unit_test(test_kill_ability),
