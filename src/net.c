@@ -42,6 +42,7 @@
 #include <netinet/tcp.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -84,11 +85,22 @@ static const char *const conn_state_names[] = {
 
 struct server;
 
-/* A flat byte buffer: data[off..len) is pending. */
+/* A flat byte buffer: data[off..len) is pending. An output buffer may also
+ * hold one block by reference (the Config line, which lives as long as the
+ * server and may be megabytes: not copied for every player): it goes out
+ * after data[off..ref_at) and before data[ref_at..len). */
 struct buf {
 	char *data;
 	size_t off, len, cap;
+	const char *ref; /* the unsent rest of the block, or NULL */
+	size_t ref_len, ref_at;
 };
+
+/* Bytes b still has to send, the block by reference included. */
+static size_t buf_pending(const struct buf *b)
+{
+	return b->len - b->off + (b->ref ? b->ref_len : 0);
+}
 
 struct conn {
 	struct server *srv;
@@ -149,7 +161,8 @@ struct server {
 	struct proto_cmd cmd;
 	struct proto_buf out;
 	/* the Config line, encoded once (it carries the whole configuration
-	 * file, the same for every player) */
+	 * file, the same for every player) and queued by reference: it must
+	 * outlive every connection (server_free frees it last) */
 	struct proto_buf config_line;
 	const char *config_src; /* the ev->str it was encoded from */
 };
@@ -321,7 +334,7 @@ static void conn_start_drain(struct conn *c, const char *why)
 		return;
 	conn_detach(c);
 	conn_set_state(c, CONN_DRAINING, why);
-	if (c->out.len == c->out.off) {
+	if (buf_pending(&c->out) == 0) {
 		conn_linger(c);
 	} else {
 		struct timeval tv = ms_tv(NET_DRAIN_MS);
@@ -372,6 +385,8 @@ static bool buf_reserve(struct buf *b, size_t n)
 	if (b->off > 0 && b->off >= b->len - b->off) {
 		memmove(b->data, b->data + b->off, b->len - b->off);
 		b->len -= b->off;
+		if (b->ref)
+			b->ref_at -= b->off; /* off <= ref_at while a block is pending */
 		b->off = 0;
 		if (b->cap - b->len >= n)
 			return true;
@@ -387,11 +402,30 @@ static bool buf_reserve(struct buf *b, size_t n)
 	return true;
 }
 
+/* n bytes of b were sent: the bytes before the block, the block, the bytes
+ * after it, in that order. */
+static void buf_consume(struct buf *b, size_t n)
+{
+	if (b->ref) {
+		size_t before = b->ref_at - b->off, k = n < before ? n : before;
+		b->off += k;
+		n -= k;
+		k = n < b->ref_len ? n : b->ref_len;
+		b->ref += k;
+		b->ref_len -= k;
+		n -= k;
+		if (b->ref_len == 0)
+			b->ref = NULL;
+	}
+	b->off += n;
+}
+
 /* b holds nothing pending any more: start over at the front, and give a
  * large buffer back. */
 static void buf_empty(struct buf *b)
 {
 	b->off = b->len = 0;
+	b->ref = NULL;
 	if (b->cap > NET_KEEP_BYTES) {
 		free(b->data);
 		b->data = NULL;
@@ -399,18 +433,24 @@ static void buf_empty(struct buf *b)
 	}
 }
 
-/* Queue len bytes for c if it is OPEN; a client whose backlog grows beyond
- * NET_MAX_OUTPUT is dropped (it would otherwise grow without bound). */
+/* Whether c may queue len more bytes; if not, c is closed. A client whose
+ * backlog grows beyond NET_MAX_OUTPUT is dropped (it would otherwise grow
+ * without bound); the Config line carries the whole configuration file and
+ * may be larger than that by itself. */
+static bool conn_room_for(struct conn *c, size_t len)
+{
+	if (buf_pending(&c->out) + len > NET_MAX_OUTPUT + c->srv->config_line.len) {
+		conn_close(c, "output buffer overflow (client does not read)");
+		return false;
+	}
+	return true;
+}
+
+/* Queue a copy of len bytes for c if it is OPEN. */
 static void conn_write(struct conn *c, const char *data, size_t len)
 {
-	if (c->state != CONN_OPEN)
+	if (c->state != CONN_OPEN || !conn_room_for(c, len))
 		return;
-	/* the Config line carries the whole configuration file: it may be
-	 * larger than the cap by itself */
-	if (c->out.len - c->out.off + len > NET_MAX_OUTPUT + c->srv->config_line.len) {
-		conn_close(c, "output buffer overflow (client does not read)");
-		return;
-	}
 	if (!buf_reserve(&c->out, len)) {
 		conn_close(c, "cannot queue output");
 		return;
@@ -420,15 +460,44 @@ static void conn_write(struct conn *c, const char *data, size_t len)
 	conn_mark_dirty(c);
 }
 
+/* Queue len bytes for c by reference; data must stay until the server is
+ * freed (s->config_line). A second block while one is pending (never with
+ * one Config per connection) is copied instead. */
+static void conn_write_ref(struct conn *c, const char *data, size_t len)
+{
+	if (c->out.ref) {
+		conn_write(c, data, len);
+		return;
+	}
+	if (c->state != CONN_OPEN || !conn_room_for(c, len))
+		return;
+	c->out.ref = data;
+	c->out.ref_len = len;
+	c->out.ref_at = c->out.len;
+	conn_mark_dirty(c);
+}
+
 /* Sends what c has pending, as much as the kernel takes now. Returns 0 or
  * the errno of a failed send (EAGAIN and EINTR are not failures). */
 static int conn_send_pending(struct conn *c)
 {
-	while (c->out.off < c->out.len) {
-		ssize_t n = send(c->fd, c->out.data + c->out.off, c->out.len - c->out.off,
-		                 MSG_NOSIGNAL);
+	struct buf *b = &c->out;
+	while (buf_pending(b) > 0) {
+		struct iovec iov[3];
+		size_t niov = 0, before = b->ref ? b->ref_at : b->len;
+		if (before > b->off)
+			iov[niov++] = (struct iovec){b->data + b->off, before - b->off};
+		if (b->ref) {
+			iov[niov++] =
+			        (struct iovec){(void *)b->ref, b->ref_len}; /* sendmsg only reads */
+			if (b->len > b->ref_at)
+				iov[niov++] =
+				        (struct iovec){b->data + b->ref_at, b->len - b->ref_at};
+		}
+		struct msghdr msg = {.msg_iov = iov, .msg_iovlen = niov};
+		ssize_t n = sendmsg(c->fd, &msg, MSG_NOSIGNAL);
 		if (n > 0) {
-			c->out.off += (size_t)n;
+			buf_consume(b, (size_t)n);
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
@@ -460,7 +529,7 @@ static void conn_flush(struct conn *c)
 	if (event_pending(c->wev, EV_WRITE, NULL))
 		return; /* already waiting for the socket to take more */
 	int err = conn_send_pending(c);
-	if (err == 0 && c->out.off == c->out.len)
+	if (err == 0 && buf_pending(&c->out) == 0)
 		conn_drained(c);
 	else
 		event_add(c->wev, NULL);
@@ -524,6 +593,16 @@ static void player_left(struct server *s, int p)
 	net_log(s, "player %d: left the game", p);
 }
 
+/* Queue one encoded event for c: the Config line by reference, others as
+ * a copy. */
+static void conn_queue(struct conn *c, const struct proto_buf *line)
+{
+	if (line == &c->srv->config_line)
+		conn_write_ref(c, line->data, line->len);
+	else
+		conn_write(c, line->data, line->len);
+}
+
 /* Deliver every event of l, each encoded once. sender is the connection whose
  * command produced them (NULL for timeouts and disconnects). */
 static void deliver(struct server *s, struct conn *sender, const struct event_list *l)
@@ -544,15 +623,15 @@ static void deliver(struct server *s, struct conn *sender, const struct event_li
 		}
 		if (ev->to == EVENT_TO_SENDER) {
 			if (sender)
-				conn_write(sender, line->data, line->len);
+				conn_queue(sender, line);
 		} else if (ev->to == EVENT_TO_ALL) {
 			for (int p = 0; p < s->nplayers; p++)
 				if (s->players[p].in_game && s->players[p].conn)
-					conn_write(s->players[p].conn, line->data, line->len);
+					conn_queue(s->players[p].conn, line);
 		} else if (ev->to >= 0 && ev->to < s->nplayers) {
 			struct player_slot *ps = &s->players[ev->to];
 			if (ps->in_game && ps->conn) {
-				conn_write(ps->conn, line->data, line->len);
+				conn_queue(ps->conn, line);
 				if (ev->type == EV_ACT_NOW)
 					s->prompted = ps->conn;
 			}
@@ -835,7 +914,7 @@ static void conn_write_cb(evutil_socket_t fd, short what, void *arg)
 	if (err) {
 		conn_lost(c, err);
 		flush_dirty(c->srv);
-	} else if (c->out.off == c->out.len) {
+	} else if (buf_pending(&c->out) == 0) {
 		conn_drained(c);
 	}
 }
