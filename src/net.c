@@ -22,7 +22,7 @@
  * then every complete line is handled in place. Output: conn_write only
  * appends to `out` and marks the connection dirty; every callback that may
  * queue output ends with flush_dirty(), which writes each dirty connection
- * with one send (all events of all commands of that callback at once). Only
+ * with one sendmsg (all events of all commands of that callback at once). Only
  * when the kernel does not take everything is the connection's write event
  * added, until `out` is empty again. The connection that was just prompted
  * with ActNow is flushed first: the player who must act next should not
