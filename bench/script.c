@@ -163,7 +163,6 @@ bool script_send_next(struct script *s)
 	int p = s->act_now_for;
 	s->act_now_for = -1;
 	int kind = s->step[p]++ % SCRIPT_MIX_LEN;
-	if (getenv("SWAP")) { if (kind == 2) kind = 3; else if (kind == 3) kind = 2; }
 	int ch = s->nchars[p] > 0 ? s->chars[p][0] : 0;
 	switch (kind) {
 	case 0:
