@@ -297,15 +297,8 @@ static pid_t start_listen_floor(const char *unused, const char *unused2)
 	(void)unused2;
 	char portbuf[16];
 	snprintf(portbuf, sizeof portbuf, "%d", free_port());
-	pid_t pid = fork();
-	if (pid < 0)
-		die("fork");
-	if (pid == 0) {
-		child_setup();
-		execl(self_path, self_path, "--listen-floor", portbuf, (char *)NULL);
-		_exit(127);
-	}
-	child_started(pid);
+	const char *argv[] = { self_path, "--listen-floor", portbuf, NULL };
+	pid_t pid = spawn_argv(argv, SPAWN_INHERIT, SPAWN_INHERIT, SPAWN_INHERIT);
 	sleep_ms(20);
 	return pid;
 }
@@ -384,18 +377,7 @@ static uint64_t time_to_listen(const char *const *argv_in, int port)
 		argv[n] = strcmp(argv_in[n], "PORT") == 0 ? portbuf : argv_in[n];
 	argv[n] = NULL;
 	uint64_t t0 = now_ns();
-	pid_t pid = fork();
-	if (pid < 0)
-		die("fork");
-	if (pid == 0) {
-		child_setup();
-		int nul = open("/dev/null", O_RDWR);
-		dup2(nul, 1);
-		dup2(nul, 2);
-		execv(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	child_started(pid);
+	pid_t pid = spawn_argv(argv, SPAWN_INHERIT, SPAWN_NULL, SPAWN_NULL);
 	for (;;) {
 		int fd = tcp_connect(port);
 		if (fd >= 0) {
@@ -474,25 +456,9 @@ static pid_t spawn_bot(int port, int seed, bool start, int errfd)
 	char portbuf[16], seedbuf[16];
 	snprintf(portbuf, sizeof portbuf, "%d", port);
 	snprintf(seedbuf, sizeof seedbuf, "%d", seed);
-	pid_t pid = fork();
-	if (pid < 0)
-		die("fork");
-	if (pid == 0) {
-		child_setup();
-		int nul = open("/dev/null", O_RDWR);
-		dup2(nul, 0);
-		dup2(nul, 1);
-		dup2(errfd, 2);
-		if (start)
-			execl(opt_bot, opt_bot, "--port", portbuf, "--seed", seedbuf, "--quiet",
-			      "--start", (char *)NULL);
-		else
-			execl(opt_bot, opt_bot, "--port", portbuf, "--seed", seedbuf, "--quiet",
-			      (char *)NULL);
-		_exit(127);
-	}
-	child_started(pid);
-	return pid;
+	const char *argv[] = { opt_bot, "--port", portbuf, "--seed", seedbuf, "--quiet",
+			       start ? "--start" : NULL, NULL };
+	return spawn_argv(argv, SPAWN_NULL, SPAWN_NULL, errfd);
 }
 
 /* Wait until the server's log shows n registrations. */
@@ -538,8 +504,7 @@ static void bench_bots(void)
 		int port = server_spawn(opt_server, opt_example, 1000 + i, "base", &spid, &errfd);
 		pid_t bots[4];
 		int bp[2];
-		if (pipe(bp) != 0)
-			die("pipe");
+		pipe_cloexec(bp);
 		for (int b = 0; b < nbots - 1; b++)
 			bots[b] = spawn_bot(port, 7 * i + b, false, bp[1]);
 		if (nbots < 4)

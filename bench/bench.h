@@ -57,6 +57,16 @@ void table_print(void);
 void child_started(pid_t pid);
 void child_reaped(pid_t pid);
 void child_setup(void);
+/* Fork and exec argv[0] with argv; in the child, child_setup() and then
+ * stdin, stdout and stderr become in, out and err: SPAWN_NULL is
+ * /dev/null, SPAWN_INHERIT keeps the bench's. Descriptors to hand over
+ * must not be close-on-exec; every other pipe end should be. Returns the
+ * pid (registered with child_started); dies if fork fails. */
+/* A pipe whose ends are close-on-exec (dies on failure). */
+void pipe_cloexec(int p[2]);
+#define SPAWN_NULL    (-1)
+#define SPAWN_INHERIT (-2)
+pid_t spawn_argv(const char *const *argv, int in, int out, int err);
 /* Pin the calling process to one CPU (-1: all of them again). */
 void pin_cpu(int cpu);
 /* The CPU every child started from now on is pinned to (-1: none). */

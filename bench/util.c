@@ -193,32 +193,44 @@ void table_print(void)
 
 /* ---- processes --------------------------------------------------------------- */
 
-int server_spawn(const char *server, const char *config, int64_t seed, const char *rules,
-		 pid_t *pid, int *errfd)
+void pipe_cloexec(int p[2])
 {
-	int p[2];
-	if (pipe(p) != 0)
+	if (pipe2(p, O_CLOEXEC) != 0)
 		die("pipe: %s", strerror(errno));
-	char seedbuf[32];
-	snprintf(seedbuf, sizeof seedbuf, "%lld", (long long)seed);
+}
+
+pid_t spawn_argv(const char *const *argv, int in, int out, int err)
+{
 	pid_t c = fork();
 	if (c < 0)
 		die("fork: %s", strerror(errno));
 	if (c == 0) {
 		child_setup();
-		dup2(p[1], 2);
-		close(p[0]);
-		close(p[1]);
-		int nul = open("/dev/null", O_RDWR);
-		if (nul >= 0) {
-			dup2(nul, 0);
-			dup2(nul, 1);
+		int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+		const int to[3] = { in, out, err };
+		for (int fd = 0; fd < 3; fd++) {
+			if (to[fd] == SPAWN_NULL && nul >= 0)
+				dup2(nul, fd);
+			else if (to[fd] >= 0)
+				dup2(to[fd], fd);
 		}
-		execl(server, server, "--config", config, "--port", "0", "--seed", seedbuf,
-		      "--timeout", "3600", "--rules", rules, (char *)NULL);
+		execv(argv[0], (char *const *)argv);
 		_exit(127);
 	}
 	child_started(c);
+	return c;
+}
+
+int server_spawn(const char *server, const char *config, int64_t seed, const char *rules,
+		 pid_t *pid, int *errfd)
+{
+	int p[2];
+	pipe_cloexec(p);
+	char seedbuf[32];
+	snprintf(seedbuf, sizeof seedbuf, "%lld", (long long)seed);
+	const char *argv[] = { server, "--config", config, "--port", "0", "--seed", seedbuf,
+			       "--timeout", "3600", "--rules", rules, NULL };
+	pid_t c = spawn_argv(argv, SPAWN_NULL, SPAWN_NULL, p[1]);
 	close(p[1]);
 	/* read up to the "listening on" line; the rest of the log stays in the pipe */
 	char buf[4096];
