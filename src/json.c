@@ -82,36 +82,45 @@ static long js_hex4(const struct jscan *j, size_t i)
 	return v;
 }
 
+/* See json.h. */
+size_t json_utf8_len(const unsigned char *s, size_t n)
+{
+	unsigned char c = s[0];
+	if (c < 0x80)
+		return 1;
+	size_t len;
+	unsigned char lo = 0x80, hi = 0xBF; /* allowed range of the second byte */
+	if (c >= 0xC2 && c <= 0xDF) {
+		len = 2;
+	} else if (c >= 0xE0 && c <= 0xEF) {
+		len = 3;
+		if (c == 0xE0)
+			lo = 0xA0;
+		else if (c == 0xED)
+			hi = 0x9F;
+	} else if (c >= 0xF0 && c <= 0xF4) {
+		len = 4;
+		if (c == 0xF0)
+			lo = 0x90;
+		else if (c == 0xF4)
+			hi = 0x8F;
+	} else {
+		return 0;
+	}
+	if (n < len || s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < len; i++)
+		if (s[i] < 0x80 || s[i] > 0xBF)
+			return 0;
+	return len;
+}
+
 /* Checks one well-formed UTF-8 sequence (non-ASCII) at the position and
  * advances past it. */
 static bool js_utf8(struct jscan *j)
 {
-	const unsigned char *s = j->s + j->i;
-	size_t left = j->n - j->i;
-	unsigned char b = s[0];
-	size_t len;
-	uint32_t cp;
-	if (b >= 0xC2 && b <= 0xDF) {
-		len = 2;
-		cp = b & 0x1F;
-	} else if (b >= 0xE0 && b <= 0xEF) {
-		len = 3;
-		cp = b & 0x0F;
-	} else if (b >= 0xF0 && b <= 0xF4) {
-		len = 4;
-		cp = b & 0x07;
-	} else {
-		return js_fail(j, "invalid UTF-8");
-	}
-	if (left < len)
-		return js_fail(j, "invalid UTF-8");
-	for (size_t k = 1; k < len; k++) {
-		if ((s[k] & 0xC0) != 0x80)
-			return js_fail(j, "invalid UTF-8");
-		cp = (cp << 6) | (s[k] & 0x3F);
-	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
-	    (cp >= 0xD800 && cp <= 0xDFFF))
+	size_t len = json_utf8_len(j->s + j->i, j->n - j->i);
+	if (len == 0)
 		return js_fail(j, "invalid UTF-8");
 	j->i += len;
 	return true;

@@ -20,46 +20,11 @@
 
 /* ---- UTF-8 ------------------------------------------------------------- */
 
-/* Length of the well-formed UTF-8 sequence starting at s (n bytes left), or 0
- * when the bytes there are not one (RFC 3629: no overlongs, no surrogates,
- * nothing above U+10FFFF). */
-static size_t utf8_seq_len(const unsigned char *s, size_t n)
-{
-	unsigned char c = s[0];
-	if (c < 0x80)
-		return 1;
-	size_t len;
-	unsigned char lo = 0x80, hi = 0xBF; /* allowed range of the second byte */
-	if (c >= 0xC2 && c <= 0xDF) {
-		len = 2;
-	} else if (c >= 0xE0 && c <= 0xEF) {
-		len = 3;
-		if (c == 0xE0)
-			lo = 0xA0;
-		else if (c == 0xED)
-			hi = 0x9F;
-	} else if (c >= 0xF0 && c <= 0xF4) {
-		len = 4;
-		if (c == 0xF0)
-			lo = 0x90;
-		else if (c == 0xF4)
-			hi = 0x8F;
-	} else {
-		return 0;
-	}
-	if (n < len || s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < len; i++)
-		if (s[i] < 0x80 || s[i] > 0xBF)
-			return 0;
-	return len;
-}
-
 static bool utf8_valid(const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	while (n > 0) {
-		size_t k = utf8_seq_len(p, n);
+		size_t k = json_utf8_len(p, n);
 		if (k == 0)
 			return false;
 		p += k;
@@ -419,7 +384,7 @@ static void put_json_string(struct proto_buf *b, const char *s)
 		}
 		unsigned char c = *p;
 		if (c >= 0x80) {
-			size_t k = utf8_seq_len(p, n);
+			size_t k = json_utf8_len(p, n);
 			if (k) {
 				put_mem(b, (const char *)p, k);
 			} else {

@@ -70,6 +70,11 @@ bool json_parse(const char *text, size_t len, struct json_doc *doc, struct json_
 /* Release what json_parse allocated; doc may be reused afterwards. */
 void json_doc_free(struct json_doc *doc);
 
+/* Length of the well-formed UTF-8 sequence starting at s (n >= 1 bytes
+ * left), or 0 when the bytes there are not one (RFC 3629: no overlongs, no
+ * surrogates, nothing above U+10FFFF). Also used by proto. */
+size_t json_utf8_len(const unsigned char *s, size_t n);
+
 /* Type tests that accept NULL (a missing member). */
 static inline bool json_is(const struct json_value *v, enum json_type t)
 {
