@@ -374,6 +374,16 @@ static void conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 
 /* ---- output -------------------------------------------------------------- */
 
+/* Moves the pending bytes of b to its front. */
+static void buf_compact(struct buf *b)
+{
+	memmove(b->data, b->data + b->off, b->len - b->off);
+	b->len -= b->off;
+	if (b->ref)
+		b->ref_at -= b->off; /* off <= ref_at while a block is pending */
+	b->off = 0;
+}
+
 /* Makes room for n more bytes at the end of b; false if memory runs out.
  * The pending bytes are moved to the front only when that moves no more
  * than it frees, so a slow reader's backlog is not copied again and again
@@ -383,11 +393,7 @@ static bool buf_reserve(struct buf *b, size_t n)
 	if (b->cap - b->len >= n)
 		return true;
 	if (b->off > 0 && b->off >= b->len - b->off) {
-		memmove(b->data, b->data + b->off, b->len - b->off);
-		b->len -= b->off;
-		if (b->ref)
-			b->ref_at -= b->off; /* off <= ref_at while a block is pending */
-		b->off = 0;
+		buf_compact(b);
 		if (b->cap - b->len >= n)
 			return true;
 	}
@@ -870,10 +876,7 @@ static void conn_handle_input(struct conn *c)
 	if (c->state != CONN_OPEN || in->off == in->len) {
 		buf_empty(in); /* all handled, or input is discarded from now on */
 	} else if (in->off > 0) {
-		/* a partial line stays: move it to the front */
-		memmove(in->data, in->data + in->off, in->len - in->off);
-		in->len -= in->off;
-		in->off = 0;
+		buf_compact(in); /* a partial line stays: at the front */
 	}
 }
 
