@@ -896,6 +896,9 @@ static void advance(struct game *g)
 static const char *const E_NOT_YOURS = "no living character of yours with that id";
 static const char *const E_NO_DIE = "no action die high enough";
 static const char *const E_NO_ENTRANCE = "no such entrance at the character's location";
+static const char *const E_NO_DICE = "no action die left";
+static const char *const E_NO_ZOMBIE = "no zombie at that entrance";
+static const char *const E_NO_SPACE = "no free space at that entrance";
 
 /* Why character cs cannot move to location index l (-1: unknown) this
  * round, or NULL: the checks of Move and of a FUEL card (behaviour.md 6). */
@@ -970,7 +973,7 @@ static bool cmd_search(struct game *g, int p, const struct cmd *cmd)
 		return false;
 	struct player_state *ps = &g->players[p];
 	if (ps->ndice == 0)
-		return fail(g, "no action die left");
+		return fail(g, E_NO_DICE);
 	int d = die_at_least(ps, cchar(g, c)->search);
 	if (d < 0)
 		return fail(g, E_NO_DIE);
@@ -1023,7 +1026,7 @@ static bool cmd_attack(struct game *g, int p, const struct cmd *cmd)
 	if (e < 0 || e >= entrances(g, l))
 		return fail(g, E_NO_ENTRANCE);
 	if (g->locs[l].zombies[e] == 0)
-		return fail(g, "no zombie at that entrance");
+		return fail(g, E_NO_ZOMBIE);
 	g->locs[l].zombies[e]--;
 	die_remove(ps, d);
 	emit(g, EV_ZOMBIE_KILLED, EVENT_TO_ALL, 3, cmd->character, loc_id(g, l), e);
@@ -1043,13 +1046,13 @@ static bool cmd_barricade(struct game *g, int p, const struct cmd *cmd)
 	struct player_state *ps = &g->players[p];
 	int hammer = g->rules == RULES_REVISED ? equipment(g, c, CARD_HAMMER, -1) : -1;
 	if (hammer < 0 && ps->ndice == 0)
-		return fail(g, "no action die left");
+		return fail(g, E_NO_DICE);
 	int l = g->chars[c].loc;
 	int e = cmd->entrance;
 	if (e < 0 || e >= entrances(g, l))
 		return fail(g, E_NO_ENTRANCE);
 	if (space_at(g, l, e) <= 0)
-		return fail(g, "no free space at that entrance");
+		return fail(g, E_NO_SPACE);
 	g->locs[l].barricades[e]++;
 	if (hammer >= 0)
 		g->cards[hammer].spent = true;
@@ -1066,7 +1069,7 @@ static bool cmd_clean(struct game *g, int p, const struct cmd *cmd)
 		return false;
 	struct player_state *ps = &g->players[p];
 	if (ps->ndice == 0)
-		return fail(g, "no action die left");
+		return fail(g, E_NO_DICE);
 	if (g->chars[c].loc != g->colony)
 		return fail(g, "character is not in the colony");
 	if (g->waste == 0)
@@ -1198,14 +1201,14 @@ static bool use_card_target(struct game *g, int p, int k, int c, int t)
 		if (t < 0 || t >= entrances(g, l))
 			return fail(g, E_NO_ENTRANCE);
 		if (space_at(g, l, t) <= 0)
-			return fail(g, "no free space at that entrance");
+			return fail(g, E_NO_SPACE);
 		g->locs[l].barricades[t]++;
 		break;
 	case CARD_SCISSORS:
 		if (t < 0 || t >= entrances(g, l))
 			return fail(g, E_NO_ENTRANCE);
 		if (g->locs[l].zombies[t] == 0)
-			return fail(g, "no zombie at that entrance");
+			return fail(g, E_NO_ZOMBIE);
 		g->locs[l].zombies[t]--;
 		break;
 	case CARD_FUEL: {
@@ -1312,7 +1315,7 @@ static bool cmd_use_ability(struct game *g, int p, const struct cmd *cmd)
 			return fail(g, E_NO_ENTRANCE);
 		int space = space_at(g, l, t);
 		if (space <= 0)
-			return fail(g, "no free space at that entrance");
+			return fail(g, E_NO_SPACE);
 		cs->uses++;
 		g->locs[l].barricades[t] += space < ab->num_barricades ? space : ab->num_barricades;
 		emit(g, EV_ABILITY_USED, EVENT_TO_ALL, 2, cmd->character, t);
@@ -1330,7 +1333,7 @@ static bool cmd_use_ability(struct game *g, int p, const struct cmd *cmd)
 		if (t < 0 || t >= entrances(g, l))
 			return fail(g, E_NO_ENTRANCE);
 		if (g->locs[l].zombies[t] == 0)
-			return fail(g, "no zombie at that entrance");
+			return fail(g, E_NO_ZOMBIE);
 		struct player_state *ps = &g->players[p];
 		int d = die_at_least(ps, ab->die_value);
 		if (d < 0)
