@@ -15,7 +15,7 @@
 #include <sys/types.h>
 
 #include "sopra/config.h"
-#include "sopra/event.h"
+#include "sopra/game_event.h"
 #include "sopra/game.h"
 
 /* ---- time and statistics -------------------------------------------------- */

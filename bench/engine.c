@@ -69,39 +69,39 @@ static void view_forget_card(struct view *v, int p, int id)
 }
 
 /* What a client learns from the events of one command. */
-static void view_update(struct view *v, const struct event_list *l)
+static void view_update(struct view *v, const struct game_event_list *l)
 {
 	for (size_t i = 0; i < l->n; i++) {
-		const struct event *e = &l->v[i];
+		const struct game_event *e = &l->v[i];
 		switch (e->type) {
-		case EV_CHARACTERS:
+		case GEV_CHARACTERS:
 			if (e->to >= 0 && e->to < 16)
 				memcpy(v->offered[e->to], e->arg, sizeof v->offered[0]);
 			break;
-		case EV_CHARACTER_SPAWNED:
+		case GEV_CHARACTER_SPAWNED:
 			if (e->arg[0] < 16 && v->nchars[e->arg[0]] < 16) {
 				v->chars[e->arg[0]][v->nchars[e->arg[0]]++] = e->arg[1];
 				v->spawned[e->arg[0]] = true;
 			}
 			break;
-		case EV_SURVIVOR_KILLED:
+		case GEV_SURVIVOR_KILLED:
 			view_forget_char(v, e->arg[0]);
 			break;
-		case EV_BITTEN:
+		case GEV_BITTEN:
 			if (e->nargs > 0)
 				view_forget_char(v, e->arg[0]);
 			break;
-		case EV_CARD_DRAWN:
+		case GEV_CARD_DRAWN:
 			if (e->arg[0] < 16 && v->nhand[e->arg[0]] < 64)
 				v->hand[e->arg[0]][v->nhand[e->arg[0]]++] = e->arg[1];
 			break;
-		case EV_CARD_USED:
+		case GEV_CARD_USED:
 			view_forget_card(v, -1, e->arg[0]);
 			break;
-		case EV_CONTRIBUTED:
+		case GEV_CONTRIBUTED:
 			view_forget_card(v, e->arg[0], e->arg[1]);
 			break;
-		case EV_LEFT:
+		case GEV_LEFT:
 			if (e->arg[0] < 16)
 				v->nhand[e->arg[0]] = v->nchars[e->arg[0]] = 0;
 			break;
@@ -175,8 +175,8 @@ static void record(const struct config *cfg, enum game_rules rules, int players,
 		   struct stream *st)
 {
 	struct game *g = game_new(cfg, seed, rules);
-	struct event_list ev;
-	event_list_init(&ev);
+	struct game_event_list ev;
+	game_event_list_init(&ev);
 	struct view *v = calloc(1, sizeof *v);
 	struct rng r;
 	rng_init(&r, seed * 7919 + 1);
@@ -210,7 +210,7 @@ static void record(const struct config *cfg, enum game_rules rules, int players,
 			st->v = xrealloc(st->v, cap * sizeof *st->v);
 		}
 		st->v[st->n++] = rc;
-		event_list_clear(&ev);
+		game_event_list_clear(&ev);
 		game_apply(g, rc.player, &rc.cmd, &ev);
 		st->events += (long)ev.n;
 		view_update(v, &ev);
@@ -224,7 +224,7 @@ static void record(const struct config *cfg, enum game_rules rules, int players,
 		memcpy(st->lines[i], buf, st->lens[i] + 1);
 	}
 	free(v);
-	event_list_free(&ev);
+	game_event_list_free(&ev);
 	game_free(g);
 }
 
@@ -245,8 +245,8 @@ void engine_bench(const struct config *cfg, enum game_rules rules, int players, 
 	}
 	out->games = games;
 
-	struct event_list ev;
-	event_list_init(&ev);
+	struct game_event_list ev;
+	game_event_list_init(&ev);
 	/* apply only */
 	double best = 1e30;
 	for (int rep = 0; rep < reps; rep++) {
@@ -255,7 +255,7 @@ void engine_bench(const struct config *cfg, enum game_rules rules, int players, 
 		for (int i = 0; i < games; i++) {
 			struct game *g = game_new(cfg, st[i].seed, rules);
 			for (size_t k = 0; k < st[i].n; k++) {
-				event_list_clear(&ev);
+				game_event_list_clear(&ev);
 				game_apply(g, st[i].v[k].player, &st[i].v[k].cmd, &ev);
 				events += (long)ev.n;
 			}
@@ -291,7 +291,7 @@ void engine_bench(const struct config *cfg, enum game_rules rules, int players, 
 				const char *err = NULL;
 				if (!proto_decode(st[i].lines[k], st[i].lens[k], rules, &pc, &err))
 					die("bench command does not decode: %s", err);
-				event_list_clear(&ev);
+				game_event_list_clear(&ev);
 				game_apply(g, st[i].v[k].player, &pc.cmd, &ev);
 				events += (long)ev.n;
 				for (size_t e = 0; e < ev.n; e++) {
@@ -317,7 +317,7 @@ void engine_bench(const struct config *cfg, enum game_rules rules, int players, 
 	out->play_commands = out->commands - (long)games * players;
 	proto_cmd_clear(&pc);
 	proto_buf_free(&buf);
-	event_list_free(&ev);
+	game_event_list_free(&ev);
 
 	for (int i = 0; i < games; i++) {
 		for (size_t k = 0; k < st[i].n; k++)

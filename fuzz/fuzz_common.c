@@ -148,10 +148,10 @@ char *fuzz_wire_string(const char *s)
 
 /* ---- one encoded line ----------------------------------------------------- */
 
-void fuzz_check_event_line(const char *line, size_t len, const struct event *ev,
+void fuzz_check_event_line(const char *line, size_t len, const struct game_event *ev,
 			   const char *str_key, const char *want_str)
 {
-	const char *name = event_name(ev->type);
+	const char *name = game_event_name(ev->type);
 	FUZZ_CHECK(len >= 2 && line[len - 1] == '\n', "%s: encoded line does not end with \\n",
 		   name);
 	FUZZ_CHECK(memchr(line, '\n', len - 1) == NULL, "%s: encoded line has an inner \\n: %.*s",
@@ -218,7 +218,7 @@ void fuzz_check_event_line(const char *line, size_t len, const struct event *ev,
 	cJSON_Delete(root);
 }
 
-void fuzz_encode_and_check(const struct event *ev, enum game_rules rules, struct proto_buf *buf,
+void fuzz_encode_and_check(const struct game_event *ev, enum game_rules rules, struct proto_buf *buf,
 			   const char *str_key, const char *want_str)
 {
 	proto_buf_reset(buf);
@@ -246,7 +246,7 @@ void fuzz_session_init(struct fuzz_session *s, const struct config *cfg, int64_t
 	s->rules = rules;
 	s->g = game_new(cfg, seed, rules);
 	FUZZ_CHECK(s->g != NULL, "game_new failed");
-	event_list_init(&s->ev);
+	game_event_list_init(&s->ev);
 	proto_buf_init(&s->buf);
 	s->pl = fuzz_xcalloc((size_t)cfg->max_players, sizeof *s->pl);
 	for (int p = 0; p < cfg->max_players; p++) {
@@ -268,7 +268,7 @@ void fuzz_session_init(struct fuzz_session *s, const struct config *cfg, int64_t
 void fuzz_session_free(struct fuzz_session *s)
 {
 	game_free(s->g);
-	event_list_free(&s->ev);
+	game_event_list_free(&s->ev);
 	proto_buf_free(&s->buf);
 	for (int p = 0; p < s->cfg->max_players; p++) {
 		free(s->pl[p].chars);
@@ -373,34 +373,34 @@ static void char_died(struct fuzz_session *s, const char *ev, int id)
 		s->pl[p].ncards = 0;
 }
 
-static void nargs_allowed(const struct fuzz_session *s, enum event_type t, int *lo, int *hi)
+static void nargs_allowed(const struct fuzz_session *s, enum game_event_type t, int *lo, int *hi)
 {
-	static const signed char n[EVENT_TYPE_COUNT] = {
-		[EV_CONFIG] = 0,	     [EV_ACT_NOW] = 0,	       [EV_CHARACTERS] = 4,
-		[EV_COMMAND_FAILED] = 0,     [EV_REGISTRATION_ABORTED] = 0,
-		[EV_PLAYER] = 1,	     [EV_GAME_STARTED] = 0,    [EV_CHARACTER_SPAWNED] = 2,
-		[EV_ZOMBIE_SPAWNED] = 2,     [EV_CHILD_SPAWNED] = 0,   [EV_CARD_DRAWN] = 2,
-		[EV_GAME_END] = 1,	     [EV_NEXT_ROUND] = 1,      [EV_CRISIS] = 1,
-		[EV_DIE_ROLLED] = 2,	     [EV_ABILITY_USED] = -1,   [EV_BARRICADED] = 3,
-		[EV_MOVED] = -1,	     [EV_FROSTBITTEN] = 1,     [EV_WOUNDED] = 1,
-		[EV_BITTEN] = -1,	     [EV_CONTRIBUTED] = 2,     [EV_CARD_USED] = -1,
-		[EV_FOOD_CHANGED] = 2,	     [EV_COLONY_PHASE_STARTED] = 0,
-		[EV_STARVATION_TOKEN_ADDED] = 0,		       [EV_MORAL_CHANGED] = 2,
-		[EV_SURVIVOR_KILLED] = 1,    [EV_CHILD_KILLED] = 0,    [EV_BARRICADE_DESTROYED] = 2,
-		[EV_WASTE_CHANGED] = 1,	     [EV_ZOMBIE_KILLED] = 3,   [EV_SEARCHED] = 2,
-		[EV_LEFT] = 1,
+	static const signed char n[GAME_EVENT_TYPE_COUNT] = {
+		[GEV_CONFIG] = 0,	     [GEV_ACT_NOW] = 0,	       [GEV_CHARACTERS] = 4,
+		[GEV_COMMAND_FAILED] = 0,     [GEV_REGISTRATION_ABORTED] = 0,
+		[GEV_PLAYER] = 1,	     [GEV_GAME_STARTED] = 0,    [GEV_CHARACTER_SPAWNED] = 2,
+		[GEV_ZOMBIE_SPAWNED] = 2,     [GEV_CHILD_SPAWNED] = 0,   [GEV_CARD_DRAWN] = 2,
+		[GEV_GAME_END] = 1,	     [GEV_NEXT_ROUND] = 1,      [GEV_CRISIS] = 1,
+		[GEV_DIE_ROLLED] = 2,	     [GEV_ABILITY_USED] = -1,   [GEV_BARRICADED] = 3,
+		[GEV_MOVED] = -1,	     [GEV_FROSTBITTEN] = 1,     [GEV_WOUNDED] = 1,
+		[GEV_BITTEN] = -1,	     [GEV_CONTRIBUTED] = 2,     [GEV_CARD_USED] = -1,
+		[GEV_FOOD_CHANGED] = 2,	     [GEV_COLONY_PHASE_STARTED] = 0,
+		[GEV_STARVATION_TOKEN_ADDED] = 0,		       [GEV_MORAL_CHANGED] = 2,
+		[GEV_SURVIVOR_KILLED] = 1,    [GEV_CHILD_KILLED] = 0,    [GEV_BARRICADE_DESTROYED] = 2,
+		[GEV_WASTE_CHANGED] = 1,	     [GEV_ZOMBIE_KILLED] = 3,   [GEV_SEARCHED] = 2,
+		[GEV_LEFT] = 1,
 	};
 	switch (t) {
-	case EV_ABILITY_USED:
+	case GEV_ABILITY_USED:
 		*lo = 1, *hi = 2;
 		return;
-	case EV_MOVED:
+	case GEV_MOVED:
 		*lo = *hi = s->rules == RULES_BASE ? 3 : 2;
 		return;
-	case EV_BITTEN:
+	case GEV_BITTEN:
 		*lo = 0, *hi = 1;
 		return;
-	case EV_CARD_USED: /* 1 or 3, checked below */
+	case GEV_CARD_USED: /* 1 or 3, checked below */
 		*lo = 1, *hi = 3;
 		return;
 	default:
@@ -431,19 +431,19 @@ static void check_events(struct fuzz_session *s, bool has_sender)
 {
 	const struct config *cfg = s->cfg;
 	for (size_t i = 0; i < s->ev.n; i++) {
-		const struct event *e = &s->ev.v[i];
-		FUZZ_CHECK((unsigned)e->type < EVENT_TYPE_COUNT, "event type %d out of range",
+		const struct game_event *e = &s->ev.v[i];
+		FUZZ_CHECK((unsigned)e->type < GAME_EVENT_TYPE_COUNT, "event type %d out of range",
 			   (int)e->type);
-		const char *name = event_name(e->type);
+		const char *name = game_event_name(e->type);
 		FUZZ_CHECK(!s->over, "%s (event %zu of the step) after GameEnd/RegistrationAborted",
 			   name, i);
 		int lo, hi;
 		nargs_allowed(s, e->type, &lo, &hi);
 		FUZZ_CHECK(e->nargs >= lo && e->nargs <= hi, "%s: nargs %d, expected %d..%d", name,
 			   e->nargs, lo, hi);
-		if (e->to == EVENT_TO_SENDER) {
+		if (e->to == GEV_TO_SENDER) {
 			FUZZ_CHECK(has_sender, "%s to the sender, but the step has no sender", name);
-		} else if (e->to != EVENT_TO_ALL) {
+		} else if (e->to != GEV_TO_ALL) {
 			FUZZ_CHECK(e->to >= 0 && e->to < s->nplayers,
 				   "%s: recipient %d out of range (%d players)", name, e->to,
 				   s->nplayers);
@@ -455,7 +455,7 @@ static void check_events(struct fuzz_session *s, bool has_sender)
 		const char *want = NULL;
 		char *want_owned = NULL;
 		switch (e->type) {
-		case EV_CONFIG: {
+		case GEV_CONFIG: {
 			/* The same text every time: with config_static, encode
 			 * and check it once per config, later only the pointer. */
 			static const char *checked_text; /* only for configs kept for the process */
@@ -469,10 +469,10 @@ static void check_events(struct fuzz_session *s, bool has_sender)
 			want = cfg->text;
 			break;
 		}
-		case EV_ACT_NOW:
+		case GEV_ACT_NOW:
 			FUZZ_CHECK(e->to >= 0, "ActNow must go to one player");
 			break;
-		case EV_CHARACTERS: {
+		case GEV_CHARACTERS: {
 			FUZZ_CHECK(e->to >= 0, "Characters must go to one player");
 			for (int k = 0; k < 4; k++) {
 				CHECK_CHAR(e, k);
@@ -487,31 +487,31 @@ static void check_events(struct fuzz_session *s, bool has_sender)
 			fp->offered_valid = true;
 			break;
 		}
-		case EV_COMMAND_FAILED:
-			FUZZ_CHECK(e->to == EVENT_TO_SENDER, "CommandFailed must go to the sender");
+		case GEV_COMMAND_FAILED:
+			FUZZ_CHECK(e->to == GEV_TO_SENDER, "CommandFailed must go to the sender");
 			FUZZ_CHECK(e->str && e->str[0], "CommandFailed without a message");
 			FUZZ_CHECK(fuzz_utf8_valid(e->str, strlen(e->str)),
 				   "CommandFailed message is not valid UTF-8");
 			str_key = "message";
 			want = e->str;
 			break;
-		case EV_REGISTRATION_ABORTED:
+		case GEV_REGISTRATION_ABORTED:
 			FUZZ_CHECK(i + 1 == s->ev.n, "RegistrationAborted is not the last event");
 			s->over = true;
 			break;
-		case EV_PLAYER:
+		case GEV_PLAYER:
 			CHECK_PLAYER(e, 0);
 			FUZZ_CHECK(e->str != NULL, "Player without a name");
 			str_key = "playerName";
 			want = want_owned = fuzz_wire_string(e->str);
 			break;
-		case EV_GAME_STARTED:
-		case EV_CHILD_SPAWNED:
-		case EV_COLONY_PHASE_STARTED:
-		case EV_STARVATION_TOKEN_ADDED:
-		case EV_CHILD_KILLED:
+		case GEV_GAME_STARTED:
+		case GEV_CHILD_SPAWNED:
+		case GEV_COLONY_PHASE_STARTED:
+		case GEV_STARVATION_TOKEN_ADDED:
+		case GEV_CHILD_KILLED:
 			break;
-		case EV_CHARACTER_SPAWNED:
+		case GEV_CHARACTER_SPAWNED:
 			CHECK_PLAYER(e, 0);
 			CHECK_CHAR(e, 1);
 			FUZZ_CHECK(char_owner(s, e->arg[1]) < 0,
@@ -521,12 +521,12 @@ static void check_events(struct fuzz_session *s, bool has_sender)
 				   e->arg[0]);
 			s->pl[e->arg[0]].chars[s->pl[e->arg[0]].nchars++] = e->arg[1];
 			break;
-		case EV_ZOMBIE_SPAWNED:
-		case EV_BARRICADE_DESTROYED:
+		case GEV_ZOMBIE_SPAWNED:
+		case GEV_BARRICADE_DESTROYED:
 			CHECK_LOC(e, 0);
 			CHECK_ENTRANCE(e, 0, 1);
 			break;
-		case EV_CARD_DRAWN: {
+		case GEV_CARD_DRAWN: {
 			CHECK_PLAYER(e, 0);
 			CHECK_CARD(e, 1);
 			int k = card_idx(s, e->arg[1]);
@@ -536,57 +536,57 @@ static void check_events(struct fuzz_session *s, bool has_sender)
 			fp->cards[fp->ncards++] = e->arg[1];
 			break;
 		}
-		case EV_GAME_END:
+		case GEV_GAME_END:
 			FUZZ_CHECK(e->arg[0] == 0 || e->arg[0] == 1, "GameEnd.win is %d", e->arg[0]);
 			FUZZ_CHECK(i + 1 == s->ev.n, "GameEnd is not the last event (%s follows)",
-				   event_name(s->ev.v[i + 1].type));
+				   game_event_name(s->ev.v[i + 1].type));
 			s->over = true;
 			break;
-		case EV_NEXT_ROUND:
+		case GEV_NEXT_ROUND:
 			FUZZ_CHECK(e->arg[0] >= 1 && e->arg[0] <= cfg->goal.rounds,
 				   "NextRound(%d) with %d rounds", e->arg[0], cfg->goal.rounds);
 			break;
-		case EV_CRISIS: {
+		case GEV_CRISIS: {
 			bool found = false;
 			for (int k = 0; k < cfg->ncrises; k++)
 				found |= cfg->crises[k].id == e->arg[0];
 			FUZZ_CHECK(found, "Crisis(%d): no such crisis", e->arg[0]);
 			break;
 		}
-		case EV_DIE_ROLLED:
+		case GEV_DIE_ROLLED:
 			CHECK_PLAYER(e, 0);
 			FUZZ_CHECK(e->arg[1] >= 1 && e->arg[1] <= 6, "DieRolled value %d", e->arg[1]);
 			break;
-		case EV_ABILITY_USED:
+		case GEV_ABILITY_USED:
 			CHECK_CHAR(e, 0);
 			break;
-		case EV_BARRICADED:
-		case EV_ZOMBIE_KILLED:
+		case GEV_BARRICADED:
+		case GEV_ZOMBIE_KILLED:
 			CHECK_CHAR(e, 0);
 			CHECK_LOC(e, 1);
 			CHECK_ENTRANCE(e, 1, 2);
 			break;
-		case EV_MOVED:
+		case GEV_MOVED:
 			CHECK_CHAR(e, 0);
 			CHECK_LOC(e, 1);
 			if (e->nargs == 3)
 				FUZZ_CHECK(e->arg[2] == 0 || e->arg[2] == 1, "Moved.fuel is %d",
 					   e->arg[2]);
 			break;
-		case EV_FROSTBITTEN:
-		case EV_WOUNDED:
+		case GEV_FROSTBITTEN:
+		case GEV_WOUNDED:
 			CHECK_CHAR(e, 0);
 			FUZZ_CHECK(char_owner(s, e->arg[0]) >= 0, "%s(%d): character not alive",
 				   name, e->arg[0]);
 			break;
-		case EV_BITTEN:
-		case EV_SURVIVOR_KILLED:
+		case GEV_BITTEN:
+		case GEV_SURVIVOR_KILLED:
 			if (e->nargs == 1) {
 				CHECK_CHAR(e, 0);
 				char_died(s, name, e->arg[0]);
 			}
 			break;
-		case EV_CONTRIBUTED:
+		case GEV_CONTRIBUTED:
 			CHECK_PLAYER(e, 0);
 			CHECK_CARD(e, 1);
 			FUZZ_CHECK(list_remove(s->pl[e->arg[0]].cards, &s->pl[e->arg[0]].ncards,
@@ -594,7 +594,7 @@ static void check_events(struct fuzz_session *s, bool has_sender)
 				   "Contributed(%d, %d): not a card that player drew and still holds",
 				   e->arg[0], e->arg[1]);
 			break;
-		case EV_CARD_USED: {
+		case GEV_CARD_USED: {
 			FUZZ_CHECK(e->nargs != 2, "CardUsed with 2 arguments");
 			CHECK_CARD(e, 0);
 			if (e->nargs == 3)
@@ -606,24 +606,24 @@ static void check_events(struct fuzz_session *s, bool has_sender)
 				   e->arg[0]);
 			break;
 		}
-		case EV_FOOD_CHANGED:
+		case GEV_FOOD_CHANGED:
 			FUZZ_CHECK(e->arg[1] == FOOD_ADDED || e->arg[1] == FOOD_CONSUMED,
 				   "FoodChanged reason %d", e->arg[1]);
 			break;
-		case EV_MORAL_CHANGED:
+		case GEV_MORAL_CHANGED:
 			FUZZ_CHECK(e->arg[1] >= MORAL_CHARACTER_DIED && e->arg[1] <= MORAL_WASTE,
 				   "MoralChanged reason %d", e->arg[1]);
 			break;
-		case EV_WASTE_CHANGED:
+		case GEV_WASTE_CHANGED:
 			if (s->rules == RULES_BASE)
 				FUZZ_CHECK(e->arg[0] >= 0, "WasteChanged total %d < 0", e->arg[0]);
 			break;
-		case EV_SEARCHED:
+		case GEV_SEARCHED:
 			CHECK_CHAR(e, 0);
 			CHECK_LOC(e, 1);
 			FUZZ_CHECK(loc_idx(s, e->arg[1]) != cfg->colony, "Searched in the colony");
 			break;
-		case EV_LEFT: {
+		case GEV_LEFT: {
 			CHECK_PLAYER(e, 0);
 			struct fuzz_player *fp = &s->pl[e->arg[0]];
 			FUZZ_CHECK(!fp->left, "Left(%d) twice", e->arg[0]);
@@ -680,7 +680,7 @@ int fuzz_apply(struct fuzz_session *s, int player, const struct cmd *cmd)
 	int w_before = game_waiting_for(s->g);
 	int n_before = s->nplayers;
 
-	event_list_clear(&s->ev);
+	game_event_list_clear(&s->ev);
 	int r = game_apply(s->g, player, cmd, &s->ev);
 	if (player == GAME_NO_PLAYER && r != GAME_NO_PLAYER) {
 		FUZZ_CHECK(cmd->type == CMD_REGISTER && r == n_before,
@@ -696,16 +696,16 @@ int fuzz_apply(struct fuzz_session *s, int player, const struct cmd *cmd)
 
 	size_t nfail = 0;
 	for (size_t i = 0; i < s->ev.n; i++)
-		nfail += s->ev.v[i].type == EV_COMMAND_FAILED;
+		nfail += s->ev.v[i].type == GEV_COMMAND_FAILED;
 	FUZZ_CHECK(nfail <= 1, "%zu CommandFailed for one command", nfail);
 	if (nfail == 1) {
-		FUZZ_CHECK(s->ev.v[0].type == EV_COMMAND_FAILED,
+		FUZZ_CHECK(s->ev.v[0].type == GEV_COMMAND_FAILED,
 			   "%s: CommandFailed is not the first event (%s is)", cmd_name(cmd->type),
-			   event_name(s->ev.v[0].type));
+			   game_event_name(s->ev.v[0].type));
 		for (size_t i = 1; i < s->ev.n; i++)
-			FUZZ_CHECK(s->ev.v[i].type == EV_ACT_NOW && s->ev.v[i].to == w_before,
+			FUZZ_CHECK(s->ev.v[i].type == GEV_ACT_NOW && s->ev.v[i].to == w_before,
 				   "%s failed (\"%s\") but also emitted %s", cmd_name(cmd->type),
-				   s->ev.v[0].str, event_name(s->ev.v[i].type));
+				   s->ev.v[0].str, game_event_name(s->ev.v[i].type));
 		struct rng rng_after = game_rng_peek(s->g);
 		FUZZ_CHECK(rng_after.state == rng_before.state,
 			   "%s failed (\"%s\") but drew from the RNG", cmd_name(cmd->type),
@@ -724,7 +724,7 @@ void fuzz_timeout(struct fuzz_session *s)
 	if (fuzz_verbose())
 		fprintf(stderr, "step %d: timeout (waiting for %d)\n", s->steps,
 			game_waiting_for(s->g));
-	event_list_clear(&s->ev);
+	game_event_list_clear(&s->ev);
 	game_timeout(s->g, &s->ev);
 	check_events(s, false);
 	after_step(s);
@@ -737,7 +737,7 @@ void fuzz_disconnect(struct fuzz_session *s, int player)
 	if (fuzz_verbose())
 		fprintf(stderr, "step %d: disconnect player %d\n", s->steps, player);
 	s->pl[player].disconnected = true;
-	event_list_clear(&s->ev);
+	game_event_list_clear(&s->ev);
 	game_disconnect(s->g, player, &s->ev);
 	check_events(s, false);
 	after_step(s);

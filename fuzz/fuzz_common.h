@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #include "sopra/config.h"
-#include "sopra/event.h"
+#include "sopra/game_event.h"
 #include "sopra/game.h"
 #include "sopra/proto.h"
 
@@ -61,10 +61,10 @@ char *fuzz_wire_string(const char *s);
 
 /* Check that line[0..len) is exactly what proto_encode promises for ev: one
  * JSON object, valid UTF-8, no whitespace outside strings, "\n" only at the
- * end, "event" first with event_name(ev->type), every other value an
+ * end, "event" first with game_event_name(ev->type), every other value an
  * integer / boolean / string. If want_str is non-NULL, the event's string
  * parameter `str_key` must decode to it. */
-void fuzz_check_event_line(const char *line, size_t len, const struct event *ev,
+void fuzz_check_event_line(const char *line, size_t len, const struct game_event *ev,
 			   const char *str_key, const char *want_str);
 
 /* ---- a client-side view of one game ------------------------------------
@@ -92,7 +92,7 @@ struct fuzz_session {
 	const struct config *cfg;
 	enum game_rules rules;
 	struct game *g;
-	struct event_list ev;
+	struct game_event_list ev;
 	struct proto_buf buf;
 	struct fuzz_player *pl; /* cfg->max_players */
 	int nplayers;
@@ -128,7 +128,7 @@ int fuzz_auto_sender(const struct fuzz_session *s, enum cmd_type type);
 
 /* Check a proto_encode'd line of ev (used by the session and fuzz_proto_decode).
  * rules matters for Moved. */
-void fuzz_encode_and_check(const struct event *ev, enum game_rules rules, struct proto_buf *buf,
+void fuzz_encode_and_check(const struct game_event *ev, enum game_rules rules, struct proto_buf *buf,
 			   const char *str_key, const char *want_str);
 
 #endif

@@ -409,61 +409,61 @@ static int rd_int(struct reader *r)
 
 /* Integer-like parameters written for ev (protocol.md's table; optional ones
  * only when nargs says so). */
-static int expected_params(const struct event *ev, enum game_rules rules)
+static int expected_params(const struct game_event *ev, enum game_rules rules)
 {
-	static const signed char fixed[EVENT_TYPE_COUNT] = {
-		[EV_CHARACTERS] = 4,	      [EV_PLAYER] = 1,		  [EV_CHARACTER_SPAWNED] = 2,
-		[EV_ZOMBIE_SPAWNED] = 2,      [EV_CARD_DRAWN] = 2,	  [EV_GAME_END] = 1,
-		[EV_NEXT_ROUND] = 1,	      [EV_CRISIS] = 1,		  [EV_DIE_ROLLED] = 2,
-		[EV_BARRICADED] = 3,	      [EV_FROSTBITTEN] = 1,	  [EV_WOUNDED] = 1,
-		[EV_CONTRIBUTED] = 2,	      [EV_FOOD_CHANGED] = 2,	  [EV_MORAL_CHANGED] = 2,
-		[EV_SURVIVOR_KILLED] = 1,     [EV_BARRICADE_DESTROYED] = 2,
-		[EV_WASTE_CHANGED] = 1,	      [EV_ZOMBIE_KILLED] = 3,	  [EV_SEARCHED] = 2,
-		[EV_LEFT] = 1,
+	static const signed char fixed[GAME_EVENT_TYPE_COUNT] = {
+		[GEV_CHARACTERS] = 4,	      [GEV_PLAYER] = 1,		  [GEV_CHARACTER_SPAWNED] = 2,
+		[GEV_ZOMBIE_SPAWNED] = 2,      [GEV_CARD_DRAWN] = 2,	  [GEV_GAME_END] = 1,
+		[GEV_NEXT_ROUND] = 1,	      [GEV_CRISIS] = 1,		  [GEV_DIE_ROLLED] = 2,
+		[GEV_BARRICADED] = 3,	      [GEV_FROSTBITTEN] = 1,	  [GEV_WOUNDED] = 1,
+		[GEV_CONTRIBUTED] = 2,	      [GEV_FOOD_CHANGED] = 2,	  [GEV_MORAL_CHANGED] = 2,
+		[GEV_SURVIVOR_KILLED] = 1,     [GEV_BARRICADE_DESTROYED] = 2,
+		[GEV_WASTE_CHANGED] = 1,	      [GEV_ZOMBIE_KILLED] = 3,	  [GEV_SEARCHED] = 2,
+		[GEV_LEFT] = 1,
 	};
 	switch (ev->type) {
-	case EV_ABILITY_USED:
+	case GEV_ABILITY_USED:
 		return ev->nargs > 1 ? 2 : 1;
-	case EV_BITTEN:
+	case GEV_BITTEN:
 		return ev->nargs > 0 ? 1 : 0;
-	case EV_CARD_USED:
+	case GEV_CARD_USED:
 		return ev->nargs > 1 ? 3 : 1;
-	case EV_MOVED:
+	case GEV_MOVED:
 		return rules == RULES_BASE ? 3 : 2;
 	default:
 		return fixed[ev->type];
 	}
 }
 
-static const char *str_key_of(enum event_type t)
+static const char *str_key_of(enum game_event_type t)
 {
 	switch (t) {
-	case EV_CONFIG:
+	case GEV_CONFIG:
 		return "config";
-	case EV_COMMAND_FAILED:
+	case GEV_COMMAND_FAILED:
 		return "message";
-	case EV_PLAYER:
+	case GEV_PLAYER:
 		return "playerName";
 	default:
 		return NULL;
 	}
 }
 
-static const char *reason_name(enum event_type t, int v)
+static const char *reason_name(enum game_event_type t, int v)
 {
 	static const char *const food[] = { "FOOD_ADDED", "FOOD_CONSUMED" };
 	static const char *const moral[] = { "CHARACTER_DIED", "CRISIS", "STARVATION_TOKEN",
 					     "WASTE" };
-	if (t == EV_FOOD_CHANGED)
+	if (t == GEV_FOOD_CHANGED)
 		return v >= 0 && v < 2 ? food[v] : "UNKNOWN";
 	return v >= 0 && v < 4 ? moral[v] : "UNKNOWN";
 }
 
 /* The parameters of the encoded line match ev, in order. */
-static void check_params(const char *line, size_t len, const struct event *ev,
+static void check_params(const char *line, size_t len, const struct game_event *ev,
 			 enum game_rules rules)
 {
-	const char *name = event_name(ev->type);
+	const char *name = game_event_name(ev->type);
 	const char *skey = str_key_of(ev->type);
 	cJSON *root = cJSON_ParseWithLength(line, len);
 	FUZZ_CHECK(root, "%s: does not parse", name);
@@ -471,7 +471,7 @@ static void check_params(const char *line, size_t len, const struct event *ev,
 	for (const cJSON *it = root->child->next; it; it = it->next) {
 		if (skey && strcmp(it->string, skey) == 0) {
 			FUZZ_CHECK(it->next == NULL, "%s: the string parameter is not last", name);
-			if (ev->type == EV_COMMAND_FAILED)
+			if (ev->type == GEV_COMMAND_FAILED)
 				FUZZ_CHECK(it->valuestring[0] != '\0', "CommandFailed: empty message");
 			continue;
 		}
@@ -481,7 +481,7 @@ static void check_params(const char *line, size_t len, const struct event *ev,
 			FUZZ_CHECK(cJSON_IsTrue(it) == (want != 0), "%s.%s: boolean is not %d", name,
 				   it->string, want);
 		} else if (cJSON_IsString(it)) {
-			FUZZ_CHECK((ev->type == EV_FOOD_CHANGED || ev->type == EV_MORAL_CHANGED) &&
+			FUZZ_CHECK((ev->type == GEV_FOOD_CHANGED || ev->type == GEV_MORAL_CHANGED) &&
 					   strcmp(it->valuestring, reason_name(ev->type, want)) == 0,
 				   "%s.%s: string \"%s\" for %d", name, it->string, it->valuestring,
 				   want);
@@ -503,7 +503,7 @@ static void check_params(const char *line, size_t len, const struct event *ev,
 static void check_encode(const uint8_t *data, size_t size)
 {
 	struct reader r = { data, size, 0 };
-	struct event evs[MAX_EVENTS];
+	struct game_event evs[MAX_EVENTS];
 	enum game_rules rules[MAX_EVENTS];
 	char *strs[MAX_EVENTS];
 	size_t off[MAX_EVENTS + 1];
@@ -512,13 +512,13 @@ static void check_encode(const uint8_t *data, size_t size)
 	proto_buf_init(&buf);
 	off[0] = 0;
 	while (r.i < r.n && n < MAX_EVENTS) {
-		struct event *ev = &evs[n];
+		struct game_event *ev = &evs[n];
 		memset(ev, 0, sizeof *ev);
-		ev->type = (enum event_type)(rd_u8(&r) % EVENT_TYPE_COUNT);
+		ev->type = (enum game_event_type)(rd_u8(&r) % GAME_EVENT_TYPE_COUNT);
 		uint8_t f = rd_u8(&r);
 		ev->nargs = f % 5;
 		rules[n] = (f & 0x80) ? RULES_REVISED : RULES_BASE;
-		ev->to = (f & 0x40) ? EVENT_TO_ALL : (int)(f & 0x3) - 2;
+		ev->to = (f & 0x40) ? GEV_TO_ALL : (int)(f & 0x3) - 2;
 		for (int k = 0; k < 4; k++)
 			ev->arg[k] = rd_int(&r);
 		uint8_t sl = rd_u8(&r);
@@ -541,7 +541,7 @@ static void check_encode(const uint8_t *data, size_t size)
 		size_t len = off[i + 1] - off[i];
 		const char *skey = str_key_of(evs[i].type);
 		char *want = NULL;
-		if (skey && !(evs[i].type == EV_COMMAND_FAILED && (!strs[i] || !strs[i][0])))
+		if (skey && !(evs[i].type == GEV_COMMAND_FAILED && (!strs[i] || !strs[i][0])))
 			want = fuzz_wire_string(strs[i] ? strs[i] : "");
 		fuzz_check_event_line(line, len, &evs[i], skey, want);
 		check_params(line, len - 1, &evs[i], rules[i]);

@@ -92,7 +92,7 @@ struct game {
 	enum game_rules rules;
 	struct rng rng;
 	enum phase phase;
-	struct event_list *out;
+	struct game_event_list *out;
 
 	struct player_state *players; /* capacity cfg->max_players */
 	int nplayers;
@@ -138,9 +138,9 @@ static void *xcalloc(size_t n, size_t size)
 	return p;
 }
 
-static void emit(struct game *g, enum event_type t, int to, int nargs, ...)
+static void emit(struct game *g, enum game_event_type t, int to, int nargs, ...)
 {
-	struct event *e = event_list_push(g->out, t, to);
+	struct game_event *e = game_event_list_push(g->out, t, to);
 	va_list ap;
 	va_start(ap, nargs);
 	for (int i = 0; i < nargs; i++)
@@ -152,7 +152,7 @@ static void emit(struct game *g, enum event_type t, int to, int nargs, ...)
 /* CommandFailed to the sender; returns false for `return fail(...)`. */
 static bool fail(struct game *g, const char *msg)
 {
-	struct event *e = event_list_push(g->out, EV_COMMAND_FAILED, EVENT_TO_SENDER);
+	struct game_event *e = game_event_list_push(g->out, GEV_COMMAND_FAILED, GEV_TO_SENDER);
 	e->str = msg;
 	return false;
 }
@@ -358,14 +358,14 @@ static void draw_card(struct game *g, int p, int l)
 	struct loc_state *ls = &g->locs[l];
 	int k = ls->deck[ls->top++];
 	hand_add(g, p, k);
-	emit(g, EV_CARD_DRAWN, EVENT_TO_ALL, 2, p, card_id(g, k));
+	emit(g, GEV_CARD_DRAWN, GEV_TO_ALL, 2, p, card_id(g, k));
 }
 
 /* WasteChanged after the pile changed by delta: base carries the new total,
  * revised the change (editions.md 4). */
 static void waste_changed(struct game *g, int delta)
 {
-	emit(g, EV_WASTE_CHANGED, EVENT_TO_ALL, 1, g->rules == RULES_BASE ? g->waste : delta);
+	emit(g, GEV_WASTE_CHANGED, GEV_TO_ALL, 1, g->rules == RULES_BASE ? g->waste : delta);
 }
 
 /* A played card goes to the waste pile. */
@@ -401,7 +401,7 @@ static bool over(const struct game *g)
 
 static void game_end(struct game *g, bool win)
 {
-	emit(g, EV_GAME_END, EVENT_TO_ALL, 1, win ? 1 : 0);
+	emit(g, GEV_GAME_END, GEV_TO_ALL, 1, win ? 1 : 0);
 	g->phase = PH_OVER;
 }
 
@@ -409,7 +409,7 @@ static void game_end(struct game *g, bool win)
 static void moral_change(struct game *g, int delta, enum moral_reason reason)
 {
 	g->moral = java_add(g->moral, delta);
-	emit(g, EV_MORAL_CHANGED, EVENT_TO_ALL, 2, delta, (int)reason);
+	emit(g, GEV_MORAL_CHANGED, GEV_TO_ALL, 2, delta, (int)reason);
 	if (g->moral <= 0)
 		game_end(g, false);
 }
@@ -424,7 +424,7 @@ static void place_character(struct game *g, int c, int p)
 	cs->wounds = cs->frostbites = cs->uses = 0;
 	cs->moved = false;
 	g->spawn_order[g->nspawned++] = c;
-	emit(g, EV_CHARACTER_SPAWNED, EVENT_TO_ALL, 2, p, cchar(g, c)->id);
+	emit(g, GEV_CHARACTER_SPAWNED, GEV_TO_ALL, 2, p, cchar(g, c)->id);
 }
 
 /* The first unused character joins player p. */
@@ -453,7 +453,7 @@ static void player_out(struct game *g, int p)
 {
 	g->players[p].in_game = false;
 	g->players[p].ndice = 0;
-	emit(g, EV_LEFT, EVENT_TO_ALL, 1, p);
+	emit(g, GEV_LEFT, GEV_TO_ALL, 1, p);
 	if (g->phase == PH_TURN && p == g->active)
 		g->turn_ended = true;
 }
@@ -464,9 +464,9 @@ static void kill_character(struct game *g, int c, bool bitten)
 {
 	int q = g->chars[c].owner;
 	if (bitten)
-		emit(g, EV_BITTEN, EVENT_TO_ALL, 1, cchar(g, c)->id);
+		emit(g, GEV_BITTEN, GEV_TO_ALL, 1, cchar(g, c)->id);
 	else
-		emit(g, EV_SURVIVOR_KILLED, EVENT_TO_ALL, 1, cchar(g, c)->id);
+		emit(g, GEV_SURVIVOR_KILLED, GEV_TO_ALL, 1, cchar(g, c)->id);
 	remove_character(g, c);
 	moral_change(g, -1, MORAL_CHARACTER_DIED);
 	if (over(g) || living_count(g, q) > 0)
@@ -506,11 +506,11 @@ static void injure(struct game *g, int c, enum roll_result r)
 		return;
 	case ROLL_WOUND:
 		cs->wounds++;
-		emit(g, EV_WOUNDED, EVENT_TO_ALL, 1, cchar(g, c)->id);
+		emit(g, GEV_WOUNDED, GEV_TO_ALL, 1, cchar(g, c)->id);
 		break;
 	case ROLL_FROSTBITE:
 		cs->frostbites++;
-		emit(g, EV_FROSTBITTEN, EVENT_TO_ALL, 1, cchar(g, c)->id);
+		emit(g, GEV_FROSTBITTEN, GEV_TO_ALL, 1, cchar(g, c)->id);
 		break;
 	case ROLL_BITE: {
 		int l = cs->loc;
@@ -558,7 +558,7 @@ static void spread(struct game *g, int l)
 			if (roll_infection(g) == ROLL_NONE)
 				return;
 			g->locs[l].children--;
-			emit(g, EV_BITTEN, EVENT_TO_ALL, 0);
+			emit(g, GEV_BITTEN, GEV_TO_ALL, 0);
 			moral_change(g, -1, MORAL_CHARACTER_DIED);
 			continue;
 		}
@@ -579,7 +579,7 @@ static void offer(struct game *g, int p)
 		ps->offered[i] = g->unused[i];
 	memmove(&g->unused[0], &g->unused[4], (size_t)(g->nunused - 4) * sizeof(int));
 	g->nunused -= 4;
-	emit(g, EV_CHARACTERS, p, 4, cchar(g, ps->offered[0])->id, cchar(g, ps->offered[1])->id,
+	emit(g, GEV_CHARACTERS, p, 4, cchar(g, ps->offered[0])->id, cchar(g, ps->offered[1])->id,
 	     cchar(g, ps->offered[2])->id, cchar(g, ps->offered[3])->id);
 }
 
@@ -590,9 +590,9 @@ static void unused_append(struct game *g, int c)
 
 static void start_game(struct game *g)
 {
-	emit(g, EV_GAME_STARTED, EVENT_TO_ALL, 0);
+	emit(g, GEV_GAME_STARTED, GEV_TO_ALL, 0);
 	for (int p = 0; p < g->nplayers; p++) {
-		struct event *e = event_list_push(g->out, EV_PLAYER, EVENT_TO_ALL);
+		struct game_event *e = game_event_list_push(g->out, GEV_PLAYER, GEV_TO_ALL);
 		e->nargs = 1;
 		e->arg[0] = p;
 		e->str = g->players[p].name;
@@ -648,10 +648,10 @@ static void start_round(struct game *g)
 {
 	g->round++;
 	int shown = g->rules == RULES_BASE ? g->round : g->cfg->goal.rounds - g->round + 1;
-	emit(g, EV_NEXT_ROUND, EVENT_TO_ALL, 1, shown);
+	emit(g, GEV_NEXT_ROUND, GEV_TO_ALL, 1, shown);
 	g->crisis = g->crisis_pile[g->round - 1];
 	g->contributed = 0;
-	emit(g, EV_CRISIS, EVENT_TO_ALL, 1, g->cfg->crises[g->crisis].id);
+	emit(g, GEV_CRISIS, GEV_TO_ALL, 1, g->cfg->crises[g->crisis].id);
 	for (int p = 0; p < g->nplayers; p++) {
 		struct player_state *ps = &g->players[p];
 		if (!ps->in_game)
@@ -661,7 +661,7 @@ static void start_round(struct game *g)
 		for (int i = 0; i < n; i++) {
 			int v = roll_die(g);
 			die_insert(ps, v);
-			emit(g, EV_DIE_ROLLED, EVENT_TO_ALL, 2, p, v);
+			emit(g, GEV_DIE_ROLLED, GEV_TO_ALL, 2, p, v);
 		}
 	}
 	g->active = -1;
@@ -713,7 +713,7 @@ static void do_leave(struct game *g, int p)
 				best = c;
 		if (best < 0)
 			break;
-		emit(g, EV_SURVIVOR_KILLED, EVENT_TO_ALL, 1, cchar(g, best)->id);
+		emit(g, GEV_SURVIVOR_KILLED, GEV_TO_ALL, 1, cchar(g, best)->id);
 		remove_character(g, best);
 		moral_change(g, -1, MORAL_CHARACTER_DIED);
 		if (over(g))
@@ -749,13 +749,13 @@ static void spawn_zombies(struct game *g, int l, int n)
 		int e = i % entrances(g, l);
 		if (space_at(g, l, e) > 0) {
 			ls->zombies[e]++;
-			emit(g, EV_ZOMBIE_SPAWNED, EVENT_TO_ALL, 2, loc_id(g, l), e);
+			emit(g, GEV_ZOMBIE_SPAWNED, GEV_TO_ALL, 2, loc_id(g, l), e);
 		} else if (ls->barricades[e] > 0) {
 			ls->barricades[e]--;
-			emit(g, EV_BARRICADE_DESTROYED, EVENT_TO_ALL, 2, loc_id(g, l), e);
+			emit(g, GEV_BARRICADE_DESTROYED, GEV_TO_ALL, 2, loc_id(g, l), e);
 		} else if (ls->children > 0) {
 			ls->children--;
-			emit(g, EV_CHILD_KILLED, EVENT_TO_ALL, 0);
+			emit(g, GEV_CHILD_KILLED, GEV_TO_ALL, 0);
 			moral_change(g, -1, MORAL_CHARACTER_DIED);
 		} else {
 			int c = weakest_at(g, l);
@@ -770,17 +770,17 @@ static void colony_phase(struct game *g)
 {
 	const struct config_goal *goal = &g->cfg->goal;
 	struct loc_state *colony = &g->locs[g->colony];
-	emit(g, EV_COLONY_PHASE_STARTED, EVENT_TO_ALL, 0);
+	emit(g, GEV_COLONY_PHASE_STARTED, GEV_TO_ALL, 0);
 
 	int need = ceil_half(colony->children + chars_at(g, g->colony));
 	if (g->food >= need) {
 		if (need > 0) {
 			g->food -= need;
-			emit(g, EV_FOOD_CHANGED, EVENT_TO_ALL, 2, -need, (int)FOOD_CONSUMED);
+			emit(g, GEV_FOOD_CHANGED, GEV_TO_ALL, 2, -need, (int)FOOD_CONSUMED);
 		}
 	} else {
 		g->starvation++;
-		emit(g, EV_STARVATION_TOKEN_ADDED, EVENT_TO_ALL, 0);
+		emit(g, GEV_STARVATION_TOKEN_ADDED, GEV_TO_ALL, 0);
 	}
 	if (g->starvation > 0)
 		moral_change(g, -g->starvation, MORAL_STARVATION_TOKEN);
@@ -871,7 +871,7 @@ static void advance(struct game *g)
 				continue;
 			}
 			if (g->prompt) {
-				emit(g, EV_ACT_NOW, p, 0);
+				emit(g, GEV_ACT_NOW, p, 0);
 				g->prompt = false;
 			}
 			return;
@@ -952,16 +952,16 @@ static bool cmd_move(struct game *g, int p, const struct cmd *cmd)
 		play_to_waste(g, p, best);
 		cs->moved = true;
 		cs->loc = l;
-		emit(g, EV_MOVED, EVENT_TO_ALL, 3, cmd->character, cmd->location, 1);
+		emit(g, GEV_MOVED, GEV_TO_ALL, 3, cmd->character, cmd->location, 1);
 		waste_changed(g, 1);
 		return true;
 	}
 	cs->moved = true;
 	cs->loc = l;
 	if (g->rules == RULES_BASE)
-		emit(g, EV_MOVED, EVENT_TO_ALL, 3, cmd->character, cmd->location, 0);
+		emit(g, GEV_MOVED, GEV_TO_ALL, 3, cmd->character, cmd->location, 0);
 	else
-		emit(g, EV_MOVED, EVENT_TO_ALL, 2, cmd->character, cmd->location);
+		emit(g, GEV_MOVED, GEV_TO_ALL, 2, cmd->character, cmd->location);
 	infect_move(g, c);
 	return true;
 }
@@ -984,12 +984,12 @@ static bool cmd_search(struct game *g, int p, const struct cmd *cmd)
 		return fail(g, "nothing left to search here");
 	die_remove(ps, d);
 	if (g->nunused > 0 && rng_next_int(&g->rng, ls->ndeck) == 0) {
-		emit(g, EV_SEARCHED, EVENT_TO_ALL, 2, cmd->character, loc_id(g, l));
+		emit(g, GEV_SEARCHED, GEV_TO_ALL, 2, cmd->character, loc_id(g, l));
 		spawn_for(g, p);
 		int k = rng_next_int(&g->rng, 4);
 		for (int i = 0; i < k; i++) {
 			g->locs[g->colony].children++;
-			emit(g, EV_CHILD_SPAWNED, EVENT_TO_ALL, 0);
+			emit(g, GEV_CHILD_SPAWNED, GEV_TO_ALL, 0);
 		}
 		return true;
 	}
@@ -1006,7 +1006,7 @@ static bool cmd_search(struct game *g, int p, const struct cmd *cmd)
 	}
 	if (n > left)
 		n = left;
-	emit(g, EV_SEARCHED, EVENT_TO_ALL, 2, cmd->character, loc_id(g, l));
+	emit(g, GEV_SEARCHED, GEV_TO_ALL, 2, cmd->character, loc_id(g, l));
 	for (int i = 0; i < n; i++)
 		draw_card(g, p, l);
 	return true;
@@ -1029,7 +1029,7 @@ static bool cmd_attack(struct game *g, int p, const struct cmd *cmd)
 		return fail(g, E_NO_ZOMBIE);
 	g->locs[l].zombies[e]--;
 	die_remove(ps, d);
-	emit(g, EV_ZOMBIE_KILLED, EVENT_TO_ALL, 3, cmd->character, loc_id(g, l), e);
+	emit(g, GEV_ZOMBIE_KILLED, GEV_TO_ALL, 3, cmd->character, loc_id(g, l), e);
 	int colt = g->rules == RULES_REVISED ? equipment(g, c, CARD_COLT, -1) : -1;
 	if (colt >= 0)
 		g->cards[colt].spent = true;
@@ -1058,7 +1058,7 @@ static bool cmd_barricade(struct game *g, int p, const struct cmd *cmd)
 		g->cards[hammer].spent = true;
 	else
 		die_remove(ps, 0);
-	emit(g, EV_BARRICADED, EVENT_TO_ALL, 3, cmd->character, loc_id(g, l), e);
+	emit(g, GEV_BARRICADED, GEV_TO_ALL, 3, cmd->character, loc_id(g, l), e);
 	return true;
 }
 
@@ -1122,7 +1122,7 @@ static bool cmd_contribute(struct game *g, int p, const struct cmd *cmd)
 		return fail(g, "card does not fit the current crisis");
 	hand_remove(g, p, k, CP_GONE);
 	g->contributed++;
-	emit(g, EV_CONTRIBUTED, EVENT_TO_ALL, 2, p, cmd->card);
+	emit(g, GEV_CONTRIBUTED, GEV_TO_ALL, 2, p, cmd->card);
 	return true;
 }
 
@@ -1139,9 +1139,9 @@ static bool use_card_plain(struct game *g, int p, int k)
 	case CARD_FOOD:
 		play_to_waste(g, p, k);
 		g->food = java_add(g->food, cc->amount);
-		emit(g, EV_CARD_USED, EVENT_TO_ALL, 1, cc->id);
+		emit(g, GEV_CARD_USED, GEV_TO_ALL, 1, cc->id);
 		waste_changed(g, 1);
-		emit(g, EV_FOOD_CHANGED, EVENT_TO_ALL, 2, cc->amount, (int)FOOD_ADDED);
+		emit(g, GEV_FOOD_CHANGED, GEV_TO_ALL, 2, cc->amount, (int)FOOD_ADDED);
 		return true;
 	case CARD_STUFF: {
 		if (ps->ndice == 0)
@@ -1150,9 +1150,9 @@ static bool use_card_plain(struct game *g, int p, int k)
 		die_remove(ps, 0);
 		int v = roll_die(g);
 		die_insert(ps, v);
-		emit(g, EV_CARD_USED, EVENT_TO_ALL, 1, cc->id);
+		emit(g, GEV_CARD_USED, GEV_TO_ALL, 1, cc->id);
 		waste_changed(g, 1);
-		emit(g, EV_DIE_ROLLED, EVENT_TO_ALL, 2, p, v);
+		emit(g, GEV_DIE_ROLLED, GEV_TO_ALL, 2, p, v);
 		return true;
 	}
 	default:
@@ -1243,7 +1243,7 @@ static bool use_card_target(struct game *g, int p, int k, int c, int t)
 		g->cards[k].holder = tc;
 		g->cards[k].spent = false;
 		ts->equip[ts->nequip++] = k;
-		emit(g, EV_CARD_USED, EVENT_TO_ALL, 3, cc->id, cchar(g, c)->id, t);
+		emit(g, GEV_CARD_USED, GEV_TO_ALL, 3, cc->id, cchar(g, c)->id, t);
 		return true;
 	}
 	case CARD_FOOD:
@@ -1251,10 +1251,10 @@ static bool use_card_target(struct game *g, int p, int k, int c, int t)
 		return fail(g, "this card takes no character and target");
 	}
 	play_to_waste(g, p, k);
-	emit(g, EV_CARD_USED, EVENT_TO_ALL, 3, cc->id, cchar(g, c)->id, t);
+	emit(g, GEV_CARD_USED, GEV_TO_ALL, 3, cc->id, cchar(g, c)->id, t);
 	waste_changed(g, 1);
 	if (cc->type == CARD_SCISSORS)
-		emit(g, EV_ZOMBIE_KILLED, EVENT_TO_ALL, 3, cchar(g, c)->id, loc_id(g, l), t);
+		emit(g, GEV_ZOMBIE_KILLED, GEV_TO_ALL, 3, cchar(g, c)->id, loc_id(g, l), t);
 	return true;
 }
 
@@ -1290,7 +1290,7 @@ static bool cmd_use_ability(struct game *g, int p, const struct cmd *cmd)
 			return fail(g, "ability already used this round");
 		cs->uses++;
 		g->food = java_add(g->food, ab->num_food);
-		emit(g, EV_ABILITY_USED, EVENT_TO_ALL, 1, cmd->character);
+		emit(g, GEV_ABILITY_USED, GEV_TO_ALL, 1, cmd->character);
 		return true;
 	case ABILITY_HEAL: {
 		if (!cmd->has_target)
@@ -1303,7 +1303,7 @@ static bool cmd_use_ability(struct game *g, int p, const struct cmd *cmd)
 			return fail(g, err);
 		cs->uses++;
 		heal(g, tc);
-		emit(g, EV_ABILITY_USED, EVENT_TO_ALL, 2, cmd->character, t);
+		emit(g, GEV_ABILITY_USED, GEV_TO_ALL, 2, cmd->character, t);
 		return true;
 	}
 	case ABILITY_BARRICADE: {
@@ -1318,7 +1318,7 @@ static bool cmd_use_ability(struct game *g, int p, const struct cmd *cmd)
 			return fail(g, E_NO_SPACE);
 		cs->uses++;
 		g->locs[l].barricades[t] += space < ab->num_barricades ? space : ab->num_barricades;
-		emit(g, EV_ABILITY_USED, EVENT_TO_ALL, 2, cmd->character, t);
+		emit(g, GEV_ABILITY_USED, GEV_TO_ALL, 2, cmd->character, t);
 		return true;
 	}
 	case ABILITY_KILL: {
@@ -1343,9 +1343,9 @@ static bool cmd_use_ability(struct game *g, int p, const struct cmd *cmd)
 		int z = g->locs[l].zombies[t] < ab->num_zombies ? g->locs[l].zombies[t]
 		                                                : ab->num_zombies;
 		g->locs[l].zombies[t] -= z;
-		emit(g, EV_ABILITY_USED, EVENT_TO_ALL, 2, cmd->character, t);
+		emit(g, GEV_ABILITY_USED, GEV_TO_ALL, 2, cmd->character, t);
 		for (int i = 0; i < z; i++)
-			emit(g, EV_ZOMBIE_KILLED, EVENT_TO_ALL, 3, cmd->character, loc_id(g, l), t);
+			emit(g, GEV_ZOMBIE_KILLED, GEV_TO_ALL, 3, cmd->character, loc_id(g, l), t);
 		if (ab->infection_die)
 			injure(g, c, roll_infection(g));
 		return true;
@@ -1410,7 +1410,7 @@ static int registration_command(struct game *g, int player, const struct cmd *cm
 		if (!ps->name)
 			abort();
 		ps->in_game = true;
-		struct event *e = event_list_push(g->out, EV_CONFIG, p);
+		struct game_event *e = game_event_list_push(g->out, GEV_CONFIG, p);
 		e->str = g->cfg->text;
 		if (g->nplayers == g->cfg->max_players) {
 			start_game(g);
@@ -1427,7 +1427,7 @@ static int registration_command(struct game *g, int player, const struct cmd *cm
 		advance(g);
 		return player;
 	default:
-		emit(g, EV_REGISTRATION_ABORTED, EVENT_TO_ALL, 0);
+		emit(g, GEV_REGISTRATION_ABORTED, GEV_TO_ALL, 0);
 		g->phase = PH_OVER;
 		return player;
 	}
@@ -1468,7 +1468,7 @@ static bool selection_command(struct game *g, int player, const struct cmd *cmd)
 	return true;
 }
 
-int game_apply(struct game *g, int player, const struct cmd *cmd, struct event_list *out)
+int game_apply(struct game *g, int player, const struct cmd *cmd, struct game_event_list *out)
 {
 	g->out = out;
 	switch (g->phase) {
@@ -1493,12 +1493,12 @@ int game_apply(struct game *g, int player, const struct cmd *cmd, struct event_l
 	return player;
 }
 
-void game_timeout(struct game *g, struct event_list *out)
+void game_timeout(struct game *g, struct game_event_list *out)
 {
 	g->out = out;
 	switch (g->phase) {
 	case PH_REGISTRATION:
-		emit(g, EV_REGISTRATION_ABORTED, EVENT_TO_ALL, 0);
+		emit(g, GEV_REGISTRATION_ABORTED, GEV_TO_ALL, 0);
 		g->phase = PH_OVER;
 		return;
 	case PH_SELECTION:
@@ -1515,7 +1515,7 @@ void game_timeout(struct game *g, struct event_list *out)
 	advance(g);
 }
 
-void game_disconnect(struct game *g, int player, struct event_list *out)
+void game_disconnect(struct game *g, int player, struct game_event_list *out)
 {
 	g->out = out;
 	if (player < 0 || player >= g->nplayers)

@@ -157,7 +157,7 @@ struct server {
 	bool loop_failed;
 
 	/* scratch, reused for every command */
-	struct event_list events;
+	struct game_event_list events;
 	struct proto_cmd cmd;
 	struct proto_buf out;
 	/* the Config line, encoded once (it carries the whole configuration
@@ -576,7 +576,7 @@ static void flush_dirty(struct server *s)
 static void conn_send_failed(struct conn *c, const char *msg)
 {
 	struct server *s = c->srv;
-	struct event ev = {.type = EV_COMMAND_FAILED, .to = EVENT_TO_SENDER, .str = msg};
+	struct game_event ev = {.type = GEV_COMMAND_FAILED, .to = GEV_TO_SENDER, .str = msg};
 	proto_buf_reset(&s->out);
 	proto_encode(&ev, s->rules, &s->out);
 	conn_write(c, s->out.data, s->out.len);
@@ -611,12 +611,12 @@ static void conn_queue(struct conn *c, const struct proto_buf *line)
 
 /* Deliver every event of l, each encoded once. sender is the connection whose
  * command produced them (NULL for timeouts and disconnects). */
-static void deliver(struct server *s, struct conn *sender, const struct event_list *l)
+static void deliver(struct server *s, struct conn *sender, const struct game_event_list *l)
 {
 	for (size_t i = 0; i < l->n; i++) {
-		const struct event *ev = &l->v[i];
+		const struct game_event *ev = &l->v[i];
 		const struct proto_buf *line = &s->out;
-		if (ev->type == EV_CONFIG && ev->str &&
+		if (ev->type == GEV_CONFIG && ev->str &&
 		    (!s->config_src || s->config_src == ev->str)) {
 			if (!s->config_src) {
 				proto_encode(ev, s->rules, &s->config_line);
@@ -627,10 +627,10 @@ static void deliver(struct server *s, struct conn *sender, const struct event_li
 			proto_buf_reset(&s->out);
 			proto_encode(ev, s->rules, &s->out);
 		}
-		if (ev->to == EVENT_TO_SENDER) {
+		if (ev->to == GEV_TO_SENDER) {
 			if (sender)
 				conn_queue(sender, line);
-		} else if (ev->to == EVENT_TO_ALL) {
+		} else if (ev->to == GEV_TO_ALL) {
 			for (int p = 0; p < s->nplayers; p++)
 				if (s->players[p].in_game && s->players[p].conn)
 					conn_queue(s->players[p].conn, line);
@@ -638,11 +638,11 @@ static void deliver(struct server *s, struct conn *sender, const struct event_li
 			struct player_slot *ps = &s->players[ev->to];
 			if (ps->in_game && ps->conn) {
 				conn_queue(ps->conn, line);
-				if (ev->type == EV_ACT_NOW)
+				if (ev->type == GEV_ACT_NOW)
 					s->prompted = ps->conn;
 			}
 		}
-		if (ev->type == EV_LEFT)
+		if (ev->type == GEV_LEFT)
 			player_left(s, ev->arg[0]);
 	}
 }
@@ -716,7 +716,7 @@ static void settle(struct server *s, bool restart_timer)
 		if (!ps->in_game)
 			continue;
 		net_log(s, "player %d: connection lost", p);
-		event_list_clear(&s->events);
+		game_event_list_clear(&s->events);
 		game_disconnect(s->game, p, &s->events);
 		deliver(s, NULL, &s->events);
 		p = -1; /* delivering may have lost more connections: rescan */
@@ -756,7 +756,7 @@ static void timeout_cb(evutil_socket_t fd, short what, void *arg)
 		net_log(s, "timeout during registration");
 	else
 		net_log(s, "timeout waiting for player %d", w);
-	event_list_clear(&s->events);
+	game_event_list_clear(&s->events);
 	game_timeout(s->game, &s->events);
 	deliver(s, NULL, &s->events);
 	settle(s, true);
@@ -793,7 +793,7 @@ static void conn_handle_line(struct conn *c, const char *line, size_t len)
 		conn_send_failed(c, err);
 		return;
 	}
-	event_list_clear(&s->events);
+	game_event_list_clear(&s->events);
 	int p = game_apply(s->game, c->player, &s->cmd.cmd, &s->events);
 	if (p >= 0 && p != c->player) {
 		players_grow(s, p + 1);
@@ -1019,7 +1019,7 @@ struct server *server_new(const struct config *cfg, struct game *game, enum game
 	s->rules = rules;
 	s->timeout_sec = timeout_sec > 0 ? timeout_sec : 1;
 	s->log = log;
-	event_list_init(&s->events);
+	game_event_list_init(&s->events);
 	proto_cmd_init(&s->cmd);
 	proto_buf_init(&s->out);
 	proto_buf_init(&s->config_line);
@@ -1114,7 +1114,7 @@ void server_free(struct server *s)
 	if (s->base)
 		event_base_free(s->base);
 	free(s->players);
-	event_list_free(&s->events);
+	game_event_list_free(&s->events);
 	proto_cmd_clear(&s->cmd);
 	proto_buf_free(&s->out);
 	proto_buf_free(&s->config_line);

@@ -1,5 +1,5 @@
 /*
- * proto: decode client lines into struct cmd, encode struct event into lines.
+ * proto: decode client lines into struct cmd, encode struct game_event into lines.
  *
  * Decoding is table-driven: one row per command lists its parameters (JSON
  * key, type, destination field, flags); a generic loop validates them all
@@ -515,107 +515,107 @@ static void put_arg(struct proto_buf *b, const struct arg_spec *as, int v)
 	}
 }
 
-void proto_encode(const struct event *ev, enum game_rules rules, struct proto_buf *out)
+void proto_encode(const struct game_event *ev, enum game_rules rules, struct proto_buf *out)
 {
 	struct event_spec s = {NULL, 0, 0, NULL};
 	const char *str = ev->str;
 
 	switch (ev->type) {
-	case EV_CONFIG:
+	case GEV_CONFIG:
 		s.str_key = "config";
 		break;
-	case EV_ACT_NOW:
+	case GEV_ACT_NOW:
 		break;
-	case EV_CHARACTERS:
+	case GEV_CHARACTERS:
 		s = (struct event_spec){ARGS_CHARACTERS, 4, 0, NULL};
 		break;
-	case EV_COMMAND_FAILED:
+	case GEV_COMMAND_FAILED:
 		s.str_key = "message";
 		if (!str || !*str) /* the protocol promises a non-empty message */
 			str = "command failed";
 		break;
-	case EV_REGISTRATION_ABORTED:
+	case GEV_REGISTRATION_ABORTED:
 		break;
-	case EV_PLAYER:
+	case GEV_PLAYER:
 		s = (struct event_spec){ARGS_PLAYER, 1, 0, "playerName"};
 		break;
-	case EV_GAME_STARTED:
+	case GEV_GAME_STARTED:
 		break;
-	case EV_CHARACTER_SPAWNED:
+	case GEV_CHARACTER_SPAWNED:
 		s = (struct event_spec){ARGS_PLAYER_CHAR, 2, 0, NULL};
 		break;
-	case EV_ZOMBIE_SPAWNED:
+	case GEV_ZOMBIE_SPAWNED:
 		s = (struct event_spec){ARGS_LOC_ENT, 2, 0, NULL};
 		break;
-	case EV_CHILD_SPAWNED:
+	case GEV_CHILD_SPAWNED:
 		break;
-	case EV_CARD_DRAWN:
+	case GEV_CARD_DRAWN:
 		s = (struct event_spec){ARGS_PLAYER_CARD, 2, 0, NULL};
 		break;
-	case EV_GAME_END:
+	case GEV_GAME_END:
 		s = (struct event_spec){ARGS_WIN, 1, 0, NULL};
 		break;
-	case EV_NEXT_ROUND:
+	case GEV_NEXT_ROUND:
 		s = (struct event_spec){ARGS_ROUND, 1, 0, NULL};
 		break;
-	case EV_CRISIS:
+	case GEV_CRISIS:
 		s = (struct event_spec){ARGS_CRISIS, 1, 0, NULL};
 		break;
-	case EV_DIE_ROLLED:
+	case GEV_DIE_ROLLED:
 		s = (struct event_spec){ARGS_PLAYER_VALUE, 2, 0, NULL};
 		break;
-	case EV_ABILITY_USED:
+	case GEV_ABILITY_USED:
 		s = (struct event_spec){ARGS_CHAR_TARGET, 1, 1, NULL};
 		break;
-	case EV_BARRICADED:
+	case GEV_BARRICADED:
 		s = (struct event_spec){ARGS_CHAR_LOC_ENT, 3, 0, NULL};
 		break;
-	case EV_MOVED:
+	case GEV_MOVED:
 		/* fuel exists in base only, whatever nargs says */
 		s = (struct event_spec){ARGS_MOVED, rules == RULES_BASE ? 3 : 2, 0, NULL};
 		break;
-	case EV_FROSTBITTEN:
-	case EV_WOUNDED:
-	case EV_SURVIVOR_KILLED:
+	case GEV_FROSTBITTEN:
+	case GEV_WOUNDED:
+	case GEV_SURVIVOR_KILLED:
 		s = (struct event_spec){ARGS_CHAR, 1, 0, NULL};
 		break;
-	case EV_BITTEN:
+	case GEV_BITTEN:
 		s = (struct event_spec){ARGS_CHAR, 0, 1, NULL};
 		break;
-	case EV_CONTRIBUTED:
+	case GEV_CONTRIBUTED:
 		s = (struct event_spec){ARGS_PLAYER_CARD, 2, 0, NULL};
 		break;
-	case EV_CARD_USED:
+	case GEV_CARD_USED:
 		s = (struct event_spec){ARGS_CARD_CHAR_TARGET, 1, 2, NULL};
 		break;
-	case EV_FOOD_CHANGED:
+	case GEV_FOOD_CHANGED:
 		s = (struct event_spec){ARGS_FOOD, 2, 0, NULL};
 		break;
-	case EV_COLONY_PHASE_STARTED:
-	case EV_STARVATION_TOKEN_ADDED:
-	case EV_CHILD_KILLED:
+	case GEV_COLONY_PHASE_STARTED:
+	case GEV_STARVATION_TOKEN_ADDED:
+	case GEV_CHILD_KILLED:
 		break;
-	case EV_MORAL_CHANGED:
+	case GEV_MORAL_CHANGED:
 		s = (struct event_spec){ARGS_MORAL, 2, 0, NULL};
 		break;
-	case EV_BARRICADE_DESTROYED:
+	case GEV_BARRICADE_DESTROYED:
 		s = (struct event_spec){ARGS_LOC_ENT, 2, 0, NULL};
 		break;
-	case EV_WASTE_CHANGED:
+	case GEV_WASTE_CHANGED:
 		s = (struct event_spec){ARGS_AMOUNT, 1, 0, NULL};
 		break;
-	case EV_ZOMBIE_KILLED:
+	case GEV_ZOMBIE_KILLED:
 		s = (struct event_spec){ARGS_CHAR_LOC_ENT, 3, 0, NULL};
 		break;
-	case EV_SEARCHED:
+	case GEV_SEARCHED:
 		s = (struct event_spec){ARGS_CHAR_LOC, 2, 0, NULL};
 		break;
-	case EV_LEFT:
+	case GEV_LEFT:
 		s = (struct event_spec){ARGS_PLAYER, 1, 0, NULL};
 		break;
 	}
 
-	const char *name = event_name(ev->type);
+	const char *name = game_event_name(ev->type);
 	PUT_LIT(out, "{\"event\":\"");
 	put_mem(out, name, strlen(name));
 	PUT_LIT(out, "\"");

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "sopra/config.h"
-#include "sopra/event.h"
+#include "sopra/game_event.h"
 #include "sopra/game.h"
 
 /* ---- fixtures -------------------------------------------------------- */
@@ -155,7 +155,7 @@ static struct fixture default_fixture(void)
 struct t {
 	struct config *cfg;
 	struct game *g;
-	struct event_list ev;
+	struct game_event_list ev;
 	int hand[5];  /* t_start1: the five start cards */
 	int dice[8];  /* t_start1: the first round's dice, in roll order */
 	int ndice;
@@ -178,7 +178,7 @@ static struct t *t_new(const struct fixture *f, int64_t seed, enum game_rules ru
 	free(text);
 	t->g = game_new(t->cfg, seed, rules);
 	assert_non_null(t->g);
-	event_list_init(&t->ev);
+	game_event_list_init(&t->ev);
 	return t;
 }
 
@@ -186,7 +186,7 @@ static void t_free(struct t *t)
 {
 	game_free(t->g);
 	config_free(t->cfg);
-	event_list_free(&t->ev);
+	game_event_list_free(&t->ev);
 	free(t);
 }
 
@@ -200,29 +200,29 @@ static void format_events(struct t *t)
 	size_t n = 0, cap = sizeof t->text;
 	t->text[0] = '\0';
 	for (size_t i = 0; i < t->ev.n; i++) {
-		const struct event *e = &t->ev.v[i];
+		const struct game_event *e = &t->ev.v[i];
 		char to[16];
-		if (e->to == EVENT_TO_ALL)
+		if (e->to == GEV_TO_ALL)
 			snprintf(to, sizeof to, "*");
-		else if (e->to == EVENT_TO_SENDER)
+		else if (e->to == GEV_TO_SENDER)
 			snprintf(to, sizeof to, "s");
 		else
 			snprintf(to, sizeof to, "%d", e->to);
-		n += (size_t)snprintf(t->text + n, cap - n, "%s:%s", to, event_name(e->type));
+		n += (size_t)snprintf(t->text + n, cap - n, "%s:%s", to, game_event_name(e->type));
 		for (int a = 0; a < e->nargs; a++) {
 			int v = e->arg[a];
-			if ((e->type == EV_MOVED && a == 2) || e->type == EV_GAME_END)
+			if ((e->type == GEV_MOVED && a == 2) || e->type == GEV_GAME_END)
 				n += (size_t)snprintf(t->text + n, cap - n, " %s", v ? "true" : "false");
-			else if (e->type == EV_MORAL_CHANGED && a == 1)
+			else if (e->type == GEV_MORAL_CHANGED && a == 1)
 				n += (size_t)snprintf(t->text + n, cap - n, " %s", moral_names[v]);
-			else if (e->type == EV_FOOD_CHANGED && a == 1)
+			else if (e->type == GEV_FOOD_CHANGED && a == 1)
 				n += (size_t)snprintf(t->text + n, cap - n, " %s", food_names[v]);
 			else
 				n += (size_t)snprintf(t->text + n, cap - n, " %d", v);
 		}
-		if (e->type == EV_PLAYER)
+		if (e->type == GEV_PLAYER)
 			n += (size_t)snprintf(t->text + n, cap - n, " %s", e->str);
-		if (e->type == EV_COMMAND_FAILED) {
+		if (e->type == GEV_COMMAND_FAILED) {
 			assert_non_null(e->str);
 			assert_true(e->str[0] != '\0');
 		}
@@ -298,7 +298,7 @@ static const char *t_do(struct t *t, int p, const char *line)
 	default:
 		break;
 	}
-	event_list_clear(&t->ev);
+	game_event_list_clear(&t->ev);
 	t_sender = game_apply(t->g, p, &c, &t->ev);
 	format_events(t);
 	return t->text;
@@ -306,7 +306,7 @@ static const char *t_do(struct t *t, int p, const char *line)
 
 static const char *t_timeout(struct t *t)
 {
-	event_list_clear(&t->ev);
+	game_event_list_clear(&t->ev);
 	game_timeout(t->g, &t->ev);
 	format_events(t);
 	return t->text;
@@ -314,23 +314,23 @@ static const char *t_timeout(struct t *t)
 
 static const char *t_disconnect(struct t *t, int p)
 {
-	event_list_clear(&t->ev);
+	game_event_list_clear(&t->ev);
 	game_disconnect(t->g, p, &t->ev);
 	format_events(t);
 	return t->text;
 }
 
 /* value of the n-th (0-based) event named `name` in the last step's events */
-static int t_arg(const struct t *t, enum event_type type, int nth, int arg)
+static int t_arg(const struct t *t, enum game_event_type type, int nth, int arg)
 {
 	for (size_t i = 0; i < t->ev.n; i++)
 		if (t->ev.v[i].type == type && nth-- == 0)
 			return t->ev.v[i].arg[arg];
-	fail_msg("no such event %s", event_name(type));
+	fail_msg("no such event %s", game_event_name(type));
 	return -1;
 }
 
-static int t_count(const struct t *t, enum event_type type)
+static int t_count(const struct t *t, enum game_event_type type)
 {
 	int n = 0;
 	for (size_t i = 0; i < t->ev.n; i++)
@@ -346,17 +346,17 @@ static void t_start1(struct t *t, int *c0, int *c1)
 	t_do(t, 0, "StartGame");
 	int offered[4];
 	for (int i = 0; i < 4; i++)
-		offered[i] = t_arg(t, EV_CHARACTERS, 0, i);
+		offered[i] = t_arg(t, GEV_CHARACTERS, 0, i);
 	int lo = offered[0] < offered[1] ? offered[0] : offered[1];
 	int hi = offered[0] < offered[1] ? offered[1] : offered[0];
 	char cmd[64];
 	snprintf(cmd, sizeof cmd, "SelectCharacters %d %d", offered[0], offered[1]);
 	t_do(t, 0, cmd);
 	for (int i = 0; i < 5; i++)
-		t->hand[i] = t_arg(t, EV_CARD_DRAWN, i, 1);
-	t->ndice = t_count(t, EV_DIE_ROLLED);
+		t->hand[i] = t_arg(t, GEV_CARD_DRAWN, i, 1);
+	t->ndice = t_count(t, GEV_DIE_ROLLED);
 	for (int i = 0; i < t->ndice; i++)
-		t->dice[i] = t_arg(t, EV_DIE_ROLLED, i, 1);
+		t->dice[i] = t_arg(t, GEV_DIE_ROLLED, i, 1);
 	if (c0)
 		*c0 = lo;
 	if (c1)
@@ -440,7 +440,7 @@ static void test_selection_checks(void **state)
 	t_do(t, GAME_NO_PLAYER, "Register Bob");
 	int o[4];
 	for (int i = 0; i < 4; i++)
-		o[i] = t_arg(t, EV_CHARACTERS, 0, i);
+		o[i] = t_arg(t, GEV_CHARACTERS, 0, i);
 	char cmd[64];
 	snprintf(cmd, sizeof cmd, "SelectCharacters %d %d", o[0], o[0]);
 	T_DO(t, 0, cmd, "s:CommandFailed\n");
@@ -459,8 +459,8 @@ static void test_selection_checks(void **state)
 	int lo = o[3] < o[1] ? o[3] : o[1], hi = o[3] < o[1] ? o[1] : o[3];
 	snprintf(want, sizeof want, "*:CharacterSpawned 0 %d\n*:CharacterSpawned 0 %d\n*:CardDrawn 0 ", lo, hi);
 	assert_true(strncmp(ev, want, strlen(want)) == 0);
-	assert_int_equal(t_count(t, EV_CARD_DRAWN), 5);
-	assert_int_equal(t_count(t, EV_CHARACTERS), 1);
+	assert_int_equal(t_count(t, GEV_CARD_DRAWN), 5);
+	assert_int_equal(t_count(t, GEV_CHARACTERS), 1);
 	assert_int_equal(t->ev.v[t->ev.n - 1].to, 1); /* Characters for player 1 */
 	/* a repeated selection by player 0 fails */
 	T_DO(t, 0, cmd, "s:CommandFailed\n");
@@ -479,21 +479,21 @@ static void test_preparation_and_first_round(void **state)
 	assert_true(strncmp(ev, "*:GameStarted\n*:Player 0 Ann\n0:Characters ", 41) == 0);
 	int o[4];
 	for (int i = 0; i < 4; i++)
-		o[i] = t_arg(t, EV_CHARACTERS, 0, i);
+		o[i] = t_arg(t, GEV_CHARACTERS, 0, i);
 	char cmd[64];
 	snprintf(cmd, sizeof cmd, "SelectCharacters %d %d", o[0], o[1]);
 	t_do(t, 0, cmd);
-	assert_int_equal(t_count(t, EV_CARD_DRAWN), 5);
+	assert_int_equal(t_count(t, GEV_CARD_DRAWN), 5);
 	/* all five start cards are distinct cards of the start pile */
 	for (int i = 0; i < 5; i++) {
-		int id = t_arg(t, EV_CARD_DRAWN, i, 1);
+		int id = t_arg(t, GEV_CARD_DRAWN, i, 1);
 		assert_true(id >= 1000 && id <= 1009);
 	}
-	assert_int_equal(t_count(t, EV_NEXT_ROUND), 1);
-	assert_int_equal(t_arg(t, EV_NEXT_ROUND, 0, 0), 1);
-	assert_int_equal(t_count(t, EV_CRISIS), 1);
-	assert_int_equal(t_count(t, EV_DIE_ROLLED), 3);
-	assert_int_equal(t->ev.v[t->ev.n - 1].type, EV_ACT_NOW);
+	assert_int_equal(t_count(t, GEV_NEXT_ROUND), 1);
+	assert_int_equal(t_arg(t, GEV_NEXT_ROUND, 0, 0), 1);
+	assert_int_equal(t_count(t, GEV_CRISIS), 1);
+	assert_int_equal(t_count(t, GEV_DIE_ROLLED), 3);
+	assert_int_equal(t->ev.v[t->ev.n - 1].type, GEV_ACT_NOW);
 	assert_int_equal(t->ev.v[t->ev.n - 1].to, 0);
 	assert_true(contains(t->text, "*:Crisis 40"));
 	t_free(t);
@@ -505,11 +505,11 @@ static void test_revised_round_counts_down(void **state)
 	struct fixture f = default_fixture();
 	struct t *t = t_new(&f, 3, RULES_REVISED);
 	t_start1(t, NULL, NULL);
-	assert_int_equal(t_arg(t, EV_NEXT_ROUND, 0, 0), 3);
+	assert_int_equal(t_arg(t, GEV_NEXT_ROUND, 0, 0), 3);
 	t_do(t, 0, "EndTurn");
-	assert_int_equal(t_arg(t, EV_NEXT_ROUND, 0, 0), 2);
+	assert_int_equal(t_arg(t, GEV_NEXT_ROUND, 0, 0), 2);
 	t_do(t, 0, "EndTurn");
-	assert_int_equal(t_arg(t, EV_NEXT_ROUND, 0, 0), 1);
+	assert_int_equal(t_arg(t, GEV_NEXT_ROUND, 0, 0), 1);
 	t_free(t);
 }
 
@@ -547,14 +547,14 @@ static void test_disconnect_in_selection(void **state)
 	t_do(t, GAME_NO_PLAYER, "Register Bob");
 	int o[4];
 	for (int i = 0; i < 4; i++)
-		o[i] = t_arg(t, EV_CHARACTERS, 0, i);
+		o[i] = t_arg(t, GEV_CHARACTERS, 0, i);
 	t_disconnect(t, 1);
 	char cmd[64];
 	snprintf(cmd, sizeof cmd, "SelectCharacters %d %d", o[0], o[1]);
 	const char *ev = t_do(t, 0, cmd);
 	assert_true(contains(ev, "\n1:Characters "));
 	assert_true(contains(ev, "\n*:Left 1\n*:NextRound 1\n"));
-	assert_int_equal(t_count(t, EV_DIE_ROLLED), 3); /* player 0 only */
+	assert_int_equal(t_count(t, GEV_DIE_ROLLED), 3); /* player 0 only */
 	assert_int_equal(game_waiting_for(t->g), 0);
 	t_free(t);
 }
@@ -573,11 +573,11 @@ static void test_not_your_turn_and_end_turn(void **state)
 	char cmd[64];
 	for (int p = 0; p < 2; p++) {
 		for (int i = 0; i < 4; i++)
-			o[i] = t_arg(t, EV_CHARACTERS, 0, i);
+			o[i] = t_arg(t, GEV_CHARACTERS, 0, i);
 		snprintf(cmd, sizeof cmd, "SelectCharacters %d %d", o[0], o[1]);
 		t_do(t, p, cmd);
 	}
-	assert_int_equal(t_count(t, EV_DIE_ROLLED), 6);
+	assert_int_equal(t_count(t, GEV_DIE_ROLLED), 6);
 	assert_int_equal(game_waiting_for(t->g), 0);
 	T_DO(t, 1, "EndTurn", "s:CommandFailed\n");
 	T_DO(t, 1, "Leave", "s:CommandFailed\n");
@@ -602,7 +602,7 @@ static void test_leave_kills_in_descending_status(void **state)
 	int lo = 0, hi = 0;
 	char cmd[64];
 	for (int p = 0; p < 2; p++) {
-		int a = t_arg(t, EV_CHARACTERS, 0, 0), b = t_arg(t, EV_CHARACTERS, 0, 1);
+		int a = t_arg(t, GEV_CHARACTERS, 0, 0), b = t_arg(t, GEV_CHARACTERS, 0, 1);
 		if (p == 0) {
 			lo = a < b ? a : b;
 			hi = a < b ? b : a;
@@ -620,7 +620,7 @@ static void test_leave_kills_in_descending_status(void **state)
 	const char *ev = t_do(t, 1, "Leave");
 	assert_true(strncmp(ev, "*:Left 1\n", 9) == 0);
 	assert_true(game_is_over(t->g));
-	assert_int_equal(t->ev.v[t->ev.n - 1].type, EV_GAME_END);
+	assert_int_equal(t->ev.v[t->ev.n - 1].type, GEV_GAME_END);
 	t_free(t);
 }
 
@@ -668,7 +668,7 @@ static void test_move_checks(void **state)
 	int mine[2][2];
 	char cmd[64];
 	for (int p = 0; p < 2; p++) {
-		int a = t_arg(t, EV_CHARACTERS, 0, 0), b = t_arg(t, EV_CHARACTERS, 0, 1);
+		int a = t_arg(t, GEV_CHARACTERS, 0, 0), b = t_arg(t, GEV_CHARACTERS, 0, 1);
 		mine[p][0] = a;
 		mine[p][1] = b;
 		snprintf(cmd, sizeof cmd, "SelectCharacters %d %d", a, b);
@@ -709,10 +709,10 @@ static const char *injury_events(int r, int id, char *buf, size_t cap)
 static bool is_alive_after(const struct t *t, int id)
 {
 	for (size_t i = 0; i < t->ev.n; i++)
-		if ((t->ev.v[i].type == EV_BITTEN || t->ev.v[i].type == EV_SURVIVOR_KILLED) &&
+		if ((t->ev.v[i].type == GEV_BITTEN || t->ev.v[i].type == GEV_SURVIVOR_KILLED) &&
 		    t->ev.v[i].nargs == 1 && t->ev.v[i].arg[0] == id)
 			return false;
-	return t->ev.n > 0 && t->ev.v[t->ev.n - 1].type == EV_ACT_NOW;
+	return t->ev.n > 0 && t->ev.v[t->ev.n - 1].type == GEV_ACT_NOW;
 }
 
 static int peek12(const struct t *t)
@@ -903,15 +903,15 @@ static void test_search(void **state)
 			int kids = rng_next_int(&r, 4);
 			int n = snprintf(want, sizeof want, "*:Searched %d 101\n*:CharacterSpawned 0 ", c0);
 			assert_true(strncmp(ev, want, (size_t)n) == 0);
-			assert_int_equal(t_count(t, EV_CHILD_SPAWNED), kids);
-			assert_int_equal(t_count(t, EV_CARD_DRAWN), 0);
+			assert_int_equal(t_count(t, GEV_CHILD_SPAWNED), kids);
+			assert_int_equal(t_count(t, GEV_CARD_DRAWN), 0);
 			seen_encounter = true;
 		} else {
 			snprintf(want, sizeof want, "*:Searched %d 101\n*:CardDrawn 0 ", c0);
 			assert_true(strncmp(ev, want, strlen(want)) == 0);
-			int card = t_arg(t, EV_CARD_DRAWN, 0, 1);
+			int card = t_arg(t, GEV_CARD_DRAWN, 0, 1);
 			assert_true(card >= 2000 && card <= 2009);
-			assert_int_equal(t_count(t, EV_ACT_NOW), 1);
+			assert_int_equal(t_count(t, GEV_ACT_NOW), 1);
 			seen_plain = true;
 		}
 		t_free(t);
@@ -943,9 +943,9 @@ static void test_search_ability_draws_more(void **state)
 		}
 		snprintf(cmd, sizeof cmd, "Search %d", c0);
 		t_do(t, 0, cmd);
-		assert_int_equal(t_count(t, EV_CARD_DRAWN), 3); /* numCards + 1 */
+		assert_int_equal(t_count(t, GEV_CARD_DRAWN), 3); /* numCards + 1 */
 		t_do(t, 0, cmd);
-		assert_int_equal(t_count(t, EV_CARD_DRAWN), 1); /* activations used up */
+		assert_int_equal(t_count(t, GEV_CARD_DRAWN), 1); /* activations used up */
 		t_free(t);
 		return;
 	}
@@ -1065,7 +1065,7 @@ static void test_attack_needs_high_die(void **state)
 		if (sixes == 0) {
 			assert_string_equal(ev, "s:CommandFailed\n0:ActNow\n");
 			seen_fail = true;
-		} else if (peek12(t) >= 0 && t_count(t, EV_ZOMBIE_KILLED) == 1) {
+		} else if (peek12(t) >= 0 && t_count(t, GEV_ZOMBIE_KILLED) == 1) {
 			seen_ok = true;
 			if (sixes == 1 && is_alive_after(t, c0)) {
 				snprintf(cmd, sizeof cmd, "Attack %d 1", c0);
@@ -1697,9 +1697,9 @@ static void test_blueprint(void **state)
 		}
 		snprintf(cmd, sizeof cmd, "Search %d", c0);
 		t_do(t, 0, cmd);
-		assert_int_equal(t_count(t, EV_CARD_DRAWN), 2);
+		assert_int_equal(t_count(t, GEV_CARD_DRAWN), 2);
 		t_do(t, 0, cmd);
-		assert_int_equal(t_count(t, EV_CARD_DRAWN), 1); /* once per round */
+		assert_int_equal(t_count(t, GEV_CARD_DRAWN), 1); /* once per round */
 		t_free(t);
 		return;
 	}
@@ -1826,11 +1826,11 @@ static void test_lifo_two_blueprints(void **state)
 		}
 		snprintf(cmd, sizeof cmd, "Search %d", c0);
 		t_do(t, 0, cmd);
-		assert_int_equal(t_count(t, EV_CARD_DRAWN), 2);
+		assert_int_equal(t_count(t, GEV_CARD_DRAWN), 2);
 		t_do(t, 0, cmd);
-		assert_int_equal(t_count(t, EV_CARD_DRAWN), 2);
+		assert_int_equal(t_count(t, GEV_CARD_DRAWN), 2);
 		t_do(t, 0, cmd);
-		assert_int_equal(t_count(t, EV_CARD_DRAWN), 1);
+		assert_int_equal(t_count(t, GEV_CARD_DRAWN), 1);
 		t_free(t);
 		return;
 	}

@@ -54,10 +54,10 @@ static void dec_fail(const char *line, enum game_rules rules, const char *want)
 	dec_fail_n(line, strlen(line), rules, want);
 }
 
-static struct event ev_make(enum event_type t, int nargs, int a0, int a1, int a2, int a3,
+static struct game_event ev_make(enum game_event_type t, int nargs, int a0, int a1, int a2, int a3,
 			    const char *str)
 {
-	struct event e = { .type = t, .to = EVENT_TO_ALL, .nargs = nargs, .str = str };
+	struct game_event e = { .type = t, .to = GEV_TO_ALL, .nargs = nargs, .str = str };
 	e.arg[0] = a0;
 	e.arg[1] = a1;
 	e.arg[2] = a2;
@@ -66,7 +66,7 @@ static struct event ev_make(enum event_type t, int nargs, int a0, int a1, int a2
 }
 
 /* Encode ev and compare with want (which includes the trailing newline). */
-static void enc_is(const struct event *ev, enum game_rules rules, const char *want)
+static void enc_is(const struct game_event *ev, enum game_rules rules, const char *want)
 {
 	struct proto_buf b;
 	proto_buf_init(&b);
@@ -76,10 +76,10 @@ static void enc_is(const struct event *ev, enum game_rules rules, const char *wa
 	proto_buf_free(&b);
 }
 
-#define EV(t, n, a0, a1, a2, a3, s) ev_make(EV_##t, n, a0, a1, a2, a3, s)
+#define EV(t, n, a0, a1, a2, a3, s) ev_make(GEV_##t, n, a0, a1, a2, a3, s)
 #define ENC(rules, want, t, n, a0, a1, a2, a3, s)                 \
 	do {                                                     \
-		struct event e_ = EV(t, n, a0, a1, a2, a3, s);   \
+		struct game_event e_ = EV(t, n, a0, a1, a2, a3, s);   \
 		enc_is(&e_, rules, want "\n");                   \
 	} while (0)
 
@@ -778,8 +778,8 @@ static void test_encode_appends(void **state)
 	(void)state;
 	struct proto_buf b;
 	proto_buf_init(&b);
-	struct event e1 = EV(ACT_NOW, 0, 0, 0, 0, 0, NULL);
-	struct event e2 = EV(LEFT, 1, 3, 0, 0, 0, NULL);
+	struct game_event e1 = EV(ACT_NOW, 0, 0, 0, 0, 0, NULL);
+	struct game_event e2 = EV(LEFT, 1, 3, 0, 0, 0, NULL);
 	proto_encode(&e1, RULES_BASE, &b);
 	proto_encode(&e2, RULES_BASE, &b);
 	const char *want = "{\"event\":\"ActNow\"}\n{\"event\":\"Left\",\"player\":3}\n";
@@ -811,16 +811,16 @@ static void test_encode_every_event_is_valid_json(void **state)
 	(void)state;
 	struct proto_buf b;
 	proto_buf_init(&b);
-	for (int t = 0; t < EVENT_TYPE_COUNT; t++) {
+	for (int t = 0; t < GAME_EVENT_TYPE_COUNT; t++) {
 		for (int rules = RULES_BASE; rules <= RULES_REVISED; rules++) {
-			struct event e = EV(CONFIG, 4, 1, -2, 1, 4, "s\"\n");
-			e.type = (enum event_type)t;
+			struct game_event e = EV(CONFIG, 4, 1, -2, 1, 4, "s\"\n");
+			e.type = (enum game_event_type)t;
 			proto_buf_reset(&b);
 			proto_encode(&e, (enum game_rules)rules, &b);
 			cJSON *j = parse_line(&b);
 			const cJSON *name = cJSON_GetObjectItemCaseSensitive(j, "event");
 			assert_true(cJSON_IsString(name));
-			assert_string_equal(name->valuestring, event_name((enum event_type)t));
+			assert_string_equal(name->valuestring, game_event_name((enum game_event_type)t));
 			assert_null(memchr(b.data, ' ', b.len)); /* no spaces anywhere */
 			cJSON_Delete(j);
 		}
@@ -834,7 +834,7 @@ static void test_encode_config_round_trip(void **state)
 	/* a config file's text: newlines, tabs, quotes, backslashes, unicode */
 	const char *text = "{\n\t\"maxPlayers\": 2,\n\t\"name\": \"K\\u00f6ln \\\"Nord\\\"\",\n"
 			   "\t\"x\": \"caf\xc3\xa9 \xf0\x9f\xa7\x9f\"\r\n}\n";
-	struct event e = EV(CONFIG, 0, 0, 0, 0, 0, text);
+	struct game_event e = EV(CONFIG, 0, 0, 0, 0, 0, text);
 	struct proto_buf b;
 	proto_buf_init(&b);
 	proto_encode(&e, RULES_BASE, &b);
@@ -861,7 +861,7 @@ static void test_round_trip_register_to_player(void **state)
 	proto_buf_init(&b);
 	for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
 		dec_ok(&pc, lines[i], RULES_BASE);
-		struct event e = EV(PLAYER, 1, 5, 0, 0, 0, pc.cmd.name);
+		struct game_event e = EV(PLAYER, 1, 5, 0, 0, 0, pc.cmd.name);
 		proto_buf_reset(&b);
 		proto_encode(&e, RULES_BASE, &b);
 		cJSON *j = parse_line(&b);
@@ -892,7 +892,7 @@ static void test_round_trip_command_failed_message(void **state)
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		const char *err = NULL;
 		assert_false(proto_decode(bad[i], strlen(bad[i]), RULES_BASE, &pc, &err));
-		struct event e = EV(COMMAND_FAILED, 0, 0, 0, 0, 0, err);
+		struct game_event e = EV(COMMAND_FAILED, 0, 0, 0, 0, 0, err);
 		proto_buf_reset(&b);
 		proto_encode(&e, RULES_BASE, &b);
 		cJSON *j = parse_line(&b);

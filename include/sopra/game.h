@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "sopra/config.h"
-#include "sopra/event.h"
+#include "sopra/game_event.h"
 #include "sopra/rng.h"
 
 enum game_rules {
@@ -52,16 +52,16 @@ void game_free(struct game *g);
  * Returns the sender's player id after the command: the new id after a
  * successful Register, otherwise `player` unchanged.
  */
-int game_apply(struct game *g, int player, const struct cmd *cmd, struct event_list *out);
+int game_apply(struct game *g, int player, const struct cmd *cmd, struct game_event_list *out);
 
 /* The --timeout expired while waiting: registration aborts; otherwise the
  * player waited for leaves (as Leave). No-op when the game is over. */
-void game_timeout(struct game *g, struct event_list *out);
+void game_timeout(struct game *g, struct game_event_list *out);
 
 /* The connection of registered player p is gone. The player leaves the game
  * when the game next waits for them (at once if it is waiting for them now);
  * until then nothing changes. */
-void game_disconnect(struct game *g, int player, struct event_list *out);
+void game_disconnect(struct game *g, int player, struct game_event_list *out);
 
 /* GAME_WAIT_ANY, GAME_WAIT_NONE, or the player id the game waits for. */
 int game_waiting_for(const struct game *g);

@@ -1,6 +1,6 @@
 /*
  * proto: the wire format (docs/protocol.md). One client line -> one
- * struct cmd; one struct event -> one server line.
+ * struct cmd; one struct game_event -> one server line.
  *
  * Pure: no I/O, no globals. cJSON is used by the decoder only (it lives here
  * and in config, nowhere else); the encoder writes JSON by hand.
@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "sopra/event.h"
+#include "sopra/game_event.h"
 #include "sopra/game.h"
 
 /* The longest client line accepted, in bytes, not counting the terminating
@@ -54,7 +54,7 @@ bool proto_decode(const char *line, size_t len, enum game_rules rules, struct pr
 
 /* A growable byte buffer for encoded lines. Owned by whoever initialised it;
  * proto_buf_reset keeps the capacity so steady-state encoding does not
- * allocate. Allocation failure aborts (like event_list_push). */
+ * allocate. Allocation failure aborts (like game_event_list_push). */
 struct proto_buf {
 	char *data; /* owned; not NUL-terminated */
 	size_t len;
@@ -74,6 +74,6 @@ void proto_buf_free(struct proto_buf *b);
  * Strings are escaped as JSON; invalid UTF-8 bytes become U+FFFD so the
  * output is always valid UTF-8.
  */
-void proto_encode(const struct event *ev, enum game_rules rules, struct proto_buf *out);
+void proto_encode(const struct game_event *ev, enum game_rules rules, struct proto_buf *out);
 
 #endif

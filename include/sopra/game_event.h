@@ -1,13 +1,13 @@
 /*
- * event: what the game tells the players, and the commands it is given.
+ * game_event: what the game tells the players, and the commands it is given.
  *
- * The game module produces `struct event`s into an `event_list` owned by the
- * caller; proto encodes each into one JSON line; net delivers it.
+ * The game module produces `struct game_event`s into a `game_event_list` owned
+ * by the caller; proto encodes each into one JSON line; net delivers it.
  * The X-macro lists below are the single source of the names: the enum, the
  * wire names and the encoder are all generated from them.
  */
-#ifndef SOPRA_EVENT_H
-#define SOPRA_EVENT_H
+#ifndef SOPRA_GAME_EVENT_H
+#define SOPRA_GAME_EVENT_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -50,12 +50,12 @@
 	X(SEARCHED, "Searched")                           \
 	X(LEFT, "Left")
 
-enum event_type {
-#define SOPRA_EV_ENUM(id, name) EV_##id,
-	SOPRA_EVENTS(SOPRA_EV_ENUM)
-#undef SOPRA_EV_ENUM
+enum game_event_type {
+#define SOPRA_GEV_ENUM(id, name) GEV_##id,
+	SOPRA_EVENTS(SOPRA_GEV_ENUM)
+#undef SOPRA_GEV_ENUM
 };
-#define EVENT_TYPE_COUNT (EV_LEFT + 1)
+#define GAME_EVENT_TYPE_COUNT (GEV_LEFT + 1)
 
 /* FoodChanged reasons */
 enum food_reason { FOOD_ADDED, FOOD_CONSUMED };
@@ -63,8 +63,8 @@ enum food_reason { FOOD_ADDED, FOOD_CONSUMED };
 enum moral_reason { MORAL_CHARACTER_DIED, MORAL_CRISIS, MORAL_STARVATION_TOKEN, MORAL_WASTE };
 
 /* Recipients. Any value >= 0 is one player id. */
-#define EVENT_TO_ALL    (-1) /* every player still in the game, ascending id */
-#define EVENT_TO_SENDER (-2) /* the connection that sent the command (may be unregistered) */
+#define GEV_TO_ALL    (-1) /* every player still in the game, ascending id */
+#define GEV_TO_SENDER (-2) /* the connection that sent the command (may be unregistered) */
 
 /*
  * One event. `arg` holds the parameters in protocol.md order: integers as is,
@@ -78,8 +78,8 @@ enum moral_reason { MORAL_CHARACTER_DIED, MORAL_CRISIS, MORAL_STARVATION_TOKEN, 
  * Delivery rule: Left(p) is the last event p's connection receives; the
  * broadcaster delivers it to all (p included), then drops p from "all".
  */
-struct event {
-	enum event_type type;
+struct game_event {
+	enum game_event_type type;
 	int to;
 	int nargs;
 	int arg[4];
@@ -88,20 +88,21 @@ struct event {
 
 /* A growable array of events owned by the caller; clearing keeps capacity so
  * a reused list allocates nothing in steady state. */
-struct event_list {
-	struct event *v;
+struct game_event_list {
+	struct game_event *v;
 	size_t n;
 	size_t cap;
 };
 
-void event_list_init(struct event_list *l);
-void event_list_clear(struct event_list *l);
-void event_list_free(struct event_list *l);
+void game_event_list_init(struct game_event_list *l);
+void game_event_list_clear(struct game_event_list *l);
+void game_event_list_free(struct game_event_list *l);
 /* Append; returns the new slot (zeroed but for type/to) or aborts on OOM. */
-struct event *event_list_push(struct event_list *l, enum event_type type, int to);
+struct game_event *game_event_list_push(struct game_event_list *l, enum game_event_type type,
+                                        int to);
 
 /* The wire name of an event type ("ActNow"). */
-const char *event_name(enum event_type type);
+const char *game_event_name(enum game_event_type type);
 
 /* ---- commands ---------------------------------------------------------- */
 

@@ -1,0 +1,58 @@
+/* xalloc: allocation helpers that abort loudly instead of returning NULL
+ * (see include/sopra/xalloc.h for the policy). */
+#include "sopra/xalloc.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+_Noreturn void xalloc_die(size_t n)
+{
+	fprintf(stderr, "sopra-server: out of memory (%zu bytes)\n", n);
+	abort();
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		xalloc_die(n);
+	return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		xalloc_die(n * size);
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q)
+		xalloc_die(n);
+	return q;
+}
+
+void *xreallocarray(void *p, size_t n, size_t size)
+{
+	if (size && n > SIZE_MAX / size)
+		xalloc_die(SIZE_MAX);
+	return xrealloc(p, n * size);
+}
+
+char *xmemdup0(const char *s, size_t n)
+{
+	char *d = xmalloc(n + 1);
+	memcpy(d, s, n);
+	d[n] = '\0';
+	return d;
+}
+
+char *xstrdup(const char *s)
+{
+	return xmemdup0(s, strlen(s));
+}
