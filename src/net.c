@@ -1080,6 +1080,11 @@ int server_port(const struct server *s)
 	return s->port;
 }
 
+struct event_base *server_base(const struct server *s)
+{
+	return s->base;
+}
+
 int server_run(struct server *s)
 {
 	/* registration is a wait too: it can time out before anyone connects */

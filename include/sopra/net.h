@@ -31,6 +31,8 @@
 
 #include <stdio.h>
 
+struct event_base;
+
 #include "sopra/config.h"
 #include "sopra/game.h"
 
@@ -53,6 +55,10 @@ struct server *server_new(const struct config *cfg, struct game *game, enum game
 
 /* The port actually listened on. */
 int server_port(const struct server *srv);
+
+/* The server's libevent loop, for modules that add their own events to it
+ * (e.g. the Agones SDK client). Valid until server_free. */
+struct event_base *server_base(const struct server *srv);
 
 /*
  * Run the loop until the game is over (and every connection has been flushed
