@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "sopra/rng.h"
+#include "sopra/xalloc.h"
 
 #define SPACES_PER_ENTRANCE 3
 
@@ -129,14 +130,6 @@ struct game {
 };
 
 /* ---- small helpers --------------------------------------------------- */
-
-static void *xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size);
-	if (!p)
-		abort();
-	return p;
-}
 
 static void emit(struct game *g, enum game_event_type t, int to, int nargs, ...)
 {
@@ -312,9 +305,7 @@ static void hand_add(struct game *g, int p, int k)
 	struct player_state *ps = &g->players[p];
 	if (ps->nhand == ps->caphand) {
 		ps->caphand = ps->caphand ? ps->caphand * 2 : 16;
-		ps->hand = realloc(ps->hand, (size_t)ps->caphand * sizeof(int));
-		if (!ps->hand)
-			abort();
+		ps->hand = xreallocarray(ps->hand, (size_t)ps->caphand, sizeof(int));
 	}
 	ps->hand[ps->nhand++] = k;
 	g->cards[k].place = CP_HAND;
@@ -1235,9 +1226,7 @@ static bool use_card_target(struct game *g, int p, int k, int c, int t)
 		struct char_state *ts = &g->chars[tc];
 		if (ts->nequip == ts->capequip) {
 			ts->capequip = ts->capequip ? ts->capequip * 2 : 4;
-			ts->equip = realloc(ts->equip, (size_t)ts->capequip * sizeof(int));
-			if (!ts->equip)
-				abort();
+			ts->equip = xreallocarray(ts->equip, (size_t)ts->capequip, sizeof(int));
 		}
 		hand_remove(g, p, k, CP_EQUIPPED);
 		g->cards[k].holder = tc;
@@ -1406,9 +1395,7 @@ static int registration_command(struct game *g, int player, const struct cmd *cm
 		int p = g->nplayers++;
 		struct player_state *ps = &g->players[p];
 		const char *name = cmd->name ? cmd->name : "";
-		ps->name = strdup(name);
-		if (!ps->name)
-			abort();
+		ps->name = xstrdup(name);
 		ps->in_game = true;
 		struct game_event *e = game_event_list_push(g->out, GEV_CONFIG, p);
 		e->str = g->cfg->text;

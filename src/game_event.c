@@ -1,9 +1,10 @@
 /* game_event: the event list container and the wire names of events and commands. */
 #include "sopra/game_event.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "sopra/xalloc.h"
 
 static const char *const event_names[GAME_EVENT_TYPE_COUNT] = {
 #define SOPRA_GEV_NAME(id, name) [GEV_##id] = (name),
@@ -45,20 +46,14 @@ void game_event_list_free(struct game_event_list *l)
 	game_event_list_init(l);
 }
 
-/* Grows geometrically; an allocation failure is fatal (the server cannot
- * continue a game whose events it cannot record). */
+/* Grows geometrically; running out of memory aborts (xalloc.h: the server
+ * cannot continue a game whose events it cannot record). */
 struct game_event *game_event_list_push(struct game_event_list *l, enum game_event_type type,
                                         int to)
 {
 	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 64;
-		struct game_event *v = realloc(l->v, cap * sizeof *v);
-		if (!v) {
-			fputs("sopra-server: out of memory\n", stderr);
-			abort();
-		}
-		l->v = v;
-		l->cap = cap;
+		l->cap = l->cap ? l->cap * 2 : 64;
+		l->v = xreallocarray(l->v, l->cap, sizeof *l->v);
 	}
 	struct game_event *e = &l->v[l->n++];
 	memset(e, 0, sizeof *e);

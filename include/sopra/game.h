@@ -37,7 +37,7 @@ const char *game_rules_name(enum game_rules r);
 struct game;
 
 /* Create a game in its registration phase. cfg is borrowed and must outlive
- * the game. Returns NULL only on allocation failure. */
+ * the game. Never returns NULL: running out of memory aborts (xalloc.h). */
 struct game *game_new(const struct config *cfg, int64_t seed, enum game_rules rules);
 void game_free(struct game *g);
 
