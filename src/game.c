@@ -1536,6 +1536,11 @@ struct rng game_rng_peek(const struct game *g)
 	return g->rng;
 }
 
+enum game_rules game_rules_of(const struct game *g)
+{
+	return g->rules;
+}
+
 int game_player_count(const struct game *g)
 {
 	return g->nplayers;

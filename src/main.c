@@ -255,7 +255,7 @@ int main(int argc, char **argv)
 		fputs("sopra-server: out of memory\n", stderr);
 		goto out;
 	}
-	srv = server_new(cfg, game, o.rules, o.port, o.timeout, stderr);
+	srv = server_new(game, o.port, o.timeout, stderr);
 	if (!srv)
 		goto out; /* server_new said why */
 #ifdef __GLIBC__

@@ -1,6 +1,24 @@
 /*
- * net: listener, connections, line framing, event routing, the --timeout
- * timer and orderly shutdown, on libevent 2.1 (see include/sopra/net.h).
+ * net: listener, connections, line framing, the --timeout timer and orderly
+ * shutdown, on libevent 2.1 (see include/sopra/net.h).
+ *
+ * The data path:
+ *
+ *   socket --evbuffer--> lines --proto_decode--> cmdq --> dispatch --> game
+ *   socket <--evbuffer-- encoded lines <-- sink <-- bcast <--events--'
+ *
+ * net only frames and decodes: every complete line becomes a queue entry,
+ * and so do timeouts and lost connections; the dispatcher (dispatch.c) is
+ * the only caller of the game. Every callback that queues entries ends by
+ * draining the queue (run_queue) and flushing output (flush_dirty), so a
+ * command is answered within the callback that read it.
+ *
+ * Fairness: a readable event takes at most NET_LINES_PER_EVENT lines from
+ * its connection (memcached's reqs_per_event). If more complete lines are
+ * buffered, the connection stops reading and resumes from a zero-delay
+ * timer, which libevent runs only after the sockets that became readable
+ * meanwhile: one client pipelining thousands of commands delays another
+ * client's command by at most one batch.
  *
  * Connection life cycle (logged on every transition):
  *
@@ -15,18 +33,12 @@
  * CLOSED connections are freed by a deferred "reaper" callback, never in the
  * middle of a callback chain that may still hold a pointer to them.
  *
- * Each connection has its own two flat buffers and plain libevent events
- * (no bufferevents: their chains, locks and callbacks, and the FIONREAD
- * ioctl before every read, cost more than the work per command;
- * docs/performance.md). Input: one recv per readable event into `in`,
- * then every complete line is handled in place. Output: conn_write only
- * appends to `out` and marks the connection dirty; every callback that may
- * queue output ends with flush_dirty(), which writes each dirty connection
- * with one sendmsg (all events of all commands of that callback at once). Only
- * when the kernel does not take everything is the connection's write event
- * added, until `out` is empty again. The connection that was just prompted
- * with ActNow is flushed first: the player who must act next should not
- * wait for the copies sent to everyone else.
+ * Output: the sink appends encoded lines to the connection's evbuffer (the
+ * Config line by reference: it carries the whole configuration and is the
+ * same for everybody) and marks the connection dirty; flush_dirty writes
+ * each dirty connection once per callback. Only when the kernel does not
+ * take everything is the connection's write event added. The connection
+ * just prompted with ActNow is flushed first.
  */
 #include "sopra/net.h"
 
@@ -42,14 +54,18 @@
 #include <netinet/tcp.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
+#include <event2/buffer.h>
 #include <event2/event.h>
 #include <event2/listener.h>
 #include <event2/util.h>
 
+#include "sopra/bcast.h"
+#include "sopra/cmdq.h"
+#include "sopra/dispatch.h"
 #include "sopra/proto.h"
+#include "sopra/xalloc.h"
 
 /* How long a closing connection may take to flush before it is cut off. */
 #define NET_DRAIN_MS 5000
@@ -61,13 +77,10 @@
 #define NET_SHUTDOWN_SIGNAL_MS    1000
 /* Retry delay after accept() fails for lack of resources. */
 #define NET_ACCEPT_RETRY_MS 100
-/* Input buffer: first size, and the most it grows to (a line of
- * PROTO_MAX_LINE bytes, its "\r\n", and room for one more read). */
-#define NET_IN_FIRST 4096u
-#define NET_IN_MAX   ((size_t)PROTO_MAX_LINE + 2u + NET_IN_FIRST)
-/* Buffers above this size are released once they are empty again (a long
- * line, the Config event of a large configuration). */
-#define NET_KEEP_BYTES 16384u
+/* Bytes read from a socket per readable event. */
+#define NET_READ_BYTES 16384
+/* Lines taken from one connection per readable event (fairness). */
+#define NET_LINES_PER_EVENT 16
 
 enum conn_state {
 	CONN_OPEN,      /* reading commands, receiving events */
@@ -85,45 +98,23 @@ static const char *const conn_state_names[] = {
 
 struct server;
 
-/* A flat byte buffer: data[off..len) is pending. An output buffer may also
- * hold one block by reference (the Config line, which lives as long as the
- * server and may be megabytes: not copied for every player): it goes out
- * after data[off..ref_at) and before data[ref_at..len). */
-struct buf {
-	char *data;
-	size_t off, len, cap;
-	const char *ref; /* the unsent rest of the block, or NULL */
-	size_t ref_len, ref_at;
-};
-
-/* Bytes b still has to send, the block by reference included. */
-static size_t buf_pending(const struct buf *b)
-{
-	return b->len - b->off + (b->ref ? b->ref_len : 0);
-}
-
 struct conn {
 	struct server *srv;
-	evutil_socket_t fd;  /* owned */
-	struct event *rev;   /* owned; EV_READ, added while not CLOSED */
-	struct event *wev;   /* owned; EV_WRITE, added only while out does not drain */
-	struct event *timer; /* owned; drain deadline / linger poll */
-	struct buf in, out;
-	int id;     /* commId, for the log */
-	int player; /* GAME_NO_PLAYER until Register succeeds */
+	evutil_socket_t fd;   /* owned */
+	struct event *rev;    /* owned; EV_READ, added while reading */
+	struct event *wev;    /* owned; EV_WRITE, added only while out does not drain */
+	struct event *timer;  /* owned; drain deadline / linger poll */
+	struct event *resume; /* owned; takes more buffered lines (fairness) */
+	struct evbuffer *in;  /* owned; bytes not yet framed */
+	struct evbuffer *out; /* owned; encoded lines not yet sent */
+	int id;               /* commId */
 	enum conn_state state;
+	bool framing_broken; /* sent an over-long line: no more lines taken */
+	bool dirty;          /* in srv->dirty: output queued, not yet flushed */
 	int linger_polls;
-	bool dirty; /* in srv->dirty: output queued, not yet flushed */
 	char peer[64];
 	struct conn *prev, *next; /* in srv->conns, or srv->dead once CLOSED */
 	struct conn *dirty_next;
-};
-
-/* What net knows about player p. */
-struct player_slot {
-	struct conn *conn;       /* the OPEN connection of p, or NULL */
-	bool in_game;            /* registered and no Left(p) delivered yet */
-	bool disconnect_pending; /* conn lost while in the game: tell the game */
 };
 
 struct server {
@@ -148,26 +139,30 @@ struct server {
 	int nconns;            /* length of conns */
 	int next_comm_id;
 
-	struct player_slot *players; /* owned; indexed by player id */
-	int nplayers;                /* slots in use (max id + 1) */
-	int players_cap;
+	/* the connections that are not CLOSED, by ascending commId (ids only
+	 * grow, so accepting appends) */
+	struct conn **by_id;
+	size_t nby_id, cap_by_id;
 
 	int timer_for; /* game_waiting_for() when the --timeout was last armed */
 	bool stopping;
 	bool loop_failed;
 
-	/* scratch, reused for every command */
-	struct game_event_list events;
-	struct proto_cmd cmd;
+	struct cmdq queue;
+	struct bcast *bcast;
+	struct dispatcher disp;
+
+	/* the event being routed, encoded once (bcast_sink.encode) */
 	struct proto_buf out;
-	/* the Config line, encoded once (it carries the whole configuration
-	 * file, the same for every player) and queued by reference: it must
+	const struct proto_buf *line; /* &out or &config_line */
+	/* the Config line, encoded once and queued by reference: it must
 	 * outlive every connection (server_free frees it last) */
 	struct proto_buf config_line;
 	const char *config_src; /* the ev->str it was encoded from */
 };
 
 static void flush_dirty(struct server *s);
+static void run_queue(struct server *s);
 
 /* ---- logging ------------------------------------------------------------- */
 
@@ -201,7 +196,7 @@ static struct timeval ms_tv(int ms)
 	return tv;
 }
 
-/* ---- connection teardown ----------------------------------------------- */
+/* ---- connection lists ---------------------------------------------------- */
 
 static void list_unlink(struct conn **head, struct conn *c)
 {
@@ -236,49 +231,90 @@ static void list_push(struct conn **head, struct conn *c)
 	*head = c;
 }
 
-/* c stops being its player's connection. If the player is still in the game
- * the game must hear about it (done later, in settle). */
-static void conn_detach(struct conn *c)
+/* Index in s->by_id of the first connection with id >= comm_id. */
+static size_t by_id_lower(const struct server *s, int comm_id)
 {
-	struct server *s = c->srv;
-	if (c->player < 0 || c->player >= s->nplayers)
-		return;
-	struct player_slot *ps = &s->players[c->player];
-	if (ps->conn != c)
-		return;
-	ps->conn = NULL;
-	if (ps->in_game && !s->stopping)
-		ps->disconnect_pending = true;
+	size_t lo = 0, hi = s->nby_id;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->by_id[mid]->id < comm_id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
+/* The connection with this commId that is not CLOSED, or NULL. */
+static struct conn *conn_find(const struct server *s, int comm_id)
+{
+	size_t i = by_id_lower(s, comm_id);
+	return i < s->nby_id && s->by_id[i]->id == comm_id ? s->by_id[i] : NULL;
+}
+
+static void by_id_append(struct server *s, struct conn *c)
+{
+	if (s->nby_id == s->cap_by_id) {
+		s->cap_by_id = s->cap_by_id ? s->cap_by_id * 2 : 64;
+		s->by_id = xreallocarray(s->by_id, s->cap_by_id, sizeof *s->by_id);
+	}
+	s->by_id[s->nby_id++] = c;
+}
+
+static void by_id_remove(struct server *s, const struct conn *c)
+{
+	size_t i = by_id_lower(s, c->id);
+	if (i < s->nby_id && s->by_id[i] == c) {
+		memmove(&s->by_id[i], &s->by_id[i + 1], (s->nby_id - i - 1) * sizeof *s->by_id);
+		s->nby_id--;
+	}
+}
+
+/* ---- connection teardown ----------------------------------------------- */
+
 /* Close c now (whatever is unsent is lost) and hand it to the reaper.
- * Safe to call from any callback, also c's own. */
+ * Safe to call from any callback, also c's own. The game is not told:
+ * see conn_lost. */
 static void conn_close(struct conn *c, const char *why)
 {
 	struct server *s = c->srv;
 	if (c->state == CONN_CLOSED)
 		return;
-	conn_detach(c);
 	conn_set_state(c, CONN_CLOSED, why);
 	event_del(c->rev);
 	event_del(c->wev);
 	evtimer_del(c->timer);
+	evtimer_del(c->resume);
 	list_unlink(&s->conns, c);
+	by_id_remove(s, c);
 	s->nconns--;
 	list_push(&s->dead, c);
 	event_active(s->reaper, EV_TIMEOUT, 0);
 }
 
+/* c is gone (EOF, a socket error, a client that does not read): close it,
+ * and if it was taking commands, queue the loss for the game. */
+static void conn_lost(struct conn *c, const char *why)
+{
+	struct server *s = c->srv;
+	bool was_open = c->state == CONN_OPEN;
+	conn_close(c, why);
+	if (was_open && !s->stopping)
+		cmdq_push_lost(&s->queue, c->id, false);
+}
+
 static void conn_free(struct conn *c)
 {
-	struct event *evs[] = {c->rev, c->wev, c->timer};
-	for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
+	struct event *evs[] = {c->rev, c->wev, c->timer, c->resume};
+	for (size_t i = 0; i < COUNT_OF(evs); i++)
 		if (evs[i])
 			event_free(evs[i]);
+	if (c->in)
+		evbuffer_free(c->in);
+	if (c->out)
+		evbuffer_free(c->out);
 	if (c->fd >= 0)
 		evutil_closesocket(c->fd);
-	free(c->in.data);
-	free(c->out.data);
 	free(c);
 }
 
@@ -327,14 +363,16 @@ static void conn_mark_dirty(struct conn *c)
 	c->srv->dirty = c;
 }
 
-/* Stop taking commands from c, flush its output, then close it. */
+/* Stop taking commands from c, flush its output, then close it. Input is
+ * read and discarded meanwhile. */
 static void conn_start_drain(struct conn *c, const char *why)
 {
 	if (c->state != CONN_OPEN)
 		return;
-	conn_detach(c);
 	conn_set_state(c, CONN_DRAINING, why);
-	if (buf_pending(&c->out) == 0) {
+	evtimer_del(c->resume);
+	event_add(c->rev, NULL);
+	if (evbuffer_get_length(c->out) == 0) {
 		conn_linger(c);
 	} else {
 		struct timeval tv = ms_tv(NET_DRAIN_MS);
@@ -374,112 +412,33 @@ static void conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 
 /* ---- output -------------------------------------------------------------- */
 
-/* Moves the pending bytes of b to its front. */
-static void buf_compact(struct buf *b)
+/* Whether c's backlog may grow by len bytes. A client whose backlog would
+ * exceed NET_MAX_OUTPUT does not read and is dropped by the caller; the
+ * Config line carries the whole configuration file and may be larger than
+ * that by itself. */
+static bool conn_has_room(const struct conn *c, size_t len)
 {
-	memmove(b->data, b->data + b->off, b->len - b->off);
-	b->len -= b->off;
-	if (b->ref)
-		b->ref_at -= b->off; /* off <= ref_at while a block is pending */
-	b->off = 0;
+	return evbuffer_get_length(c->out) + len <= NET_MAX_OUTPUT + c->srv->config_line.len;
 }
 
-/* Makes room for n more bytes at the end of b; false if memory runs out.
- * The pending bytes are moved to the front only when that moves no more
- * than it frees, so a slow reader's backlog is not copied again and again
- * (amortised O(1) per byte; b grows to at most about twice its backlog). */
-static bool buf_reserve(struct buf *b, size_t n)
+/* Queue one encoded line for c if it is OPEN: the Config line by
+ * reference, others as a copy. */
+static void conn_queue(struct conn *c, const struct proto_buf *line)
 {
-	if (b->cap - b->len >= n)
-		return true;
-	if (b->off > 0 && b->off >= b->len - b->off) {
-		buf_compact(b);
-		if (b->cap - b->len >= n)
-			return true;
-	}
-	size_t cap = b->cap ? b->cap : NET_IN_FIRST;
-	while (cap - b->len < n)
-		cap *= 2;
-	char *d = realloc(b->data, cap);
-	if (!d)
-		return false;
-	b->data = d;
-	b->cap = cap;
-	return true;
-}
-
-/* n bytes of b were sent: the bytes before the block, the block, the bytes
- * after it, in that order. */
-static void buf_consume(struct buf *b, size_t n)
-{
-	if (b->ref) {
-		size_t before = b->ref_at - b->off, k = n < before ? n : before;
-		b->off += k;
-		n -= k;
-		k = n < b->ref_len ? n : b->ref_len;
-		b->ref += k;
-		b->ref_len -= k;
-		n -= k;
-		if (b->ref_len == 0)
-			b->ref = NULL;
-	}
-	b->off += n;
-}
-
-/* b holds nothing pending any more: start over at the front, and give a
- * large buffer back. */
-static void buf_empty(struct buf *b)
-{
-	b->off = b->len = 0;
-	b->ref = NULL;
-	if (b->cap > NET_KEEP_BYTES) {
-		free(b->data);
-		b->data = NULL;
-		b->cap = 0;
-	}
-}
-
-/* Whether c may queue len more bytes; if not, c is closed. A client whose
- * backlog grows beyond NET_MAX_OUTPUT is dropped (it would otherwise grow
- * without bound); the Config line carries the whole configuration file and
- * may be larger than that by itself. */
-static bool conn_room_for(struct conn *c, size_t len)
-{
-	if (buf_pending(&c->out) + len > NET_MAX_OUTPUT + c->srv->config_line.len) {
-		conn_close(c, "output buffer overflow (client does not read)");
-		return false;
-	}
-	return true;
-}
-
-/* Queue a copy of len bytes for c if it is OPEN. */
-static void conn_write(struct conn *c, const char *data, size_t len)
-{
-	if (c->state != CONN_OPEN || !conn_room_for(c, len))
+	struct server *s = c->srv;
+	if (c->state != CONN_OPEN)
 		return;
-	if (!buf_reserve(&c->out, len)) {
-		conn_close(c, "cannot queue output");
+	if (!conn_has_room(c, line->len)) {
+		conn_lost(c, "output buffer overflow (client does not read)");
 		return;
 	}
-	memcpy(c->out.data + c->out.len, data, len);
-	c->out.len += len;
-	conn_mark_dirty(c);
-}
-
-/* Queue len bytes for c by reference; data must stay until the server is
- * freed (s->config_line). A second block while one is pending (never with
- * one Config per connection) is copied instead. */
-static void conn_write_ref(struct conn *c, const char *data, size_t len)
-{
-	if (c->out.ref) {
-		conn_write(c, data, len);
+	int rc = line == &s->config_line
+	                 ? evbuffer_add_reference(c->out, line->data, line->len, NULL, NULL)
+	                 : evbuffer_add(c->out, line->data, line->len);
+	if (rc != 0) {
+		conn_lost(c, "cannot queue output");
 		return;
 	}
-	if (c->state != CONN_OPEN || !conn_room_for(c, len))
-		return;
-	c->out.ref = data;
-	c->out.ref_len = len;
-	c->out.ref_at = c->out.len;
 	conn_mark_dirty(c);
 }
 
@@ -487,25 +446,10 @@ static void conn_write_ref(struct conn *c, const char *data, size_t len)
  * the errno of a failed send (EAGAIN and EINTR are not failures). */
 static int conn_send_pending(struct conn *c)
 {
-	struct buf *b = &c->out;
-	while (buf_pending(b) > 0) {
-		struct iovec iov[3];
-		size_t niov = 0, before = b->ref ? b->ref_at : b->len;
-		if (before > b->off)
-			iov[niov++] = (struct iovec){b->data + b->off, before - b->off};
-		if (b->ref) {
-			iov[niov++] =
-			        (struct iovec){(void *)b->ref, b->ref_len}; /* sendmsg only reads */
-			if (b->len > b->ref_at)
-				iov[niov++] =
-				        (struct iovec){b->data + b->ref_at, b->len - b->ref_at};
-		}
-		struct msghdr msg = {.msg_iov = iov, .msg_iovlen = niov};
-		ssize_t n = sendmsg(c->fd, &msg, MSG_NOSIGNAL);
-		if (n > 0) {
-			buf_consume(b, (size_t)n);
+	while (evbuffer_get_length(c->out) > 0) {
+		int n = evbuffer_write(c->out, c->fd);
+		if (n > 0)
 			continue;
-		}
 		if (n < 0 && errno == EINTR)
 			continue;
 		return n < 0 && errno != EAGAIN && errno != EWOULDBLOCK ? errno : 0;
@@ -517,7 +461,6 @@ static int conn_send_pending(struct conn *c)
  * connection goes on to linger. */
 static void conn_drained(struct conn *c)
 {
-	buf_empty(&c->out);
 	event_del(c->wev);
 	if (c->state == CONN_DRAINING) {
 		evtimer_del(c->timer);
@@ -535,7 +478,7 @@ static void conn_flush(struct conn *c)
 	if (event_pending(c->wev, EV_WRITE, NULL))
 		return; /* already waiting for the socket to take more */
 	int err = conn_send_pending(c);
-	if (err == 0 && buf_pending(&c->out) == 0)
+	if (err == 0 && evbuffer_get_length(c->out) == 0)
 		conn_drained(c);
 	else
 		event_add(c->wev, NULL);
@@ -572,79 +515,42 @@ static void flush_dirty(struct server *s)
 	}
 }
 
-/* Send CommandFailed(msg) to c alone. */
-static void conn_send_failed(struct conn *c, const char *msg)
-{
-	struct server *s = c->srv;
-	struct game_event ev = {.type = GEV_COMMAND_FAILED, .to = GEV_TO_SENDER, .str = msg};
-	proto_buf_reset(&s->out);
-	proto_encode(&ev, s->rules, &s->out);
-	conn_write(c, s->out.data, s->out.len);
-}
+/* ---- the broadcaster's sink ---------------------------------------------- */
 
-/* p has left the game: nothing more is routed to p, and p's connection is
- * closed once its output (ending with Left) is flushed. */
-static void player_left(struct server *s, int p)
+/* Encode ev once for all its recipients; the Config line only once ever. */
+static void sink_encode(void *ctx, const struct game_event *ev)
 {
-	if (p < 0 || p >= s->nplayers)
+	struct server *s = ctx;
+	if (ev->type == GEV_CONFIG && ev->str && (!s->config_src || s->config_src == ev->str)) {
+		if (!s->config_src) {
+			proto_encode(ev, s->rules, &s->config_line);
+			s->config_src = ev->str;
+		}
+		s->line = &s->config_line;
 		return;
-	struct player_slot *ps = &s->players[p];
-	ps->in_game = false;
-	ps->disconnect_pending = false;
-	if (ps->conn) {
-		struct conn *c = ps->conn;
-		ps->conn = NULL;
-		conn_start_drain(c, "player left");
 	}
-	net_log(s, "player %d: left the game", p);
+	proto_buf_reset(&s->out);
+	proto_encode(ev, s->rules, &s->out);
+	s->line = &s->out;
 }
 
-/* Queue one encoded event for c: the Config line by reference, others as
- * a copy. */
-static void conn_queue(struct conn *c, const struct proto_buf *line)
+static void sink_send(void *ctx, int comm_id, const struct game_event *ev)
 {
-	if (line == &c->srv->config_line)
-		conn_write_ref(c, line->data, line->len);
-	else
-		conn_write(c, line->data, line->len);
+	struct server *s = ctx;
+	struct conn *c = conn_find(s, comm_id);
+	if (!c)
+		return;
+	conn_queue(c, s->line);
+	if (ev->type == GEV_ACT_NOW && ev->to >= 0 && c->state == CONN_OPEN)
+		s->prompted = c;
 }
 
-/* Deliver every event of l, each encoded once. sender is the connection whose
- * command produced them (NULL for timeouts and disconnects). */
-static void deliver(struct server *s, struct conn *sender, const struct game_event_list *l)
+static void sink_close(void *ctx, int comm_id)
 {
-	for (size_t i = 0; i < l->n; i++) {
-		const struct game_event *ev = &l->v[i];
-		const struct proto_buf *line = &s->out;
-		if (ev->type == GEV_CONFIG && ev->str &&
-		    (!s->config_src || s->config_src == ev->str)) {
-			if (!s->config_src) {
-				proto_encode(ev, s->rules, &s->config_line);
-				s->config_src = ev->str;
-			}
-			line = &s->config_line;
-		} else {
-			proto_buf_reset(&s->out);
-			proto_encode(ev, s->rules, &s->out);
-		}
-		if (ev->to == GEV_TO_SENDER) {
-			if (sender)
-				conn_queue(sender, line);
-		} else if (ev->to == GEV_TO_ALL) {
-			for (int p = 0; p < s->nplayers; p++)
-				if (s->players[p].in_game && s->players[p].conn)
-					conn_queue(s->players[p].conn, line);
-		} else if (ev->to >= 0 && ev->to < s->nplayers) {
-			struct player_slot *ps = &s->players[ev->to];
-			if (ps->in_game && ps->conn) {
-				conn_queue(ps->conn, line);
-				if (ev->type == GEV_ACT_NOW)
-					s->prompted = ps->conn;
-			}
-		}
-		if (ev->type == GEV_LEFT)
-			player_left(s, ev->arg[0]);
-	}
+	struct server *s = ctx;
+	struct conn *c = conn_find(s, comm_id);
+	if (c)
+		conn_start_drain(c, c->framing_broken ? "line too long" : "player left");
 }
 
 /* ---- shutdown ------------------------------------------------------------ */
@@ -668,6 +574,7 @@ static void begin_shutdown(struct server *s, int cap_ms, const char *why)
 		return;
 	s->stopping = true;
 	net_log(s, "shutting down (%s)", why);
+	cmdq_clear(&s->queue);
 	if (s->listener)
 		evconnlistener_disable(s->listener);
 	evtimer_del(s->accept_retry);
@@ -698,36 +605,14 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
 /* ---- after every step ---------------------------------------------------- */
 
 /*
- * Called after each command, timeout or lost connection: tell the game about
- * connections lost meanwhile (in player order), check invariants, then
- * either shut down (game over) or (re)arm the --timeout while the game waits.
- * restart_timer: a command was decoded (or the timer fired), so the wait
- * starts afresh.
+ * Called after the queue was drained: either shut down (game over) or
+ * (re)arm the --timeout while the game waits. restart_timer: a command was
+ * applied (or the timer fired), so the wait starts afresh.
  */
 static void settle(struct server *s, bool restart_timer)
 {
 	if (s->stopping)
 		return;
-	for (int p = 0; p < s->nplayers; p++) {
-		struct player_slot *ps = &s->players[p];
-		if (!ps->disconnect_pending)
-			continue;
-		ps->disconnect_pending = false;
-		if (!ps->in_game)
-			continue;
-		net_log(s, "player %d: connection lost", p);
-		game_event_list_clear(&s->events);
-		game_disconnect(s->game, p, &s->events);
-		deliver(s, NULL, &s->events);
-		p = -1; /* delivering may have lost more connections: rescan */
-	}
-#ifdef SOPRA_CHECK_INVARIANTS
-	const char *bad = game_check_invariants(s->game);
-	if (bad) {
-		fprintf(s->log ? s->log : stderr, "sopra-server: invariant violated: %s\n", bad);
-		abort();
-	}
-#endif
 	if (game_is_over(s->game)) {
 		begin_shutdown(s, NET_SHUTDOWN_GAME_OVER_MS, "game over");
 		return;
@@ -744,6 +629,19 @@ static void settle(struct server *s, bool restart_timer)
 	s->timer_for = w;
 }
 
+/* Dispatch what the callbacks queued, then settle the timer and shutdown. */
+static void run_queue(struct server *s)
+{
+	if (s->stopping) {
+		cmdq_clear(&s->queue);
+		return;
+	}
+	if (cmdq_empty(&s->queue))
+		return;
+	struct dispatch_result r = dispatch_drain(&s->disp, &s->queue);
+	settle(s, r.restart_timer);
+}
+
 static void timeout_cb(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
@@ -751,64 +649,12 @@ static void timeout_cb(evutil_socket_t fd, short what, void *arg)
 	struct server *s = arg;
 	if (s->stopping)
 		return;
-	int w = game_waiting_for(s->game);
-	if (w == GAME_WAIT_ANY)
-		net_log(s, "timeout during registration");
-	else
-		net_log(s, "timeout waiting for player %d", w);
-	game_event_list_clear(&s->events);
-	game_timeout(s->game, &s->events);
-	deliver(s, NULL, &s->events);
-	settle(s, true);
+	cmdq_push_timeout(&s->queue);
+	run_queue(s);
 	flush_dirty(s);
 }
 
 /* ---- input --------------------------------------------------------------- */
-
-/* Make room for player ids 0..n-1 (new slots zeroed). */
-static void players_grow(struct server *s, int n)
-{
-	if (n <= s->players_cap)
-		return;
-	int cap = s->players_cap ? s->players_cap : 8;
-	while (cap < n)
-		cap *= 2;
-	struct player_slot *v = realloc(s->players, (size_t)cap * sizeof *v);
-	if (!v) {
-		fputs("sopra-server: out of memory\n", stderr);
-		abort();
-	}
-	memset(v + s->players_cap, 0, (size_t)(cap - s->players_cap) * sizeof *v);
-	s->players = v;
-	s->players_cap = cap;
-}
-
-/* One complete line (no "\n", "\r" already stripped) from OPEN connection c. */
-static void conn_handle_line(struct conn *c, const char *line, size_t len)
-{
-	struct server *s = c->srv;
-	const char *err = NULL;
-	if (!proto_decode(line, len, s->rules, &s->cmd, &err)) {
-		/* bad input: an answer to the sender, nothing else happens */
-		conn_send_failed(c, err);
-		return;
-	}
-	game_event_list_clear(&s->events);
-	int p = game_apply(s->game, c->player, &s->cmd.cmd, &s->events);
-	if (p >= 0 && p != c->player) {
-		players_grow(s, p + 1);
-		if (p >= s->nplayers)
-			s->nplayers = p + 1;
-		s->players[p].conn = c;
-		s->players[p].in_game = true;
-		s->players[p].disconnect_pending = false;
-		c->player = p;
-		net_log(s, "conn %d: registered as player %d", c->id, p);
-	}
-	deliver(s, c, &s->events);
-	proto_cmd_clear(&s->cmd);
-	settle(s, true);
-}
 
 /* Only JSON whitespace: such a line is skipped without an answer (a line of
  * just "\r" included, i.e. "\r\r\n"). */
@@ -820,64 +666,82 @@ static bool is_blank(const char *s, size_t n)
 	return true;
 }
 
+/* c sent a line longer than PROTO_MAX_LINE: answer it, then close it after
+ * flushing (the loss is queued, so the game hears of it in order). */
 static void conn_line_too_long(struct conn *c)
 {
-	net_log(c->srv, "conn %d: line longer than %d bytes", c->id, PROTO_MAX_LINE);
-	conn_send_failed(c, PROTO_ERR_LINE_TOO_LONG);
-	conn_start_drain(c, "line too long");
-	settle(c->srv, false);
+	struct server *s = c->srv;
+	net_log(s, "conn %d: line longer than %d bytes", c->id, PROTO_MAX_LINE);
+	c->framing_broken = true;
+	cmdq_push_error(&s->queue, c->id, PROTO_ERR_LINE_TOO_LONG);
+	cmdq_push_lost(&s->queue, c->id, true);
 }
 
-/* c is gone (EOF or a socket error): close it; if it was taking commands,
- * the game hears about it. */
-static void conn_lost(struct conn *c, int err)
+/*
+ * Frame and queue up to NET_LINES_PER_EVENT complete lines of c->in.
+ * Returns true if complete lines are left for later (the caller pauses
+ * reading and schedules c->resume). A partial line stays in c->in.
+ */
+static bool conn_take_lines(struct conn *c)
 {
 	struct server *s = c->srv;
-	if (err)
-		net_log(s, "conn %d: socket error: %s", c->id, evutil_socket_error_to_string(err));
-	bool was_open = c->state == CONN_OPEN;
-	conn_close(c, err ? "socket error" : "peer closed");
-	if (was_open)
-		settle(s, false);
+	for (int taken = 0; c->state == CONN_OPEN && !c->framing_broken;) {
+		size_t avail = evbuffer_get_length(c->in);
+		if (avail == 0)
+			return false;
+		struct evbuffer_ptr nl = evbuffer_search_eol(c->in, NULL, NULL, EVBUFFER_EOL_LF);
+		/* one byte of slack for a "\r" before the "\n" */
+		if ((nl.pos < 0 && avail > PROTO_MAX_LINE + 1) ||
+		    (nl.pos >= 0 && (size_t)nl.pos > PROTO_MAX_LINE + 1)) {
+			conn_line_too_long(c);
+			return false;
+		}
+		if (nl.pos < 0)
+			return false;
+		if (taken == NET_LINES_PER_EVENT)
+			return true;
+		size_t n = (size_t)nl.pos;
+		const char *line = (const char *)evbuffer_pullup(c->in, (ev_ssize_t)n + 1);
+		size_t len = n > 0 && line[n - 1] == '\r' ? n - 1 : n;
+		if (len > PROTO_MAX_LINE) {
+			conn_line_too_long(c);
+			return false;
+		}
+		if (!is_blank(line, len)) {
+			cmdq_push_line(&s->queue, c->id, line, len, s->rules);
+			taken++;
+		}
+		evbuffer_drain(c->in, n + 1);
+	}
+	return false;
 }
 
-/* Handles every complete line in c->in, in order: none may stay behind,
- * since no further read event comes unless more bytes arrive. Lines are
- * decoded in place. */
+/* Take c's buffered lines; if some are left over, stop reading c until the
+ * resume timer has taken them (other connections go first meanwhile). */
 static void conn_handle_input(struct conn *c)
 {
-	struct buf *in = &c->in;
-	while (c->state == CONN_OPEN && in->off < in->len) {
-		char *line = in->data + in->off;
-		size_t avail = in->len - in->off;
-		char *nl = memchr(line, '\n', avail);
-		if (!nl) {
-			/* a partial line: one byte of slack for a "\r" */
-			if (avail > PROTO_MAX_LINE + 1)
-				conn_line_too_long(c);
-			break;
-		}
-		size_t n = (size_t)(nl - line);
-		if (n > PROTO_MAX_LINE + 1) {
-			conn_line_too_long(c);
-			break;
-		}
-		in->off += n + 1;
-		if (n > 0 && line[n - 1] == '\r')
-			n--;
-		if (n > PROTO_MAX_LINE) {
-			conn_line_too_long(c);
-			break;
-		}
-		if (is_blank(line, n))
-			continue;
-		conn_handle_line(c, line, n);
+	if (conn_take_lines(c)) {
+		event_del(c->rev);
+		struct timeval now = {0, 0};
+		evtimer_add(c->resume, &now);
+	} else if (c->state != CONN_OPEN || c->framing_broken) {
+		evbuffer_drain(c->in, evbuffer_get_length(c->in)); /* discarded from now on */
 	}
-	if (c->state != CONN_OPEN || in->off == in->len) {
-		buf_empty(in); /* all handled, or input is discarded from now on */
-	} else if (in->off > 0) {
-		buf_compact(in); /* a partial line stays: at the front */
-	}
+}
+
+static void conn_resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct conn *c = arg;
+	struct server *s = c->srv;
+	if (c->state != CONN_OPEN)
+		return;
+	conn_handle_input(c);
+	if (!evtimer_pending(c->resume, NULL) && c->state != CONN_CLOSED)
+		event_add(c->rev, NULL);
+	run_queue(s);
+	flush_dirty(s);
 }
 
 static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
@@ -885,26 +749,19 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	struct conn *c = arg;
 	struct server *s = c->srv;
-	/* Between reads c->in holds at most a partial line of up to
-	 * PROTO_MAX_LINE + 1 bytes, at its front (conn_handle_input); reading
-	 * at most up to NET_IN_MAX leaves room for at least NET_IN_FIRST more. */
-	if (!buf_reserve(&c->in, NET_IN_FIRST / 4)) {
-		conn_lost(c, ENOMEM);
-		flush_dirty(s);
-		return;
-	}
-	size_t room = c->in.cap - c->in.len;
-	if (c->in.len + room > NET_IN_MAX)
-		room = NET_IN_MAX - c->in.len;
-	ssize_t n = recv(fd, c->in.data + c->in.len, room, 0);
+	int n = evbuffer_read(c->in, fd, NET_READ_BYTES);
 	if (n > 0) {
-		c->in.len += (size_t)n;
-		conn_handle_input(c);
+		if (c->state == CONN_OPEN)
+			conn_handle_input(c);
+		else
+			evbuffer_drain(c->in, evbuffer_get_length(c->in));
 	} else if (n == 0) {
-		conn_lost(c, 0);
+		conn_lost(c, "peer closed");
 	} else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-		conn_lost(c, errno);
+		net_log(s, "conn %d: socket error: %s", c->id, evutil_socket_error_to_string(errno));
+		conn_lost(c, "socket error");
 	}
+	run_queue(s);
 	flush_dirty(s);
 }
 
@@ -915,9 +772,12 @@ static void conn_write_cb(evutil_socket_t fd, short what, void *arg)
 	struct conn *c = arg;
 	int err = conn_send_pending(c);
 	if (err) {
-		conn_lost(c, err);
+		net_log(c->srv, "conn %d: socket error: %s", c->id,
+		        evutil_socket_error_to_string(err));
+		conn_lost(c, "socket error");
+		run_queue(c->srv);
 		flush_dirty(c->srv);
-	} else if (buf_pending(&c->out) == 0) {
+	} else if (evbuffer_get_length(c->out) == 0) {
 		conn_drained(c);
 	}
 }
@@ -940,6 +800,33 @@ static void format_peer(const struct sockaddr *sa, char *buf, size_t len)
 	snprintf(buf, len, "%s:%d", host, port);
 }
 
+/* A connection for accepted socket fd (owned by it from now on), or NULL
+ * when its resources cannot be had (a polite refusal: the socket is
+ * closed, the server goes on). */
+static struct conn *conn_new(struct server *s, evutil_socket_t fd)
+{
+	struct conn *c = calloc(1, sizeof *c);
+	if (!c) {
+		evutil_closesocket(fd);
+		return NULL;
+	}
+	c->srv = s;
+	c->fd = fd;
+	c->state = CONN_OPEN;
+	c->rev = event_new(s->base, fd, EV_READ | EV_PERSIST, conn_read_cb, c);
+	c->wev = event_new(s->base, fd, EV_WRITE | EV_PERSIST, conn_write_cb, c);
+	c->timer = evtimer_new(s->base, conn_timer_cb, c);
+	c->resume = evtimer_new(s->base, conn_resume_cb, c);
+	c->in = evbuffer_new();
+	c->out = evbuffer_new();
+	if (!c->rev || !c->wev || !c->timer || !c->resume || !c->in || !c->out ||
+	    event_add(c->rev, NULL) != 0) {
+		conn_free(c);
+		return NULL;
+	}
+	return c;
+}
+
 static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
                       int socklen, void *arg)
 {
@@ -952,34 +839,17 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 	}
 	int one = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-
-	struct conn *c = calloc(1, sizeof *c);
-	if (!c)
-		goto fail;
-	c->fd = -1;
-	c->srv = s;
-	c->player = GAME_NO_PLAYER;
-	c->state = CONN_OPEN;
-	c->fd = fd;
-	fd = -1; /* owned by c now */
-	c->rev = event_new(s->base, c->fd, EV_READ | EV_PERSIST, conn_read_cb, c);
-	c->wev = event_new(s->base, c->fd, EV_WRITE | EV_PERSIST, conn_write_cb, c);
-	c->timer = evtimer_new(s->base, conn_timer_cb, c);
-	if (!c->rev || !c->wev || !c->timer || event_add(c->rev, NULL) != 0)
-		goto fail;
+	struct conn *c = conn_new(s, fd);
+	if (!c) {
+		net_log(s, "cannot set up a new connection: out of resources");
+		return;
+	}
 	c->id = ++s->next_comm_id;
 	format_peer(sa, c->peer, sizeof c->peer);
 	list_push(&s->conns, c);
+	by_id_append(s, c);
 	s->nconns++;
 	net_log(s, "conn %d: open (%s)", c->id, c->peer);
-	return;
-
-fail:
-	net_log(s, "cannot set up a new connection: out of resources");
-	if (c)
-		conn_free(c);
-	if (fd >= 0)
-		evutil_closesocket(fd);
 }
 
 static void accept_retry_cb(evutil_socket_t fd, short what, void *arg)
@@ -1006,8 +876,48 @@ static void accept_error_cb(struct evconnlistener *l, void *arg)
 
 /* ---- public API ---------------------------------------------------------- */
 
-struct server *server_new(const struct config *cfg, struct game *game, enum game_rules rules,
-                          int port, int timeout_sec, FILE *log)
+/* The loop's own events: signals, timers, the reaper. */
+static bool server_add_events(struct server *s)
+{
+	s->sig_int = evsignal_new(s->base, SIGINT, signal_cb, s);
+	s->sig_term = evsignal_new(s->base, SIGTERM, signal_cb, s);
+	s->timeout_ev = evtimer_new(s->base, timeout_cb, s);
+	s->reaper = event_new(s->base, -1, 0, reaper_cb, s);
+	s->shutdown_cap = evtimer_new(s->base, shutdown_cap_cb, s);
+	s->accept_retry = evtimer_new(s->base, accept_retry_cb, s);
+	return s->sig_int && s->sig_term && s->timeout_ev && s->reaper && s->shutdown_cap &&
+	       s->accept_retry && evsignal_add(s->sig_int, NULL) == 0 &&
+	       evsignal_add(s->sig_term, NULL) == 0;
+}
+
+/* Listen on 0.0.0.0:port; false (logged) on failure. */
+static bool server_listen(struct server *s, int port)
+{
+	struct sockaddr_in sin;
+	memset(&sin, 0, sizeof sin);
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_ANY);
+	sin.sin_port = htons((unsigned short)port);
+	s->listener = evconnlistener_new_bind(
+	        s->base, accept_cb, s,
+	        LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1,
+	        (struct sockaddr *)&sin, sizeof sin);
+	if (!s->listener) {
+		int e = EVUTIL_SOCKET_ERROR();
+		net_log(s, "cannot listen on port %d: %s", port, evutil_socket_error_to_string(e));
+		return false;
+	}
+	evconnlistener_set_error_cb(s->listener, accept_error_cb);
+	struct sockaddr_in bound;
+	socklen_t blen = sizeof bound;
+	if (getsockname(evconnlistener_get_fd(s->listener), (struct sockaddr *)&bound, &blen) == 0)
+		s->port = ntohs(bound.sin_port);
+	else
+		s->port = port;
+	return true;
+}
+
+struct server *server_new(struct game *game, int port, int timeout_sec, FILE *log)
 {
 	struct server *s = calloc(1, sizeof *s);
 	if (!s) {
@@ -1016,68 +926,34 @@ struct server *server_new(const struct config *cfg, struct game *game, enum game
 		return NULL;
 	}
 	s->game = game;
-	s->rules = rules;
+	s->rules = game_rules_of(game);
 	s->timeout_sec = timeout_sec > 0 ? timeout_sec : 1;
 	s->log = log;
-	game_event_list_init(&s->events);
-	proto_cmd_init(&s->cmd);
+	cmdq_init(&s->queue);
 	proto_buf_init(&s->out);
 	proto_buf_init(&s->config_line);
-	if (cfg && cfg->max_players > 0)
-		players_grow(s, cfg->max_players);
+	s->bcast = bcast_new((struct bcast_sink){
+	        .encode = sink_encode, .send = sink_send, .close = sink_close, .ctx = s});
+	dispatch_init(&s->disp, game, s->bcast, log);
 
 	s->base = event_base_new();
 	if (!s->base) {
 		net_log(s, "cannot create the event loop");
 		goto fail;
 	}
-	s->sig_int = evsignal_new(s->base, SIGINT, signal_cb, s);
-	s->sig_term = evsignal_new(s->base, SIGTERM, signal_cb, s);
-	s->timeout_ev = evtimer_new(s->base, timeout_cb, s);
-	s->reaper = event_new(s->base, -1, 0, reaper_cb, s);
-	s->shutdown_cap = evtimer_new(s->base, shutdown_cap_cb, s);
-	s->accept_retry = evtimer_new(s->base, accept_retry_cb, s);
-	if (!s->sig_int || !s->sig_term || !s->timeout_ev || !s->reaper || !s->shutdown_cap ||
-	    !s->accept_retry || evsignal_add(s->sig_int, NULL) != 0 ||
-	    evsignal_add(s->sig_term, NULL) != 0) {
+	if (!server_add_events(s)) {
 		net_log(s, "cannot set up the event loop");
 		goto fail;
 	}
-
-	struct sockaddr_in sin;
-	memset(&sin, 0, sizeof sin);
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_ANY);
-	sin.sin_port = htons((unsigned short)port);
-	s->listener = evconnlistener_new_bind(s->base, accept_cb, s,
-	                                      LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_FREE |
-	                                              LEV_OPT_CLOSE_ON_EXEC,
-	                                      -1, (struct sockaddr *)&sin, sizeof sin);
-	if (!s->listener) {
-		int e = EVUTIL_SOCKET_ERROR();
-		net_log(s, "cannot listen on port %d: %s", port, evutil_socket_error_to_string(e));
+	if (!server_listen(s, port))
 		goto fail;
-	}
-	evconnlistener_set_error_cb(s->listener, accept_error_cb);
-
-	struct sockaddr_in bound;
-	socklen_t blen = sizeof bound;
-	if (getsockname(evconnlistener_get_fd(s->listener), (struct sockaddr *)&bound, &blen) == 0)
-		s->port = ntohs(bound.sin_port);
-	else
-		s->port = port;
 	net_log(s, "listening on 0.0.0.0:%d (rules %s, timeout %d s)", s->port,
-	        game_rules_name(rules), s->timeout_sec);
+	        game_rules_name(s->rules), s->timeout_sec);
 	return s;
 
 fail:
 	server_free(s);
 	return NULL;
-}
-
-int server_port(const struct server *s)
-{
-	return s->port;
 }
 
 struct event_base *server_base(const struct server *s)
@@ -1113,14 +989,15 @@ void server_free(struct server *s)
 		evconnlistener_free(s->listener);
 	struct event *evs[] = {s->sig_int, s->sig_term,     s->timeout_ev,
 	                       s->reaper,  s->shutdown_cap, s->accept_retry};
-	for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
+	for (size_t i = 0; i < COUNT_OF(evs); i++)
 		if (evs[i])
 			event_free(evs[i]);
 	if (s->base)
 		event_base_free(s->base);
-	free(s->players);
-	game_event_list_free(&s->events);
-	proto_cmd_clear(&s->cmd);
+	free(s->by_id);
+	cmdq_free(&s->queue);
+	dispatch_free(&s->disp);
+	bcast_free(s->bcast);
 	proto_buf_free(&s->out);
 	proto_buf_free(&s->config_line);
 	free(s);

@@ -67,6 +67,9 @@ void game_disconnect(struct game *g, int player, struct game_event_list *out);
 int game_waiting_for(const struct game *g);
 bool game_is_over(const struct game *g);
 
+/* The rule edition the game plays. */
+enum game_rules game_rules_of(const struct game *g);
+
 /* Number of players registered so far (ids are 0 .. n-1). */
 int game_player_count(const struct game *g);
 

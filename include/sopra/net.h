@@ -2,27 +2,28 @@
  * net: the libevent loop around one game (docs/protocol.md).
  *
  * One struct server owns the event base, the listening socket, every client
- * connection and the --timeout timer; the game and the config are borrowed.
- * Nothing here is global, so a process may run several servers.
+ * connection, the command queue, the broadcaster, the dispatcher and the
+ * --timeout timer; the game is borrowed. Nothing here is global, so a
+ * process may run several servers.
  *
- * What it does, in short:
+ * The data path: line -> queue -> dispatcher -> game -> broadcaster ->
+ * connections (cmdq.h, dispatch.h, bcast.h). What net itself does:
  *   - accepts TCP clients on 0.0.0.0:port; each gets an increasing commId and
- *     its own input and output buffers; pending output per client is capped
+ *     its own input and output evbuffers; pending output per client is capped
  *     (NET_MAX_OUTPUT, plus the size of the Config line, which carries the
  *     whole configuration file): a client that does not read is dropped
  *     like a disconnect;
  *   - frames input as "\n"-terminated lines ("\r\n" accepted), at most
  *     PROTO_MAX_LINE bytes; an over-long line is answered with
  *     CommandFailed("line too long") and the connection is closed;
- *   - decodes each line (proto_decode); a bad line gets CommandFailed on that
- *     connection only and changes nothing else; a good one goes to
- *     game_apply, strictly one at a time in arrival order;
- *   - routes the resulting events (each encoded once): to the sender, to one
- *     player, or to every player still in the game in ascending id; after
- *     Left(p) p gets nothing more and p's connection is closed once flushed;
+ *   - decodes each line into a queue entry (a bad line is answered with
+ *     CommandFailed on that connection only and changes nothing else), at
+ *     most a few lines per connection and readable event, so that one
+ *     client's flood cannot delay another's command;
+ *   - queues the --timeout expiry and every lost connection as entries too,
+ *     and drains the queue through the dispatcher after every callback;
  *   - runs the --timeout timer while the game waits (restarted by every
- *     decoded command) and reports expiry with game_timeout;
- *   - reports a registered player's lost connection with game_disconnect;
+ *     applied command);
  *   - when the game is over, or on SIGINT/SIGTERM, stops reading, flushes
  *     every output (capped in time) and returns from server_run.
  */
@@ -33,7 +34,6 @@
 
 struct event_base;
 
-#include "sopra/config.h"
 #include "sopra/game.h"
 
 /* Pending output bytes allowed per connection before it is dropped. */
@@ -42,19 +42,16 @@ struct event_base;
 struct server;
 
 /*
- * Create a server for `game` (borrowed; must outlive the server), bind and
- * listen on 0.0.0.0:port (0 = an ephemeral port; see server_port) with
+ * Create a server for `game` (borrowed; must outlive the server; its rule
+ * edition decides the wire format), bind and listen on 0.0.0.0:port (0 = an
+ * ephemeral port, reported in the log line "listening on 0.0.0.0:N") with
  * SO_REUSEADDR, and install the SIGINT/SIGTERM handlers on its event base.
- * cfg is borrowed (may be NULL); timeout_sec >= 1. Connection state changes
- * and errors are logged tersely to `log` (NULL: silent).
+ * timeout_sec >= 1. Connection state changes and errors are logged tersely
+ * to `log` (NULL: silent).
  * Returns NULL on failure (e.g. the port is in use), after logging why.
  * The process should ignore SIGPIPE (main does).
  */
-struct server *server_new(const struct config *cfg, struct game *game, enum game_rules rules,
-                          int port, int timeout_sec, FILE *log);
-
-/* The port actually listened on. */
-int server_port(const struct server *srv);
+struct server *server_new(struct game *game, int port, int timeout_sec, FILE *log);
 
 /* The server's libevent loop, for modules that add their own events to it
  * (e.g. the Agones SDK client). Valid until server_free. */

@@ -1,0 +1,68 @@
+/*
+ * cmdq: the command queue between the network and the game.
+ *
+ * net frames client input into lines and decodes each into a queue entry;
+ * the --timeout timer and lost connections are entries too. The dispatcher
+ * (dispatch.h) takes the entries out in arrival order and is the only code
+ * that changes the game. Nothing here does I/O.
+ *
+ * An entry names its connection by commId (the number net gave it when it
+ * was accepted), not by player: a Register still in the queue decides which
+ * player the connection's later lines come from, so the player is looked up
+ * when the entry is dispatched.
+ */
+#ifndef SOPRA_CMDQ_H
+#define SOPRA_CMDQ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "sopra/game.h"
+#include "sopra/proto.h"
+
+enum cmdq_kind {
+	CMDQ_COMMAND,  /* a line that decoded: cmd holds the command */
+	CMDQ_BAD_LINE, /* a line that did not decode: error says why */
+	CMDQ_TIMEOUT,  /* the --timeout expired while the game waited */
+	CMDQ_LOST,     /* the connection is gone, or must close (drain) */
+};
+
+struct cmdq_entry {
+	enum cmdq_kind kind;
+	int comm_id;         /* the connection (0 for CMDQ_TIMEOUT) */
+	struct proto_cmd pc; /* CMDQ_COMMAND: the decoded command (owns its name) */
+	const char *error;   /* CMDQ_BAD_LINE: static or in pc.err_buf */
+	bool drain;          /* CMDQ_LOST: the connection is still open; flush it, then close */
+};
+
+/* A FIFO of entries. It grows as needed (xalloc policy) and reuses the
+ * entries' storage, so a steady state allocates nothing. */
+struct cmdq {
+	struct cmdq_entry *v; /* owned ring of cap entries */
+	size_t head, n, cap;
+};
+
+void cmdq_init(struct cmdq *q);
+void cmdq_free(struct cmdq *q);
+static inline bool cmdq_empty(const struct cmdq *q)
+{
+	return q->n == 0;
+}
+
+/* Decode one line (len bytes without its "\n"; see proto_decode) from
+ * connection comm_id and queue it as CMDQ_COMMAND or CMDQ_BAD_LINE. */
+void cmdq_push_line(struct cmdq *q, int comm_id, const char *line, size_t len,
+                    enum game_rules rules);
+/* Queue a CMDQ_BAD_LINE with a static message (e.g. "line too long"). */
+void cmdq_push_error(struct cmdq *q, int comm_id, const char *static_msg);
+void cmdq_push_timeout(struct cmdq *q);
+void cmdq_push_lost(struct cmdq *q, int comm_id, bool drain);
+
+/* The oldest entry, or NULL when empty. It stays valid until cmdq_pop. */
+const struct cmdq_entry *cmdq_front(const struct cmdq *q);
+/* Remove the oldest entry (releasing what its command owned). */
+void cmdq_pop(struct cmdq *q);
+/* Remove every entry. */
+void cmdq_clear(struct cmdq *q);
+
+#endif

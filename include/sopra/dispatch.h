@@ -1,0 +1,53 @@
+/*
+ * dispatch: the one place where the game changes. It takes the entries of
+ * the command queue in arrival order, applies each to the game
+ * (game_apply, game_timeout, game_disconnect; nothing else calls them) and
+ * hands the resulting events to the broadcaster.
+ *
+ *   net --lines, timeouts, losses--> cmdq --> dispatch --> game
+ *                                                 `--events--> bcast --> sink
+ *
+ * No sockets, clocks or globals: tests, the benchmark and a replay drive it
+ * with a recording sink.
+ */
+#ifndef SOPRA_DISPATCH_H
+#define SOPRA_DISPATCH_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "sopra/bcast.h"
+#include "sopra/cmdq.h"
+#include "sopra/game.h"
+
+/* What a drain did, for whoever runs the --timeout timer. */
+struct dispatch_result {
+	int entries;        /* how many entries were dispatched */
+	bool restart_timer; /* a command was applied: the wait starts afresh */
+	bool game_over;     /* the game is over; undispatched entries were dropped */
+};
+
+/* Called with each entry just before it is applied (write-ahead), with the
+ * player it comes from (or GAME_NO_PLAYER). NULL: nobody listens. */
+typedef void (*dispatch_observer)(void *ctx, const struct cmdq_entry *e, int player);
+
+struct dispatcher {
+	struct game *game;   /* borrowed */
+	struct bcast *bcast; /* borrowed */
+	FILE *log;           /* borrowed; NULL: silent */
+	dispatch_observer observe;
+	void *observe_ctx;
+	struct game_event_list events; /* owned scratch, reused */
+};
+
+void dispatch_init(struct dispatcher *d, struct game *game, struct bcast *bcast, FILE *log);
+void dispatch_free(struct dispatcher *d);
+
+/* Apply one entry. Returns true if it restarts the --timeout wait. */
+bool dispatch_entry(struct dispatcher *d, const struct cmdq_entry *e);
+
+/* Apply and remove the queue's entries in order until it is empty or the
+ * game is over (then the rest is dropped: nobody may act after GameEnd). */
+struct dispatch_result dispatch_drain(struct dispatcher *d, struct cmdq *q);
+
+#endif

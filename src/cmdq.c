@@ -1,0 +1,95 @@
+/* cmdq: a growable ring of queue entries (include/sopra/cmdq.h). */
+#include "sopra/cmdq.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sopra/xalloc.h"
+
+void cmdq_init(struct cmdq *q)
+{
+	memset(q, 0, sizeof *q);
+}
+
+void cmdq_free(struct cmdq *q)
+{
+	cmdq_clear(q);
+	free(q->v);
+	cmdq_init(q);
+}
+
+/* Double the ring, keeping the entries in order from index 0. */
+static void cmdq_grow(struct cmdq *q)
+{
+	size_t cap = q->cap ? q->cap * 2 : 32;
+	struct cmdq_entry *v = xcalloc(cap, sizeof *v);
+	for (size_t i = 0; i < q->n; i++) {
+		const struct cmdq_entry *old = &q->v[(q->head + i) % q->cap];
+		v[i] = *old;
+		/* a decode error may point into the entry's own err_buf */
+		if (old->error >= old->pc.err_buf &&
+		    old->error < old->pc.err_buf + sizeof old->pc.err_buf)
+			v[i].error = v[i].pc.err_buf + (old->error - old->pc.err_buf);
+	}
+	free(q->v);
+	q->v = v;
+	q->cap = cap;
+	q->head = 0;
+}
+
+/* A fresh entry at the back of the queue. */
+static struct cmdq_entry *cmdq_push(struct cmdq *q, enum cmdq_kind kind, int comm_id)
+{
+	if (q->n == q->cap)
+		cmdq_grow(q);
+	struct cmdq_entry *e = &q->v[(q->head + q->n++) % q->cap];
+	proto_cmd_clear(&e->pc);
+	e->kind = kind;
+	e->comm_id = comm_id;
+	e->error = NULL;
+	e->drain = false;
+	return e;
+}
+
+void cmdq_push_line(struct cmdq *q, int comm_id, const char *line, size_t len,
+                    enum game_rules rules)
+{
+	struct cmdq_entry *e = cmdq_push(q, CMDQ_COMMAND, comm_id);
+	if (!proto_decode(line, len, rules, &e->pc, &e->error))
+		e->kind = CMDQ_BAD_LINE;
+}
+
+void cmdq_push_error(struct cmdq *q, int comm_id, const char *static_msg)
+{
+	cmdq_push(q, CMDQ_BAD_LINE, comm_id)->error = static_msg;
+}
+
+void cmdq_push_timeout(struct cmdq *q)
+{
+	cmdq_push(q, CMDQ_TIMEOUT, 0);
+}
+
+void cmdq_push_lost(struct cmdq *q, int comm_id, bool drain)
+{
+	cmdq_push(q, CMDQ_LOST, comm_id)->drain = drain;
+}
+
+const struct cmdq_entry *cmdq_front(const struct cmdq *q)
+{
+	return q->n ? &q->v[q->head] : NULL;
+}
+
+void cmdq_pop(struct cmdq *q)
+{
+	if (!q->n)
+		return;
+	proto_cmd_clear(&q->v[q->head].pc);
+	q->head = (q->head + 1) % q->cap;
+	q->n--;
+}
+
+void cmdq_clear(struct cmdq *q)
+{
+	while (q->n)
+		cmdq_pop(q);
+}

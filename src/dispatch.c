@@ -1,0 +1,138 @@
+/* dispatch: apply queue entries to the game, route the events
+ * (include/sopra/dispatch.h). */
+#include "sopra/dispatch.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+
+#include "sopra/game_event.h"
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void
+dispatch_log(const struct dispatcher *d, const char *fmt, ...)
+{
+	if (!d->log)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("sopra-server: ", d->log);
+	vfprintf(d->log, fmt, ap);
+	fputc('\n', d->log);
+	va_end(ap);
+	fflush(d->log);
+}
+
+void dispatch_init(struct dispatcher *d, struct game *game, struct bcast *bcast, FILE *log)
+{
+	*d = (struct dispatcher){.game = game, .bcast = bcast, .log = log};
+	game_event_list_init(&d->events);
+}
+
+void dispatch_free(struct dispatcher *d)
+{
+	game_event_list_free(&d->events);
+}
+
+/* A decoded command from connection comm_id. Returns true (it restarts the
+ * --timeout). */
+static bool apply_command(struct dispatcher *d, const struct cmdq_entry *e, int player)
+{
+	int p = game_apply(d->game, player, &e->pc.cmd, &d->events);
+	if (p >= 0 && p != player) {
+		bcast_join(d->bcast, p, e->comm_id);
+		dispatch_log(d, "conn %d: registered as player %d", e->comm_id, p);
+	}
+	return true;
+}
+
+/* A line that did not decode: CommandFailed to its sender, nothing else. */
+static void answer_bad_line(struct dispatcher *d, const struct cmdq_entry *e)
+{
+	struct game_event *ev = game_event_list_push(&d->events, GEV_COMMAND_FAILED, GEV_TO_SENDER);
+	ev->str = e->error;
+}
+
+static void apply_timeout(struct dispatcher *d)
+{
+	int w = game_waiting_for(d->game);
+	if (w == GAME_WAIT_NONE)
+		return;
+	if (w == GAME_WAIT_ANY)
+		dispatch_log(d, "timeout during registration");
+	else
+		dispatch_log(d, "timeout waiting for player %d", w);
+	game_timeout(d->game, &d->events);
+}
+
+/* The connection is gone (or closes after draining): its player, if still
+ * in the game, is reported to the game. */
+static void apply_lost(struct dispatcher *d, const struct cmdq_entry *e)
+{
+	int p = bcast_conn_lost(d->bcast, e->comm_id);
+	if (e->drain)
+		bcast_close_conn(d->bcast, e->comm_id);
+	if (p < 0)
+		return;
+	dispatch_log(d, "player %d: connection lost", p);
+	game_disconnect(d->game, p, &d->events);
+}
+
+static void check_invariants(const struct dispatcher *d)
+{
+#ifdef SOPRA_CHECK_INVARIANTS
+	const char *bad = game_check_invariants(d->game);
+	if (bad) {
+		fprintf(d->log ? d->log : stderr, "sopra-server: invariant violated: %s\n", bad);
+		abort();
+	}
+#else
+	(void)d;
+#endif
+}
+
+bool dispatch_entry(struct dispatcher *d, const struct cmdq_entry *e)
+{
+	int player = bcast_player_of(d->bcast, e->comm_id);
+	if (player < 0)
+		player = GAME_NO_PLAYER;
+	if (d->observe)
+		d->observe(d->observe_ctx, e, player);
+	game_event_list_clear(&d->events);
+	bool restart = false;
+	switch (e->kind) {
+	case CMDQ_COMMAND:
+		restart = apply_command(d, e, player);
+		break;
+	case CMDQ_BAD_LINE:
+		answer_bad_line(d, e);
+		break;
+	case CMDQ_TIMEOUT:
+		apply_timeout(d);
+		restart = true;
+		break;
+	case CMDQ_LOST:
+		apply_lost(d, e);
+		break;
+	}
+	bool has_sender = e->kind == CMDQ_COMMAND || e->kind == CMDQ_BAD_LINE;
+	bcast_route(d->bcast, has_sender ? e->comm_id : 0, &d->events);
+	check_invariants(d);
+	return restart;
+}
+
+struct dispatch_result dispatch_drain(struct dispatcher *d, struct cmdq *q)
+{
+	struct dispatch_result r = {0};
+	for (const struct cmdq_entry *e; !r.game_over && (e = cmdq_front(q)) != NULL;) {
+		if (dispatch_entry(d, e))
+			r.restart_timer = true;
+		cmdq_pop(q);
+		r.entries++;
+		r.game_over = game_is_over(d->game);
+	}
+	if (r.game_over)
+		cmdq_clear(q);
+	return r;
+}

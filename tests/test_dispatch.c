@@ -1,0 +1,225 @@
+/*
+ * Unit tests for the command queue and the dispatcher: lines, timeouts and
+ * lost connections go in as queue entries; a recording sink shows what the
+ * broadcaster delivered ("comm:Event", "comm:CommandFailed(msg)",
+ * "close:comm"). A real game from resources/example.json; no sockets.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sopra/bcast.h"
+#include "sopra/cmdq.h"
+#include "sopra/config.h"
+#include "sopra/dispatch.h"
+#include "sopra/game.h"
+
+struct t {
+	char log[8192];
+	struct config *cfg;
+	struct game *game;
+	struct bcast *bcast;
+	struct dispatcher disp;
+	struct cmdq q;
+	char observed[1024];
+};
+
+static void rec_add(struct t *t, const char *item)
+{
+	size_t n = strlen(t->log);
+	snprintf(t->log + n, sizeof t->log - n, "%s%s", n ? " " : "", item);
+}
+
+static void rec_send(void *ctx, int comm_id, const struct game_event *ev)
+{
+	char item[300];
+	if (ev->type == GEV_COMMAND_FAILED)
+		snprintf(item, sizeof item, "%d:CommandFailed(%s)", comm_id, ev->str);
+	else
+		snprintf(item, sizeof item, "%d:%s", comm_id, game_event_name(ev->type));
+	rec_add(ctx, item);
+}
+
+static void rec_close(void *ctx, int comm_id)
+{
+	char item[32];
+	snprintf(item, sizeof item, "close:%d", comm_id);
+	rec_add(ctx, item);
+}
+
+static void observe(void *ctx, const struct cmdq_entry *e, int player)
+{
+	struct t *t = ctx;
+	size_t n = strlen(t->observed);
+	snprintf(t->observed + n, sizeof t->observed - n, "%s%d/%d/%d", n ? " " : "", e->kind,
+	         e->comm_id, player);
+}
+
+static struct t *t_new(void)
+{
+	struct t *t = calloc(1, sizeof *t);
+	struct config_errors errs = {0};
+	t->cfg = config_load(SOPRA_SOURCE_DIR "/resources/example.json", &errs);
+	assert_non_null(t->cfg);
+	t->game = game_new(t->cfg, 42, RULES_BASE);
+	t->bcast = bcast_new((struct bcast_sink){.send = rec_send, .close = rec_close, .ctx = t});
+	dispatch_init(&t->disp, t->game, t->bcast, NULL);
+	t->disp.observe = observe;
+	t->disp.observe_ctx = t;
+	cmdq_init(&t->q);
+	return t;
+}
+
+static void t_free(struct t *t)
+{
+	cmdq_free(&t->q);
+	dispatch_free(&t->disp);
+	bcast_free(t->bcast);
+	game_free(t->game);
+	config_free(t->cfg);
+	free(t);
+}
+
+static void line(struct t *t, int comm, const char *text)
+{
+	cmdq_push_line(&t->q, comm, text, strlen(text), RULES_BASE);
+}
+
+#define REGISTER(name) "{\"command\":\"Register\",\"playerName\":\"" name "\"}"
+
+static void test_player_resolved_when_dispatched(void **state)
+{
+	(void)state;
+	struct t *t = t_new();
+	/* Register and StartGame pipelined: StartGame comes from player 0 */
+	line(t, 7, REGISTER("Anna"));
+	line(t, 7, "{\"command\":\"StartGame\"}");
+	struct dispatch_result r = dispatch_drain(&t->disp, &t->q);
+	assert_int_equal(r.entries, 2);
+	assert_true(r.restart_timer);
+	assert_false(r.game_over);
+	assert_true(cmdq_empty(&t->q));
+	assert_string_equal(t->observed, "0/7/-1 0/7/0");
+	t->log[44] = '\0';
+	assert_string_equal(t->log, "7:Config 7:GameStarted 7:Player 7:Characters");
+	assert_int_equal(bcast_player_of(t->bcast, 7), 0);
+	t_free(t);
+}
+
+static void test_bad_line_answers_sender_only(void **state)
+{
+	(void)state;
+	struct t *t = t_new();
+	line(t, 3, REGISTER("Anna"));
+	assert_true(dispatch_drain(&t->disp, &t->q).restart_timer);
+	t->log[0] = '\0';
+	line(t, 4, "{\"command\":\"Fly\"}");
+	line(t, 4, "not json");
+	cmdq_push_error(&t->q, 4, PROTO_ERR_LINE_TOO_LONG);
+	struct dispatch_result r = dispatch_drain(&t->disp, &t->q);
+	assert_int_equal(r.entries, 3);
+	assert_false(r.restart_timer); /* bad lines do not restart the wait */
+	assert_string_equal(t->log, "4:CommandFailed(unknown command \"Fly\") "
+	                            "4:CommandFailed(malformed JSON at byte 1: unexpected character) "
+	                            "4:CommandFailed(line too long)");
+	assert_int_equal(game_player_count(t->game), 1);
+	t_free(t);
+}
+
+/* Decode errors live in each entry's own buffer: growing the ring must not
+ * mix them up. */
+static void test_queue_growth_keeps_messages(void **state)
+{
+	(void)state;
+	struct t *t = t_new();
+	char buf[64];
+	for (int i = 0; i < 100; i++) {
+		snprintf(buf, sizeof buf, "{\"command\":\"X%d\"}", i);
+		line(t, 1, buf);
+	}
+	assert_int_equal(t->q.n, 100);
+	dispatch_drain(&t->disp, &t->q);
+	char want[64];
+	for (int i = 0; i < 100; i += 33) {
+		snprintf(want, sizeof want, "1:CommandFailed(unknown command \"X%d\")", i);
+		assert_non_null(strstr(t->log, want));
+	}
+	t_free(t);
+}
+
+static void test_timeout_aborts_registration_and_drops_rest(void **state)
+{
+	(void)state;
+	struct t *t = t_new();
+	line(t, 1, REGISTER("Anna"));
+	line(t, 2, REGISTER("Ben"));
+	cmdq_push_timeout(&t->q);
+	line(t, 2, "{\"command\":\"StartGame\"}");
+	struct dispatch_result r = dispatch_drain(&t->disp, &t->q);
+	assert_int_equal(r.entries, 3);
+	assert_true(r.game_over);
+	assert_true(cmdq_empty(&t->q)); /* StartGame dropped: nobody acts after the end */
+	assert_string_equal(t->log,
+	                    "1:Config 2:Config 1:RegistrationAborted 2:RegistrationAborted");
+	assert_string_equal(t->observed, "0/1/-1 0/2/-1 2/0/-1");
+	t_free(t);
+}
+
+static void test_lost_connection_tells_game(void **state)
+{
+	(void)state;
+	struct t *t = t_new();
+	line(t, 1, REGISTER("Anna"));
+	line(t, 2, REGISTER("Ben"));
+	line(t, 1, "{\"command\":\"StartGame\"}");
+	dispatch_drain(&t->disp, &t->q);
+	/* selection waits for player 0; its connection drops */
+	assert_int_equal(game_waiting_for(t->game), 0);
+	t->log[0] = '\0';
+	cmdq_push_lost(&t->q, 1, false);
+	cmdq_push_lost(&t->q, 99, true); /* a stranger broke the framing */
+	struct dispatch_result r = dispatch_drain(&t->disp, &t->q);
+	assert_false(r.restart_timer);
+	/* player 0 leaves at once (the game waited for it); Left goes to the
+	 * others only, and the stranger's connection is closed */
+	assert_non_null(strstr(t->log, "2:Left"));
+	assert_null(strstr(t->log, "1:"));
+	assert_non_null(strstr(t->log, "close:99"));
+	assert_false(bcast_in_game(t->bcast, 0));
+	assert_int_equal(game_waiting_for(t->game), 1);
+	t_free(t);
+}
+
+static void test_entry_order_is_arrival_order(void **state)
+{
+	(void)state;
+	struct t *t = t_new();
+	line(t, 5, REGISTER("A"));
+	line(t, 6, REGISTER("B"));
+	line(t, 7, REGISTER("C"));
+	dispatch_drain(&t->disp, &t->q);
+	assert_int_equal(bcast_player_of(t->bcast, 5), 0);
+	assert_int_equal(bcast_player_of(t->bcast, 6), 1);
+	assert_int_equal(bcast_player_of(t->bcast, 7), 2);
+	assert_string_equal(t->log, "5:Config 6:Config 7:Config");
+	t_free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_player_resolved_when_dispatched),
+	        cmocka_unit_test(test_bad_line_answers_sender_only),
+	        cmocka_unit_test(test_queue_growth_keeps_messages),
+	        cmocka_unit_test(test_timeout_aborts_registration_and_drops_rest),
+	        cmocka_unit_test(test_lost_connection_tells_game),
+	        cmocka_unit_test(test_entry_order_is_arrival_order),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
