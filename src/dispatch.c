@@ -97,8 +97,8 @@ bool dispatch_entry(struct dispatcher *d, const struct cmdq_entry *e)
 	int player = bcast_player_of(d->bcast, e->comm_id);
 	if (player < 0)
 		player = GAME_NO_PLAYER;
-	if (d->observe)
-		d->observe(d->observe_ctx, e, player);
+	if (d->hooks.before)
+		d->hooks.before(d->hooks.ctx, e, player);
 	game_event_list_clear(&d->events);
 	bool restart = false;
 	switch (e->kind) {
@@ -119,6 +119,8 @@ bool dispatch_entry(struct dispatcher *d, const struct cmdq_entry *e)
 	bool has_sender = e->kind == CMDQ_COMMAND || e->kind == CMDQ_BAD_LINE;
 	bcast_route(d->bcast, has_sender ? e->comm_id : 0, &d->events);
 	check_invariants(d);
+	if (d->hooks.after)
+		d->hooks.after(d->hooks.ctx, e, player);
 	return restart;
 }
 

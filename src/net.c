@@ -159,6 +159,9 @@ struct server {
 	 * outlive every connection (server_free frees it last) */
 	struct proto_buf config_line;
 	const char *config_src; /* the ev->str it was encoded from */
+
+	server_line_tap line_tap; /* every line sent, or NULL */
+	void *line_tap_ctx;
 };
 
 static void flush_dirty(struct server *s);
@@ -534,9 +537,15 @@ static void sink_encode(void *ctx, const struct game_event *ev)
 	s->line = &s->out;
 }
 
+/* Queue the encoded event for comm_id. The tap sees every delivery the
+ * broadcaster makes, also to a connection that was lost a moment ago: that
+ * keeps the tapped stream a function of the queue entries alone. */
 static void sink_send(void *ctx, int comm_id, const struct game_event *ev)
 {
 	struct server *s = ctx;
+	if (s->line_tap)
+		s->line_tap(s->line_tap_ctx, comm_id, bcast_player_of(s->bcast, comm_id),
+		            s->line->data, s->line->len);
 	struct conn *c = conn_find(s, comm_id);
 	if (!c)
 		return;
@@ -758,7 +767,8 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
 	} else if (n == 0) {
 		conn_lost(c, "peer closed");
 	} else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-		net_log(s, "conn %d: socket error: %s", c->id, evutil_socket_error_to_string(errno));
+		net_log(s, "conn %d: socket error: %s", c->id,
+		        evutil_socket_error_to_string(errno));
 		conn_lost(c, "socket error");
 	}
 	run_queue(s);
@@ -898,10 +908,10 @@ static bool server_listen(struct server *s, int port)
 	sin.sin_family = AF_INET;
 	sin.sin_addr.s_addr = htonl(INADDR_ANY);
 	sin.sin_port = htons((unsigned short)port);
-	s->listener = evconnlistener_new_bind(
-	        s->base, accept_cb, s,
-	        LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1,
-	        (struct sockaddr *)&sin, sizeof sin);
+	s->listener = evconnlistener_new_bind(s->base, accept_cb, s,
+	                                      LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_FREE |
+	                                              LEV_OPT_CLOSE_ON_EXEC,
+	                                      -1, (struct sockaddr *)&sin, sizeof sin);
 	if (!s->listener) {
 		int e = EVUTIL_SOCKET_ERROR();
 		net_log(s, "cannot listen on port %d: %s", port, evutil_socket_error_to_string(e));
@@ -954,6 +964,15 @@ struct server *server_new(struct game *game, int port, int timeout_sec, FILE *lo
 fail:
 	server_free(s);
 	return NULL;
+}
+
+void server_set_taps(struct server *s, const struct dispatch_hooks *hooks, server_line_tap on_line,
+                     void *line_ctx)
+{
+	if (hooks)
+		s->disp.hooks = *hooks;
+	s->line_tap = on_line;
+	s->line_tap_ctx = line_ctx;
 }
 
 struct event_base *server_base(const struct server *s)

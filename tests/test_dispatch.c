@@ -28,6 +28,7 @@ struct t {
 	struct dispatcher disp;
 	struct cmdq q;
 	char observed[1024];
+	int after_count;
 };
 
 static void rec_add(struct t *t, const char *item)
@@ -61,6 +62,16 @@ static void observe(void *ctx, const struct cmdq_entry *e, int player)
 	         e->comm_id, player);
 }
 
+/* After the entry: its events were routed already. */
+static void observe_after(void *ctx, const struct cmdq_entry *e, int player)
+{
+	struct t *t = ctx;
+	(void)player;
+	t->after_count++;
+	assert_int_equal(
+	        e->kind == CMDQ_COMMAND || e->kind == CMDQ_BAD_LINE ? t->log[0] != '\0' : 1, 1);
+}
+
 static struct t *t_new(void)
 {
 	struct t *t = calloc(1, sizeof *t);
@@ -70,8 +81,8 @@ static struct t *t_new(void)
 	t->game = game_new(t->cfg, 42, RULES_BASE);
 	t->bcast = bcast_new((struct bcast_sink){.send = rec_send, .close = rec_close, .ctx = t});
 	dispatch_init(&t->disp, t->game, t->bcast, NULL);
-	t->disp.observe = observe;
-	t->disp.observe_ctx = t;
+	t->disp.hooks =
+	        (struct dispatch_hooks){.before = observe, .after = observe_after, .ctx = t};
 	cmdq_init(&t->q);
 	return t;
 }
@@ -106,6 +117,7 @@ static void test_player_resolved_when_dispatched(void **state)
 	assert_false(r.game_over);
 	assert_true(cmdq_empty(&t->q));
 	assert_string_equal(t->observed, "0/7/-1 0/7/0");
+	assert_int_equal(t->after_count, 2);
 	t->log[44] = '\0';
 	assert_string_equal(t->log, "7:Config 7:GameStarted 7:Player 7:Characters");
 	assert_int_equal(bcast_player_of(t->bcast, 7), 0);
@@ -125,9 +137,10 @@ static void test_bad_line_answers_sender_only(void **state)
 	struct dispatch_result r = dispatch_drain(&t->disp, &t->q);
 	assert_int_equal(r.entries, 3);
 	assert_false(r.restart_timer); /* bad lines do not restart the wait */
-	assert_string_equal(t->log, "4:CommandFailed(unknown command \"Fly\") "
-	                            "4:CommandFailed(malformed JSON at byte 1: unexpected character) "
-	                            "4:CommandFailed(line too long)");
+	assert_string_equal(t->log,
+	                    "4:CommandFailed(unknown command \"Fly\") "
+	                    "4:CommandFailed(malformed JSON at byte 1: unexpected character) "
+	                    "4:CommandFailed(line too long)");
 	assert_int_equal(game_player_count(t->game), 1);
 	t_free(t);
 }

@@ -27,16 +27,22 @@ struct dispatch_result {
 	bool game_over;     /* the game is over; undispatched entries were dropped */
 };
 
-/* Called with each entry just before it is applied (write-ahead), with the
- * player it comes from (or GAME_NO_PLAYER). NULL: nobody listens. */
+/* Called with an entry and the player it comes from (or GAME_NO_PLAYER, as
+ * resolved when the entry was taken). */
 typedef void (*dispatch_observer)(void *ctx, const struct cmdq_entry *e, int player);
+
+/* Who watches the dispatcher (e.g. the journal). Any member may be NULL. */
+struct dispatch_hooks {
+	dispatch_observer before; /* before the entry is applied (write-ahead) */
+	dispatch_observer after;  /* after its events were handed to the broadcaster */
+	void *ctx;
+};
 
 struct dispatcher {
 	struct game *game;   /* borrowed */
 	struct bcast *bcast; /* borrowed */
 	FILE *log;           /* borrowed; NULL: silent */
-	dispatch_observer observe;
-	void *observe_ctx;
+	struct dispatch_hooks hooks;
 	struct game_event_list events; /* owned scratch, reused */
 };
 

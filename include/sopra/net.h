@@ -34,6 +34,7 @@
 
 struct event_base;
 
+#include "sopra/dispatch.h"
 #include "sopra/game.h"
 
 /* Pending output bytes allowed per connection before it is dropped. */
@@ -52,6 +53,16 @@ struct server;
  * The process should ignore SIGPIPE (main does).
  */
 struct server *server_new(struct game *game, int port, int timeout_sec, FILE *log);
+
+/* Called with every line sent: the connection, the player on it (or -1 for
+ * a connection that has not registered) and the encoded line with its
+ * "\n". The journal digests the event stream with it. */
+typedef void (*server_line_tap)(void *ctx, int comm_id, int player, const char *line, size_t len);
+
+/* Watch the dispatcher (write-ahead) and every line sent; call before
+ * server_run. Either may be NULL. ctx is borrowed. */
+void server_set_taps(struct server *srv, const struct dispatch_hooks *hooks,
+                     server_line_tap on_line, void *line_ctx);
 
 /* The server's libevent loop, for modules that add their own events to it
  * (e.g. the Agones SDK client). Valid until server_free. */
