@@ -9,6 +9,12 @@
  * changes the state and then calls advance(), which runs the game forward
  * (turn starts, colony phases, new rounds) until it has to wait for a player
  * or the game is over.
+ *
+ * Commands: game_apply checks who may speak (sender_gate), then
+ * run_command looks the command up in command_rules, one row per command:
+ * the phase it belongs to, its shared preconditions (enum command_needs,
+ * resolved into a struct command before the handler runs) and its handler.
+ * Every CommandFailed message comes from GAME_ERRORS.
  */
 #include "sopra/game.h"
 
@@ -129,6 +135,79 @@ struct game {
 	bool prompt;       /* send ActNow when next waiting */
 };
 
+/* ---- failure messages ------------------------------------------------ */
+
+/*
+ * Every CommandFailed message the game sends: X(ERR_ID, "message"). The
+ * texts go to the clients as they are; behaviour.md fixes which check fails
+ * first, this table what it says. Handlers name an ERR_ID, never a string.
+ */
+#define GAME_ERRORS(X)                                                                  \
+	/* game_apply: who may speak, and which phase a command belongs to */           \
+	X(ERR_GAME_OVER, "the game is over")                                            \
+	X(ERR_REGISTER_FIRST, "register first")                                         \
+	X(ERR_ALREADY_REGISTERED, "already registered")                                 \
+	X(ERR_ALREADY_STARTED, "the game has already started")                          \
+	X(ERR_BEING_SELECTED, "characters are being selected")                          \
+	X(ERR_ALREADY_SELECTED, "characters were already selected")                     \
+	X(ERR_NOT_YOUR_TURN, "it is not your turn")                                     \
+	X(ERR_UNKNOWN_COMMAND, "unknown command")                                       \
+	/* SelectCharacters */                                                          \
+	X(ERR_NOT_YOUR_SELECTION, "it is not your turn to select characters")           \
+	X(ERR_SAME_CHARACTER_TWICE, "select two different characters")                  \
+	X(ERR_NOT_OFFERED, "select two of the characters offered to you")               \
+	/* the shared preconditions (enum command_needs) */                             \
+	X(ERR_CARD_NOT_IN_HAND, "card is not in your hand")                             \
+	X(ERR_NOT_YOUR_CHARACTER, "no living character of yours with that id")          \
+	X(ERR_NO_DICE, "no action die left")                                            \
+	X(ERR_NO_DIE_HIGH_ENOUGH, "no action die high enough")                          \
+	/* targets: entrances, locations, characters */                                 \
+	X(ERR_NO_ENTRANCE, "no such entrance at the character's location")              \
+	X(ERR_NO_ZOMBIE, "no zombie at that entrance")                                  \
+	X(ERR_NO_SPACE, "no free space at that entrance")                               \
+	X(ERR_ALREADY_MOVED, "character has already moved this round")                  \
+	X(ERR_NO_LOCATION, "no such location")                                          \
+	X(ERR_ALREADY_THERE, "character is already at that location")                   \
+	X(ERR_NO_ROOM, "no room at that location")                                      \
+	X(ERR_TARGET_NOT_HERE, "target is not a living character at the same location") \
+	X(ERR_TARGET_NOT_INJURED, "target has no wound or frostbite")                   \
+	/* Move, Search, CleanWaste, ContributeCard */                                  \
+	X(ERR_NO_FUEL_CARD, "no FUEL card in hand")                                     \
+	X(ERR_NOTHING_TO_SEARCH, "nothing left to search here")                         \
+	X(ERR_NOT_IN_COLONY, "character is not in the colony")                          \
+	X(ERR_WASTE_EMPTY, "the waste pile is empty")                                   \
+	X(ERR_ALREADY_CLEANED, "waste was already cleaned this round")                  \
+	X(ERR_CARD_NOT_FOR_CRISIS, "card does not fit the current crisis")              \
+	/* UseCard */                                                                   \
+	X(ERR_NO_DIE_TO_REROLL, "no action die to reroll")                              \
+	X(ERR_CARD_NEEDS_TARGET, "this card needs a character and a target")            \
+	X(ERR_CARD_TAKES_NO_TARGET, "this card takes no character and target")          \
+	X(ERR_FUEL_WITH_MOVE, "FUEL is played with Move in this edition")               \
+	X(ERR_NO_EQUIPMENT_IN_BASE, "equipment cards cannot be played in this edition") \
+	/* UseAbility */                                                                \
+	X(ERR_FEED_TAKES_NO_TARGET, "FEED takes no target")                             \
+	X(ERR_HEAL_NEEDS_TARGET, "HEAL needs a target character")                       \
+	X(ERR_BARRICADE_NEEDS_TARGET, "BARRICADE needs a target entrance")              \
+	X(ERR_KILL_NEEDS_TARGET, "KILL needs a target entrance")                        \
+	X(ERR_ABILITY_USED, "ability already used this round")                          \
+	X(ERR_NO_ACTIVATIONS_LEFT, "no activations left this round")                    \
+	X(ERR_KILL_WRONG_LOCATION, "KILL cannot be used at this location")              \
+	X(ERR_KILL_NEEDS_CHILD, "KILL needs a child in the colony")                     \
+	X(ERR_PASSIVE_ABILITY, "a passive ability cannot be used")
+
+enum game_err {
+	ERR_NONE, /* every check passed; never sent */
+#define GAME_ERR_ENUM(id, msg) id,
+	GAME_ERRORS(GAME_ERR_ENUM)
+#undef GAME_ERR_ENUM
+};
+
+static const char *const game_err_msg[] = {
+#define GAME_ERR_MSG(id, msg) [id] = (msg),
+        GAME_ERRORS(GAME_ERR_MSG)
+#undef GAME_ERR_MSG
+};
+
 /* ---- small helpers --------------------------------------------------- */
 
 static void emit(struct game *g, enum game_event_type t, int to, int nargs, ...)
@@ -142,12 +221,23 @@ static void emit(struct game *g, enum game_event_type t, int to, int nargs, ...)
 	e->nargs = nargs;
 }
 
-/* CommandFailed to the sender; returns false for `return fail(...)`. */
-static bool fail(struct game *g, const char *msg)
+/* CommandFailed(err) to the sender; returns false for `return fail(...)`.
+ * err is never ERR_NONE. */
+static bool fail(struct game *g, enum game_err err)
 {
 	struct game_event *e = game_event_list_push(g->out, GEV_COMMAND_FAILED, GEV_TO_SENDER);
-	e->str = msg;
+	e->str = game_err_msg[err];
 	return false;
+}
+
+/* The outcome of a check: CommandFailed(err) unless err is ERR_NONE.
+ * Returns true when the command was refused. */
+static bool refused(struct game *g, enum game_err err)
+{
+	if (err == ERR_NONE)
+		return false;
+	fail(g, err);
+	return true;
 }
 
 static const struct config_character *cchar(const struct game *g, int c)
@@ -300,6 +390,13 @@ static int roll_die(struct game *g)
 
 /* ---- cards ----------------------------------------------------------- */
 
+/* Card k is now at `place`, held by no one. */
+static void card_to(struct game *g, int k, enum card_place place)
+{
+	g->cards[k].place = place;
+	g->cards[k].holder = -1;
+}
+
 static void hand_add(struct game *g, int p, int k)
 {
 	struct player_state *ps = &g->players[p];
@@ -329,18 +426,20 @@ static void hand_remove(struct game *g, int p, int k, enum card_place place)
 			break;
 		}
 	}
-	g->cards[k].place = place;
-	g->cards[k].holder = -1;
+	card_to(g, k, place);
+}
+
+/* The cards list[0..*n) leave the game; *n becomes 0. */
+static void cards_gone(struct game *g, const int *list, int *n)
+{
+	for (int i = 0; i < *n; i++)
+		card_to(g, list[i], CP_GONE);
+	*n = 0;
 }
 
 static void hand_vanish(struct game *g, int p)
 {
-	struct player_state *ps = &g->players[p];
-	for (int i = 0; i < ps->nhand; i++) {
-		g->cards[ps->hand[i]].place = CP_GONE;
-		g->cards[ps->hand[i]].holder = -1;
-	}
-	ps->nhand = 0;
+	cards_gone(g, g->players[p].hand, &g->players[p].nhand);
 }
 
 /* Draw the top card of location l's deck into p's hand with CardDrawn. */
@@ -367,10 +466,13 @@ static void play_to_waste(struct game *g, int p, int k)
 }
 
 /* The most recently equipped unspent card of `type` on c (matching
- * `location` for blueprints), or -1. Equipment exists only in revised. */
+ * location index l for blueprints), or -1. Equipment exists only in
+ * revised: always -1 in base. */
 static int equipment(const struct game *g, int c, enum card_type type, int l)
 {
 	const struct char_state *cs = &g->chars[c];
+	if (g->rules != RULES_REVISED)
+		return -1;
 	for (int i = cs->nequip - 1; i >= 0; i--) {
 		int k = cs->equip[i];
 		const struct config_card *cc = &g->cfg->cards[k];
@@ -430,13 +532,8 @@ static void spawn_for(struct game *g, int p)
 /* Remove c from the board; its equipment leaves the game with it. */
 static void remove_character(struct game *g, int c)
 {
-	struct char_state *cs = &g->chars[c];
-	for (int i = 0; i < cs->nequip; i++) {
-		g->cards[cs->equip[i]].place = CP_GONE;
-		g->cards[cs->equip[i]].holder = -1;
-	}
-	cs->nequip = 0;
-	cs->life = CH_DEAD;
+	cards_gone(g, g->chars[c].equip, &g->chars[c].nequip);
+	g->chars[c].life = CH_DEAD;
 }
 
 /* The player leaves the game: Left(p); p's turn ends if p is active. */
@@ -602,6 +699,14 @@ static void start_game(struct game *g)
 	g->sel_waiting = false;
 }
 
+/* Registration ends without a game (behaviour.md 2): a command other than
+ * Register or StartGame, or the timeout. */
+static void abort_registration(struct game *g)
+{
+	emit(g, GEV_REGISTRATION_ABORTED, GEV_TO_ALL, 0);
+	g->phase = PH_OVER;
+}
+
 /* The player choosing characters leaves (timeout or disconnect): the four
  * offered go back to the end of the unused list. */
 static void selection_leave(struct game *g, int p)
@@ -659,7 +764,10 @@ static void start_round(struct game *g)
 	g->turn_waiting = false;
 }
 
-/* Turn start: every frostbite of p's characters becomes a wound. */
+/* Turn start (behaviour.md 4.4): for each of p's characters in the order p
+ * got them, each frostbite adds one wound (Wounded); the frostbites stay
+ * until healed. Three injuries kill (section 7); the step goes on with p's
+ * next character and stops at GameEnd. */
 static void frostbite_step(struct game *g, int p)
 {
 	for (int i = 0; i < g->nspawned && !over(g); i++) {
@@ -882,146 +990,321 @@ static void advance(struct game *g)
 	}
 }
 
-/* ---- in-game commands (sections 5, 6) --------------------------------- */
+/* ---- the shared preconditions of commands (behaviour.md 5, 6) ------------ */
 
-static const char *const E_NOT_YOURS = "no living character of yours with that id";
-static const char *const E_NO_DIE = "no action die high enough";
-static const char *const E_NO_ENTRANCE = "no such entrance at the character's location";
-static const char *const E_NO_DICE = "no action die left";
-static const char *const E_NO_ZOMBIE = "no zombie at that entrance";
-static const char *const E_NO_SPACE = "no free space at that entrance";
+/*
+ * A command row's preconditions (command_rules[].needs), checked before its
+ * handler runs, always in this order; the first that fails sends its
+ * CommandFailed and the handler does not run. The *_DIE ones need
+ * NEEDS_OWN_CHARACTER, whose character they look at.
+ */
+enum command_needs {
+	NEEDS_NEW_CONNECTION = 1u << 0,   /* the sender has not registered */
+	NEEDS_REGISTERED = 1u << 1,       /* the sender has registered */
+	NEEDS_SELECTING_PLAYER = 1u << 2, /* the sender is the player choosing characters */
+	NEEDS_CARD_IN_HAND = 1u << 3,     /* cmd->card is in the sender's hand */
+	NEEDS_OWN_CHARACTER = 1u << 4,    /* cmd->character is a living character of the sender */
+	NEEDS_OWN_CHARACTER_IF_TARGET = 1u << 5, /* the same, when cmd->has_target */
+	NEEDS_A_DIE = 1u << 6,                   /* the sender holds an action die */
+	NEEDS_SEARCH_DIE = 1u << 7, /* a die >= the character's search value ("needs v") */
+	NEEDS_ATTACK_DIE = 1u << 8, /* a die >= the character's attack value */
+};
 
-/* Why character cs cannot move to location index l (-1: unknown) this
- * round, or NULL: the checks of Move and of a FUEL card (behaviour.md 6). */
-static const char *move_error(const struct game *g, const struct char_state *cs, int l)
+/* A command being run: the decoded command and what its preconditions
+ * resolved. A field is -1 unless the command's row asks for it. */
+struct command {
+	const struct cmd *cmd;
+	int player;    /* the sender; GAME_NO_PLAYER until Register gives it an id */
+	int character; /* NEEDS_OWN_CHARACTER*: the index of cmd->character */
+	int card;      /* NEEDS_CARD_IN_HAND: the index of cmd->card */
+	int die;       /* NEEDS_*_DIE: the index in the sender's dice of the die to use */
+};
+
+static enum game_err sender_error(const struct game *g, unsigned needs, int p)
+{
+	if ((needs & NEEDS_NEW_CONNECTION) && p != GAME_NO_PLAYER)
+		return ERR_ALREADY_REGISTERED;
+	if ((needs & NEEDS_REGISTERED) && p == GAME_NO_PLAYER)
+		return ERR_REGISTER_FIRST;
+	if ((needs & NEEDS_SELECTING_PLAYER) && (p != g->sel || !g->sel_waiting))
+		return ERR_NOT_YOUR_SELECTION;
+	return ERR_NONE;
+}
+
+/* The die checks; the SMALLEST die >= v is the one a command uses. */
+static enum game_err resolve_die(const struct game *g, unsigned needs, struct command *x)
+{
+	if ((needs & NEEDS_A_DIE) && g->players[x->player].ndice == 0)
+		return ERR_NO_DICE;
+	if (!(needs & (NEEDS_SEARCH_DIE | NEEDS_ATTACK_DIE)))
+		return ERR_NONE;
+	const struct config_character *cc = cchar(g, x->character);
+	int v = (needs & NEEDS_SEARCH_DIE) ? cc->search : cc->attack;
+	x->die = die_at_least(&g->players[x->player], v);
+	return x->die < 0 ? ERR_NO_DIE_HIGH_ENOUGH : ERR_NONE;
+}
+
+/* Check `needs` in enum command_needs' order and fill in x's indices. */
+static enum game_err resolve_needs(const struct game *g, unsigned needs, struct command *x)
+{
+	enum game_err err = sender_error(g, needs, x->player);
+	if (err != ERR_NONE)
+		return err;
+	const struct cmd *cmd = x->cmd;
+	if (needs & NEEDS_CARD_IN_HAND) {
+		x->card = card_index(g, cmd->card);
+		if (!in_hand(g, x->player, x->card))
+			return ERR_CARD_NOT_IN_HAND;
+	}
+	if ((needs & NEEDS_OWN_CHARACTER) ||
+	    ((needs & NEEDS_OWN_CHARACTER_IF_TARGET) && cmd->has_target)) {
+		x->character = char_index(g, cmd->character);
+		if (!owned(g, x->player, x->character))
+			return ERR_NOT_YOUR_CHARACTER;
+	}
+	return resolve_die(g, needs, x);
+}
+
+/* ---- checks shared by several commands -------------------------------- */
+
+enum entrance_need { ENTRANCE_WITH_ZOMBIE, ENTRANCE_WITH_SPACE };
+
+/* Whether entrance e exists at l and has a zombie (Attack, SCISSORS, KILL)
+ * or room for a barricade (Barricade, LOCK, BARRICADE). */
+static enum game_err entrance_error(const struct game *g, int l, int e, enum entrance_need need)
+{
+	if (e < 0 || e >= entrances(g, l))
+		return ERR_NO_ENTRANCE;
+	if (need == ENTRANCE_WITH_ZOMBIE)
+		return g->locs[l].zombies[e] > 0 ? ERR_NONE : ERR_NO_ZOMBIE;
+	return space_at(g, l, e) > 0 ? ERR_NONE : ERR_NO_SPACE;
+}
+
+/* Whether character cs may move to location index l (-1: no such location)
+ * this round: the checks of Move and of a FUEL card, in behaviour.md's order. */
+static enum game_err move_error(const struct game *g, const struct char_state *cs, int l)
 {
 	if (cs->moved)
-		return "character has already moved this round";
+		return ERR_ALREADY_MOVED;
 	if (l < 0)
-		return "no such location";
+		return ERR_NO_LOCATION;
 	if (cs->loc == l)
-		return "character is already at that location";
+		return ERR_ALREADY_THERE;
 	if (!has_room(g, l))
-		return "no room at that location";
-	return NULL;
+		return ERR_NO_ROOM;
+	return ERR_NONE;
 }
 
-/* The index of character id if it is a living character of p; otherwise
- * sends CommandFailed and returns -1. */
-static int own_character(struct game *g, int p, int id)
+/* The index of character id if it is alive at location l, else -1. */
+static int character_at(const struct game *g, int l, int id)
 {
 	int c = char_index(g, id);
-	if (!owned(g, p, c)) {
-		fail(g, E_NOT_YOURS);
-		return -1;
-	}
-	return c;
+	return is_alive(g, c) && g->chars[c].loc == l ? c : -1;
 }
 
-static bool cmd_move(struct game *g, int p, const struct cmd *cmd)
+static void move_character(struct game *g, int c, int l)
 {
-	int c = own_character(g, p, cmd->character);
-	if (c < 0)
-		return false;
-	struct char_state *cs = &g->chars[c];
-	int l = loc_index(g, cmd->location);
-	const char *err = move_error(g, cs, l);
-	if (err)
-		return fail(g, err);
-	bool fuel = g->rules == RULES_BASE && cmd->fuel;
-	if (fuel) {
-		int best = -1;
-		struct player_state *ps = &g->players[p];
-		for (int i = 0; i < ps->nhand; i++) {
-			int k = ps->hand[i];
-			if (g->cfg->cards[k].type == CARD_FUEL &&
-			    (best < 0 || card_id(g, k) < card_id(g, best)))
-				best = k;
-		}
-		if (best < 0)
-			return fail(g, "no FUEL card in hand");
-		play_to_waste(g, p, best);
-		cs->moved = true;
-		cs->loc = l;
-		emit(g, GEV_MOVED, GEV_TO_ALL, 3, cmd->character, cmd->location, 1);
-		waste_changed(g, 1);
-		return true;
-	}
-	cs->moved = true;
-	cs->loc = l;
-	if (g->rules == RULES_BASE)
-		emit(g, GEV_MOVED, GEV_TO_ALL, 3, cmd->character, cmd->location, 0);
+	g->chars[c].moved = true;
+	g->chars[c].loc = l;
+}
+
+/* MEDICINE and HEAL on character id at l: one frostbite, else one wound
+ * healed; or why not (nothing changed). */
+static enum game_err heal(struct game *g, int l, int id)
+{
+	int tc = character_at(g, l, id);
+	if (tc < 0)
+		return ERR_TARGET_NOT_HERE;
+	struct char_state *ts = &g->chars[tc];
+	if (ts->wounds + ts->frostbites == 0)
+		return ERR_TARGET_NOT_INJURED;
+	if (ts->frostbites > 0)
+		ts->frostbites--;
 	else
-		emit(g, GEV_MOVED, GEV_TO_ALL, 2, cmd->character, cmd->location);
-	infect_move(g, c);
+		ts->wounds--;
+	return ERR_NONE;
+}
+
+/* ---- registration and selection commands (sections 2, 3) -------------- */
+
+/* Register: the connection becomes the next player and gets Config; the
+ * game starts when it is full. */
+static bool cmd_register(struct game *g, struct command *x)
+{
+	int p = g->nplayers++;
+	struct player_state *ps = &g->players[p];
+	ps->name = xstrdup(x->cmd->name ? x->cmd->name : "");
+	ps->in_game = true;
+	struct game_event *e = game_event_list_push(g->out, GEV_CONFIG, p);
+	e->str = g->cfg->text;
+	x->player = p;
+	if (g->nplayers == g->cfg->max_players)
+		start_game(g);
 	return true;
 }
 
-static bool cmd_search(struct game *g, int p, const struct cmd *cmd)
+static bool cmd_start_game(struct game *g, struct command *x)
 {
-	int c = own_character(g, p, cmd->character);
-	if (c < 0)
+	(void)x;
+	start_game(g);
+	return true;
+}
+
+/* The slot (0..3) of character id among those offered to ps, or -1. */
+static int offered_slot(const struct game *g, const struct player_state *ps, int id)
+{
+	for (int i = 0; i < 4; i++)
+		if (cchar(g, ps->offered[i])->id == id)
+			return i;
+	return -1;
+}
+
+/* SelectCharacters: two different ones of the four offered. The lower id
+ * spawns first, the other two go back to the unused list in offered order,
+ * five cards come from the start pile. */
+static bool cmd_select_characters(struct game *g, struct command *x)
+{
+	const struct cmd *cmd = x->cmd;
+	struct player_state *ps = &g->players[x->player];
+	if (cmd->character == cmd->character2)
+		return fail(g, ERR_SAME_CHARACTER_TWICE);
+	int a = offered_slot(g, ps, cmd->character);
+	int b = offered_slot(g, ps, cmd->character2);
+	if (a < 0 || b < 0)
+		return fail(g, ERR_NOT_OFFERED);
+	g->sel_waiting = false;
+	int first = cmd->character < cmd->character2 ? a : b;
+	place_character(g, ps->offered[first], x->player);
+	place_character(g, ps->offered[first == a ? b : a], x->player);
+	for (int i = 0; i < 4; i++)
+		if (i != a && i != b)
+			unused_append(g, ps->offered[i]);
+	for (int i = 0; i < 5; i++)
+		draw_card(g, x->player, g->colony);
+	return true;
+}
+
+/* ---- in-game commands (section 6) ------------------------------------- */
+
+static bool cmd_leave(struct game *g, struct command *x)
+{
+	do_leave(g, x->player);
+	return true;
+}
+
+static bool cmd_end_turn(struct game *g, struct command *x)
+{
+	(void)x;
+	g->turn_ended = true;
+	return true;
+}
+
+/* The FUEL card with the lowest id in p's hand, or -1. */
+static int lowest_fuel_card(const struct game *g, int p)
+{
+	const struct player_state *ps = &g->players[p];
+	int best = -1;
+	for (int i = 0; i < ps->nhand; i++) {
+		int k = ps->hand[i];
+		if (g->cfg->cards[k].type == CARD_FUEL &&
+		    (best < 0 || card_id(g, k) < card_id(g, best)))
+			best = k;
+	}
+	return best;
+}
+
+/* Move with fuel=true (base): a FUEL card goes to waste instead of the
+ * infection roll. */
+static bool move_with_fuel(struct game *g, const struct command *x, int l)
+{
+	int k = lowest_fuel_card(g, x->player);
+	if (k < 0)
+		return fail(g, ERR_NO_FUEL_CARD);
+	play_to_waste(g, x->player, k);
+	move_character(g, x->character, l);
+	emit(g, GEV_MOVED, GEV_TO_ALL, 3, x->cmd->character, x->cmd->location, 1);
+	waste_changed(g, 1);
+	return true;
+}
+
+static bool cmd_move(struct game *g, struct command *x)
+{
+	int l = loc_index(g, x->cmd->location);
+	if (refused(g, move_error(g, &g->chars[x->character], l)))
 		return false;
-	struct player_state *ps = &g->players[p];
-	if (ps->ndice == 0)
-		return fail(g, E_NO_DICE);
-	int d = die_at_least(ps, cchar(g, c)->search);
-	if (d < 0)
-		return fail(g, E_NO_DIE);
-	int l = g->chars[c].loc;
+	if (g->rules == RULES_BASE && x->cmd->fuel)
+		return move_with_fuel(g, x, l);
+	move_character(g, x->character, l);
+	if (g->rules == RULES_BASE)
+		emit(g, GEV_MOVED, GEV_TO_ALL, 3, x->cmd->character, x->cmd->location, 0);
+	else
+		emit(g, GEV_MOVED, GEV_TO_ALL, 2, x->cmd->character, x->cmd->location);
+	infect_move(g, x->character);
+	return true;
+}
+
+/* A search's random encounter: a new character for the searcher, 0-3
+ * children, no card. */
+static void search_encounter(struct game *g, const struct command *x, int l)
+{
+	emit(g, GEV_SEARCHED, GEV_TO_ALL, 2, x->cmd->character, loc_id(g, l));
+	spawn_for(g, x->player);
+	int k = rng_next_int(&g->rng, 4);
+	for (int i = 0; i < k; i++) {
+		g->locs[g->colony].children++;
+		emit(g, GEV_CHILD_SPAWNED, GEV_TO_ALL, 0);
+	}
+}
+
+/* How many cards c draws searching l, spending the one item that gives
+ * them: an unspent BLUEPRINT for l (2), else c's SEARCH ability at l with
+ * uses left (numCards + 1), else 1. */
+static int search_draws(struct game *g, int c, int l)
+{
+	int blueprint = equipment(g, c, CARD_BLUEPRINT, l);
+	const struct config_ability *ab = &cchar(g, c)->ability;
+	if (blueprint >= 0) {
+		g->cards[blueprint].spent = true;
+		return 2;
+	}
+	if (ab->type == ABILITY_SEARCH && ab->location == loc_id(g, l) &&
+	    g->chars[c].uses < ab->max_activations) {
+		g->chars[c].uses++;
+		return ab->num_cards + 1;
+	}
+	return 1;
+}
+
+static bool cmd_search(struct game *g, struct command *x)
+{
+	int l = g->chars[x->character].loc;
 	struct loc_state *ls = &g->locs[l];
 	int left = ls->ndeck - ls->top;
 	if (l == g->colony || left <= 0)
-		return fail(g, "nothing left to search here");
-	die_remove(ps, d);
+		return fail(g, ERR_NOTHING_TO_SEARCH);
+	die_remove(&g->players[x->player], x->die);
 	if (g->nunused > 0 && rng_next_int(&g->rng, ls->ndeck) == 0) {
-		emit(g, GEV_SEARCHED, GEV_TO_ALL, 2, cmd->character, loc_id(g, l));
-		spawn_for(g, p);
-		int k = rng_next_int(&g->rng, 4);
-		for (int i = 0; i < k; i++) {
-			g->locs[g->colony].children++;
-			emit(g, GEV_CHILD_SPAWNED, GEV_TO_ALL, 0);
-		}
+		search_encounter(g, x, l);
 		return true;
 	}
-	int n = 1;
-	int bp = g->rules == RULES_REVISED ? equipment(g, c, CARD_BLUEPRINT, l) : -1;
-	const struct config_ability *ab = &cchar(g, c)->ability;
-	if (bp >= 0) {
-		g->cards[bp].spent = true;
-		n = 2;
-	} else if (ab->type == ABILITY_SEARCH && ab->location == loc_id(g, l) &&
-	           g->chars[c].uses < ab->max_activations) {
-		g->chars[c].uses++;
-		n = ab->num_cards + 1;
-	}
-	if (n > left)
-		n = left;
-	emit(g, GEV_SEARCHED, GEV_TO_ALL, 2, cmd->character, loc_id(g, l));
-	for (int i = 0; i < n; i++)
-		draw_card(g, p, l);
+	int n = search_draws(g, x->character, l);
+	emit(g, GEV_SEARCHED, GEV_TO_ALL, 2, x->cmd->character, loc_id(g, l));
+	for (int i = 0; i < n && i < left; i++)
+		draw_card(g, x->player, l);
 	return true;
 }
 
-static bool cmd_attack(struct game *g, int p, const struct cmd *cmd)
+static bool cmd_attack(struct game *g, struct command *x)
 {
-	int c = own_character(g, p, cmd->character);
-	if (c < 0)
-		return false;
-	struct player_state *ps = &g->players[p];
-	int d = die_at_least(ps, cchar(g, c)->attack);
-	if (d < 0)
-		return fail(g, E_NO_DIE);
+	int c = x->character;
 	int l = g->chars[c].loc;
-	int e = cmd->entrance;
-	if (e < 0 || e >= entrances(g, l))
-		return fail(g, E_NO_ENTRANCE);
-	if (g->locs[l].zombies[e] == 0)
-		return fail(g, E_NO_ZOMBIE);
+	int e = x->cmd->entrance;
+	if (refused(g, entrance_error(g, l, e, ENTRANCE_WITH_ZOMBIE)))
+		return false;
 	g->locs[l].zombies[e]--;
-	die_remove(ps, d);
-	emit(g, GEV_ZOMBIE_KILLED, GEV_TO_ALL, 3, cmd->character, loc_id(g, l), e);
-	int colt = g->rules == RULES_REVISED ? equipment(g, c, CARD_COLT, -1) : -1;
+	die_remove(&g->players[x->player], x->die);
+	emit(g, GEV_ZOMBIE_KILLED, GEV_TO_ALL, 3, x->cmd->character, loc_id(g, l), e);
+	int colt = equipment(g, c, CARD_COLT, -1);
 	if (colt >= 0)
 		g->cards[colt].spent = true;
 	else if (cchar(g, c)->ability.type != ABILITY_NO_INFECTION)
@@ -1029,57 +1312,57 @@ static bool cmd_attack(struct game *g, int p, const struct cmd *cmd)
 	return true;
 }
 
-static bool cmd_barricade(struct game *g, int p, const struct cmd *cmd)
+static bool cmd_barricade(struct game *g, struct command *x)
 {
-	int c = own_character(g, p, cmd->character);
-	if (c < 0)
-		return false;
-	struct player_state *ps = &g->players[p];
-	int hammer = g->rules == RULES_REVISED ? equipment(g, c, CARD_HAMMER, -1) : -1;
+	struct player_state *ps = &g->players[x->player];
+	int hammer = equipment(g, x->character, CARD_HAMMER, -1);
 	if (hammer < 0 && ps->ndice == 0)
-		return fail(g, E_NO_DICE);
-	int l = g->chars[c].loc;
-	int e = cmd->entrance;
-	if (e < 0 || e >= entrances(g, l))
-		return fail(g, E_NO_ENTRANCE);
-	if (space_at(g, l, e) <= 0)
-		return fail(g, E_NO_SPACE);
+		return fail(g, ERR_NO_DICE);
+	int l = g->chars[x->character].loc;
+	int e = x->cmd->entrance;
+	if (refused(g, entrance_error(g, l, e, ENTRANCE_WITH_SPACE)))
+		return false;
 	g->locs[l].barricades[e]++;
 	if (hammer >= 0)
 		g->cards[hammer].spent = true;
 	else
 		die_remove(ps, 0);
-	emit(g, GEV_BARRICADED, GEV_TO_ALL, 3, cmd->character, loc_id(g, l), e);
+	emit(g, GEV_BARRICADED, GEV_TO_ALL, 3, x->cmd->character, loc_id(g, l), e);
 	return true;
 }
 
-static bool cmd_clean(struct game *g, int p, const struct cmd *cmd)
+/* How many cards c's cleaning removes at most, spending what applies, and
+ * whether it costs the lowest die: an unspent SWAB 5 without a die, else a
+ * TRASH ability numCards (without a die in revised), else 3. */
+static int cleaning_amount(struct game *g, int c, bool *uses_die)
 {
-	int c = own_character(g, p, cmd->character);
-	if (c < 0)
-		return false;
-	struct player_state *ps = &g->players[p];
-	if (ps->ndice == 0)
-		return fail(g, E_NO_DICE);
-	if (g->chars[c].loc != g->colony)
-		return fail(g, "character is not in the colony");
-	if (g->waste == 0)
-		return fail(g, "the waste pile is empty");
-	if (g->rules == RULES_BASE && ps->cleaned)
-		return fail(g, "waste was already cleaned this round");
-	int amount = 3;
-	bool free_of_die = false;
-	int swab = g->rules == RULES_REVISED ? equipment(g, c, CARD_SWAB, -1) : -1;
+	int swab = equipment(g, c, CARD_SWAB, -1);
 	const struct config_ability *ab = &cchar(g, c)->ability;
 	if (swab >= 0) {
 		g->cards[swab].spent = true;
-		amount = 5;
-		free_of_die = true;
-	} else if (ab->type == ABILITY_TRASH) {
-		amount = ab->num_cards;
-		free_of_die = g->rules == RULES_REVISED;
+		*uses_die = false;
+		return 5;
 	}
-	if (!free_of_die)
+	if (ab->type == ABILITY_TRASH) {
+		*uses_die = g->rules == RULES_BASE;
+		return ab->num_cards;
+	}
+	*uses_die = true;
+	return 3;
+}
+
+static bool cmd_clean_waste(struct game *g, struct command *x)
+{
+	struct player_state *ps = &g->players[x->player];
+	if (g->chars[x->character].loc != g->colony)
+		return fail(g, ERR_NOT_IN_COLONY);
+	if (g->waste == 0)
+		return fail(g, ERR_WASTE_EMPTY);
+	if (g->rules == RULES_BASE && ps->cleaned)
+		return fail(g, ERR_ALREADY_CLEANED);
+	bool uses_die = true;
+	int amount = cleaning_amount(g, x->character, &uses_die);
+	if (uses_die)
 		die_remove(ps, 0);
 	ps->cleaned = true;
 	int removed = amount < g->waste ? amount : g->waste;
@@ -1104,380 +1387,362 @@ static bool card_fits_crisis(enum card_type t, enum crisis_type crisis)
 	return false;
 }
 
-static bool cmd_contribute(struct game *g, int p, const struct cmd *cmd)
+static bool cmd_contribute_card(struct game *g, struct command *x)
 {
-	int k = card_index(g, cmd->card);
-	if (!in_hand(g, p, k))
-		return fail(g, "card is not in your hand");
-	if (!card_fits_crisis(g->cfg->cards[k].type, g->cfg->crises[g->crisis].type))
-		return fail(g, "card does not fit the current crisis");
-	hand_remove(g, p, k, CP_GONE);
+	if (!card_fits_crisis(g->cfg->cards[x->card].type, g->cfg->crises[g->crisis].type))
+		return fail(g, ERR_CARD_NOT_FOR_CRISIS);
+	hand_remove(g, x->player, x->card, CP_GONE);
 	g->contributed++;
-	emit(g, GEV_CONTRIBUTED, GEV_TO_ALL, 2, p, cmd->card);
+	emit(g, GEV_CONTRIBUTED, GEV_TO_ALL, 2, x->player, x->cmd->card);
 	return true;
 }
+
+/* ---- UseCard ---------------------------------------------------------- */
 
 static bool is_equipment(enum card_type t)
 {
 	return t >= CARD_HAMMER;
 }
 
-static bool use_card_plain(struct game *g, int p, int k)
+static bool play_food(struct game *g, const struct command *x)
 {
-	const struct config_card *cc = &g->cfg->cards[k];
-	struct player_state *ps = &g->players[p];
-	switch (cc->type) {
-	case CARD_FOOD:
-		play_to_waste(g, p, k);
-		g->food = java_add(g->food, cc->amount);
-		emit(g, GEV_CARD_USED, GEV_TO_ALL, 1, cc->id);
-		waste_changed(g, 1);
-		emit(g, GEV_FOOD_CHANGED, GEV_TO_ALL, 2, cc->amount, (int)FOOD_ADDED);
-		return true;
-	case CARD_STUFF: {
-		if (ps->ndice == 0)
-			return fail(g, "no action die to reroll");
-		play_to_waste(g, p, k);
-		die_remove(ps, 0);
-		int v = roll_die(g);
-		die_insert(ps, v);
-		emit(g, GEV_CARD_USED, GEV_TO_ALL, 1, cc->id);
-		waste_changed(g, 1);
-		emit(g, GEV_DIE_ROLLED, GEV_TO_ALL, 2, p, v);
-		return true;
-	}
-	default:
-		return fail(g, "this card needs a character and a target");
-	}
+	const struct config_card *cc = &g->cfg->cards[x->card];
+	play_to_waste(g, x->player, x->card);
+	g->food = java_add(g->food, cc->amount);
+	emit(g, GEV_CARD_USED, GEV_TO_ALL, 1, cc->id);
+	waste_changed(g, 1);
+	emit(g, GEV_FOOD_CHANGED, GEV_TO_ALL, 2, cc->amount, (int)FOOD_ADDED);
 	return true;
 }
 
-static int heal_target(const struct game *g, int l, int t, const char **err)
+/* STUFF: the lowest die is rolled again. */
+static bool play_stuff(struct game *g, const struct command *x)
 {
-	int tc = char_index(g, t);
-	if (!is_alive(g, tc) || g->chars[tc].loc != l) {
-		*err = "target is not a living character at the same location";
-		return -1;
-	}
-	if (g->chars[tc].wounds + g->chars[tc].frostbites == 0) {
-		*err = "target has no wound or frostbite";
-		return -1;
-	}
-	return tc;
+	struct player_state *ps = &g->players[x->player];
+	if (ps->ndice == 0)
+		return fail(g, ERR_NO_DIE_TO_REROLL);
+	play_to_waste(g, x->player, x->card);
+	die_remove(ps, 0);
+	int v = roll_die(g);
+	die_insert(ps, v);
+	emit(g, GEV_CARD_USED, GEV_TO_ALL, 1, g->cfg->cards[x->card].id);
+	waste_changed(g, 1);
+	emit(g, GEV_DIE_ROLLED, GEV_TO_ALL, 2, x->player, v);
+	return true;
 }
 
-static void heal(struct game *g, int tc)
+/* UseCard(card) without character and target: FOOD or STUFF. */
+static bool play_card(struct game *g, const struct command *x)
 {
-	if (g->chars[tc].frostbites > 0)
-		g->chars[tc].frostbites--;
-	else
-		g->chars[tc].wounds--;
-}
-
-static bool use_card_target(struct game *g, int p, int k, int c, int t)
-{
-	const struct config_card *cc = &g->cfg->cards[k];
-	struct char_state *cs = &g->chars[c];
-	int l = cs->loc;
-	const char *err = NULL;
-	switch (cc->type) {
-	case CARD_MEDICINE: {
-		int tc = heal_target(g, l, t, &err);
-		if (tc < 0)
-			return fail(g, err);
-		heal(g, tc);
-		break;
-	}
-	case CARD_LOCK:
-		if (t < 0 || t >= entrances(g, l))
-			return fail(g, E_NO_ENTRANCE);
-		if (space_at(g, l, t) <= 0)
-			return fail(g, E_NO_SPACE);
-		g->locs[l].barricades[t]++;
-		break;
-	case CARD_SCISSORS:
-		if (t < 0 || t >= entrances(g, l))
-			return fail(g, E_NO_ENTRANCE);
-		if (g->locs[l].zombies[t] == 0)
-			return fail(g, E_NO_ZOMBIE);
-		g->locs[l].zombies[t]--;
-		break;
-	case CARD_FUEL: {
-		if (g->rules == RULES_BASE)
-			return fail(g, "FUEL is played with Move in this edition");
-		int to = loc_index(g, t);
-		err = move_error(g, cs, to);
-		if (err)
-			return fail(g, err);
-		cs->moved = true;
-		cs->loc = to;
-		break;
-	}
-	case CARD_HAMMER:
-	case CARD_SNOW_BOOTS:
-	case CARD_COLT:
-	case CARD_SWAB:
-	case CARD_BLUEPRINT: {
-		if (g->rules == RULES_BASE)
-			return fail(g, "equipment cards cannot be played in this edition");
-		int tc = char_index(g, t);
-		if (!is_alive(g, tc) || g->chars[tc].loc != l)
-			return fail(g, "target is not a living character at the same location");
-		struct char_state *ts = &g->chars[tc];
-		if (ts->nequip == ts->capequip) {
-			ts->capequip = ts->capequip ? ts->capequip * 2 : 4;
-			ts->equip = xreallocarray(ts->equip, (size_t)ts->capequip, sizeof(int));
-		}
-		hand_remove(g, p, k, CP_EQUIPPED);
-		g->cards[k].holder = tc;
-		g->cards[k].spent = false;
-		ts->equip[ts->nequip++] = k;
-		emit(g, GEV_CARD_USED, GEV_TO_ALL, 3, cc->id, cchar(g, c)->id, t);
-		return true;
-	}
+	switch (g->cfg->cards[x->card].type) {
 	case CARD_FOOD:
+		return play_food(g, x);
 	case CARD_STUFF:
-		return fail(g, "this card takes no character and target");
+		return play_stuff(g, x);
+	default:
+		return fail(g, ERR_CARD_NEEDS_TARGET);
 	}
-	play_to_waste(g, p, k);
-	emit(g, GEV_CARD_USED, GEV_TO_ALL, 3, cc->id, cchar(g, c)->id, t);
+}
+
+/* FUEL (revised): character c moves to location id without a roll. */
+static enum game_err fuel_move(struct game *g, int c, int id)
+{
+	if (g->rules == RULES_BASE)
+		return ERR_FUEL_WITH_MOVE;
+	int l = loc_index(g, id);
+	enum game_err err = move_error(g, &g->chars[c], l);
+	if (err == ERR_NONE)
+		move_character(g, c, l);
+	return err;
+}
+
+/* The effect of a card that goes to the waste pile when played on a target
+ * (MEDICINE, LOCK, SCISSORS, FUEL): ERR_NONE with the effect applied, or the
+ * first failing check with nothing changed. */
+static enum game_err card_effect(struct game *g, const struct command *x)
+{
+	int l = g->chars[x->character].loc;
+	int t = x->cmd->target;
+	enum game_err err = ERR_NONE;
+	switch (g->cfg->cards[x->card].type) {
+	case CARD_MEDICINE:
+		return heal(g, l, t);
+	case CARD_LOCK:
+		err = entrance_error(g, l, t, ENTRANCE_WITH_SPACE);
+		if (err == ERR_NONE)
+			g->locs[l].barricades[t]++;
+		return err;
+	case CARD_SCISSORS:
+		err = entrance_error(g, l, t, ENTRANCE_WITH_ZOMBIE);
+		if (err == ERR_NONE)
+			g->locs[l].zombies[t]--;
+		return err;
+	case CARD_FUEL:
+		return fuel_move(g, x->character, t);
+	default: /* FOOD, STUFF; equipment is equip()'s */
+		return ERR_CARD_TAKES_NO_TARGET;
+	}
+}
+
+/* An equipment card (revised) goes on top of the stack of the target, a
+ * living character at c's location: CardUsed only, not to the waste pile. */
+static bool equip(struct game *g, const struct command *x)
+{
+	int k = x->card;
+	int tc = character_at(g, g->chars[x->character].loc, x->cmd->target);
+	if (tc < 0)
+		return fail(g, ERR_TARGET_NOT_HERE);
+	struct char_state *ts = &g->chars[tc];
+	if (ts->nequip == ts->capequip) {
+		ts->capequip = ts->capequip ? ts->capequip * 2 : 4;
+		ts->equip = xreallocarray(ts->equip, (size_t)ts->capequip, sizeof(int));
+	}
+	hand_remove(g, x->player, k, CP_EQUIPPED);
+	g->cards[k].holder = tc;
+	g->cards[k].spent = false;
+	ts->equip[ts->nequip++] = k;
+	emit(g, GEV_CARD_USED, GEV_TO_ALL, 3, card_id(g, k), x->cmd->character, x->cmd->target);
+	return true;
+}
+
+/* UseCard(card, c, target). */
+static bool play_card_on_target(struct game *g, const struct command *x)
+{
+	const struct config_card *cc = &g->cfg->cards[x->card];
+	if (is_equipment(cc->type))
+		return equip(g, x);
+	if (refused(g, card_effect(g, x)))
+		return false;
+	play_to_waste(g, x->player, x->card);
+	emit(g, GEV_CARD_USED, GEV_TO_ALL, 3, cc->id, x->cmd->character, x->cmd->target);
 	waste_changed(g, 1);
 	if (cc->type == CARD_SCISSORS)
-		emit(g, GEV_ZOMBIE_KILLED, GEV_TO_ALL, 3, cchar(g, c)->id, loc_id(g, l), t);
+		emit(g, GEV_ZOMBIE_KILLED, GEV_TO_ALL, 3, x->cmd->character,
+		     loc_id(g, g->chars[x->character].loc), x->cmd->target);
 	return true;
 }
 
-static bool cmd_use_card(struct game *g, int p, const struct cmd *cmd)
+static bool cmd_use_card(struct game *g, struct command *x)
 {
-	int k = card_index(g, cmd->card);
-	if (!in_hand(g, p, k))
-		return fail(g, "card is not in your hand");
-	if (!cmd->has_target)
-		return use_card_plain(g, p, k);
-	int c = own_character(g, p, cmd->character);
-	if (c < 0)
-		return false;
-	if (is_equipment(g->cfg->cards[k].type) && g->rules == RULES_BASE)
-		return fail(g, "equipment cards cannot be played in this edition");
-	return use_card_target(g, p, k, c, cmd->target);
+	if (!x->cmd->has_target)
+		return play_card(g, x);
+	if (is_equipment(g->cfg->cards[x->card].type) && g->rules == RULES_BASE)
+		return fail(g, ERR_NO_EQUIPMENT_IN_BASE);
+	return play_card_on_target(g, x);
 }
 
-static bool cmd_use_ability(struct game *g, int p, const struct cmd *cmd)
+/* ---- UseAbility ------------------------------------------------------- */
+
+static bool use_feed(struct game *g, const struct command *x)
 {
-	int c = own_character(g, p, cmd->character);
-	if (c < 0)
+	struct char_state *cs = &g->chars[x->character];
+	if (x->cmd->has_target)
+		return fail(g, ERR_FEED_TAKES_NO_TARGET);
+	if (cs->uses >= 1)
+		return fail(g, ERR_ABILITY_USED);
+	cs->uses++;
+	g->food = java_add(g->food, cchar(g, x->character)->ability.num_food);
+	emit(g, GEV_ABILITY_USED, GEV_TO_ALL, 1, x->cmd->character);
+	return true;
+}
+
+static bool use_heal(struct game *g, const struct command *x)
+{
+	struct char_state *cs = &g->chars[x->character];
+	if (!x->cmd->has_target)
+		return fail(g, ERR_HEAL_NEEDS_TARGET);
+	if (cs->uses >= 1)
+		return fail(g, ERR_ABILITY_USED);
+	if (refused(g, heal(g, cs->loc, x->cmd->target)))
 		return false;
-	struct char_state *cs = &g->chars[c];
-	const struct config_ability *ab = &cchar(g, c)->ability;
+	cs->uses++;
+	emit(g, GEV_ABILITY_USED, GEV_TO_ALL, 2, x->cmd->character, x->cmd->target);
+	return true;
+}
+
+/* BARRICADE: min(space, numBarricades) barricades at entrance target. */
+static bool use_barricade(struct game *g, const struct command *x)
+{
+	struct char_state *cs = &g->chars[x->character];
+	const struct config_ability *ab = &cchar(g, x->character)->ability;
 	int l = cs->loc;
-	int t = cmd->target;
-	switch (ab->type) {
+	int t = x->cmd->target;
+	if (!x->cmd->has_target)
+		return fail(g, ERR_BARRICADE_NEEDS_TARGET);
+	if (cs->uses >= ab->max_activations)
+		return fail(g, ERR_NO_ACTIVATIONS_LEFT);
+	if (refused(g, entrance_error(g, l, t, ENTRANCE_WITH_SPACE)))
+		return false;
+	int space = space_at(g, l, t);
+	cs->uses++;
+	g->locs[l].barricades[t] += space < ab->num_barricades ? space : ab->num_barricades;
+	emit(g, GEV_ABILITY_USED, GEV_TO_ALL, 2, x->cmd->character, t);
+	return true;
+}
+
+/* KILL's checks before the die, in behaviour.md's order. */
+static enum game_err kill_error(const struct game *g, const struct command *x)
+{
+	const struct char_state *cs = &g->chars[x->character];
+	const struct config_ability *ab = &cchar(g, x->character)->ability;
+	if (!x->cmd->has_target)
+		return ERR_KILL_NEEDS_TARGET;
+	if (cs->uses >= ab->max_activations)
+		return ERR_NO_ACTIVATIONS_LEFT;
+	if (loc_id(g, cs->loc) != ab->location)
+		return ERR_KILL_WRONG_LOCATION;
+	if (ab->children && g->locs[g->colony].children == 0)
+		return ERR_KILL_NEEDS_CHILD;
+	return entrance_error(g, cs->loc, x->cmd->target, ENTRANCE_WITH_ZOMBIE);
+}
+
+/* KILL: up to numZombies zombies at entrance target for a die >= dieValue,
+ * then a plain infection roll if the ability says so. */
+static bool use_kill(struct game *g, const struct command *x)
+{
+	int c = x->character;
+	const struct config_ability *ab = &cchar(g, c)->ability;
+	if (refused(g, kill_error(g, x)))
+		return false;
+	struct player_state *ps = &g->players[x->player];
+	int d = die_at_least(ps, ab->die_value);
+	if (d < 0)
+		return fail(g, ERR_NO_DIE_HIGH_ENOUGH);
+	int l = g->chars[c].loc;
+	int t = x->cmd->target;
+	die_remove(ps, d);
+	g->chars[c].uses++;
+	int z = g->locs[l].zombies[t] < ab->num_zombies ? g->locs[l].zombies[t] : ab->num_zombies;
+	g->locs[l].zombies[t] -= z;
+	emit(g, GEV_ABILITY_USED, GEV_TO_ALL, 2, x->cmd->character, t);
+	for (int i = 0; i < z; i++)
+		emit(g, GEV_ZOMBIE_KILLED, GEV_TO_ALL, 3, x->cmd->character, loc_id(g, l), t);
+	if (ab->infection_die)
+		injure(g, c, roll_infection(g));
+	return true;
+}
+
+static bool cmd_use_ability(struct game *g, struct command *x)
+{
+	switch (cchar(g, x->character)->ability.type) {
 	case ABILITY_FEED:
-		if (cmd->has_target)
-			return fail(g, "FEED takes no target");
-		if (cs->uses >= 1)
-			return fail(g, "ability already used this round");
-		cs->uses++;
-		g->food = java_add(g->food, ab->num_food);
-		emit(g, GEV_ABILITY_USED, GEV_TO_ALL, 1, cmd->character);
-		return true;
-	case ABILITY_HEAL: {
-		if (!cmd->has_target)
-			return fail(g, "HEAL needs a target character");
-		if (cs->uses >= 1)
-			return fail(g, "ability already used this round");
-		const char *err = NULL;
-		int tc = heal_target(g, l, t, &err);
-		if (tc < 0)
-			return fail(g, err);
-		cs->uses++;
-		heal(g, tc);
-		emit(g, GEV_ABILITY_USED, GEV_TO_ALL, 2, cmd->character, t);
-		return true;
-	}
-	case ABILITY_BARRICADE: {
-		if (!cmd->has_target)
-			return fail(g, "BARRICADE needs a target entrance");
-		if (cs->uses >= ab->max_activations)
-			return fail(g, "no activations left this round");
-		if (t < 0 || t >= entrances(g, l))
-			return fail(g, E_NO_ENTRANCE);
-		int space = space_at(g, l, t);
-		if (space <= 0)
-			return fail(g, E_NO_SPACE);
-		cs->uses++;
-		g->locs[l].barricades[t] += space < ab->num_barricades ? space : ab->num_barricades;
-		emit(g, GEV_ABILITY_USED, GEV_TO_ALL, 2, cmd->character, t);
-		return true;
-	}
-	case ABILITY_KILL: {
-		if (!cmd->has_target)
-			return fail(g, "KILL needs a target entrance");
-		if (cs->uses >= ab->max_activations)
-			return fail(g, "no activations left this round");
-		if (loc_id(g, l) != ab->location)
-			return fail(g, "KILL cannot be used at this location");
-		if (ab->children && g->locs[g->colony].children == 0)
-			return fail(g, "KILL needs a child in the colony");
-		if (t < 0 || t >= entrances(g, l))
-			return fail(g, E_NO_ENTRANCE);
-		if (g->locs[l].zombies[t] == 0)
-			return fail(g, E_NO_ZOMBIE);
-		struct player_state *ps = &g->players[p];
-		int d = die_at_least(ps, ab->die_value);
-		if (d < 0)
-			return fail(g, E_NO_DIE);
-		die_remove(ps, d);
-		cs->uses++;
-		int z = g->locs[l].zombies[t] < ab->num_zombies ? g->locs[l].zombies[t]
-		                                                : ab->num_zombies;
-		g->locs[l].zombies[t] -= z;
-		emit(g, GEV_ABILITY_USED, GEV_TO_ALL, 2, cmd->character, t);
-		for (int i = 0; i < z; i++)
-			emit(g, GEV_ZOMBIE_KILLED, GEV_TO_ALL, 3, cmd->character, loc_id(g, l), t);
-		if (ab->infection_die)
-			injure(g, c, roll_infection(g));
-		return true;
-	}
+		return use_feed(g, x);
+	case ABILITY_HEAL:
+		return use_heal(g, x);
+	case ABILITY_BARRICADE:
+		return use_barricade(g, x);
+	case ABILITY_KILL:
+		return use_kill(g, x);
 	case ABILITY_WOUND:
 	case ABILITY_NO_INFECTION:
 	case ABILITY_SEARCH:
 	case ABILITY_TRASH:
-		return fail(g, "a passive ability cannot be used");
+		return fail(g, ERR_PASSIVE_ABILITY);
 	}
-	return true;
+	return false; /* not an ability type */
 }
 
-static bool turn_command(struct game *g, int p, const struct cmd *cmd)
+/* ---- the command table and the one dispatch point --------------------- */
+
+/* A handler runs after its row's phase and preconditions held. It makes
+ * the command's own checks in behaviour.md's order -- the first failing one
+ * sends CommandFailed, and then nothing has changed and nothing was drawn
+ * from the rng -- then changes the state and emits the events. Returns
+ * whether the command succeeded. */
+typedef bool command_handler(struct game *g, struct command *x);
+
+struct command_rule {
+	enum phase phase;           /* the one phase in which the command is run */
+	enum game_err out_of_phase; /* its CommandFailed in the other phases after
+	                               registration (during registration the game
+	                               aborts instead) */
+	unsigned needs;             /* enum command_needs, resolved into struct command */
+	command_handler *handler;
+};
+
+/* The row of a command of the turns: sent during the selection, it fails
+ * with ERR_BEING_SELECTED. */
+/* clang-format off */
+#define TURN_COMMAND(needs, handler) {PH_TURN, ERR_BEING_SELECTED, (needs), (handler)}
+/* clang-format on */
+
+/* One row per command: a command is this row plus its handler. */
+static const struct command_rule command_rules[CMD_TYPE_COUNT] = {
+        [CMD_REGISTER] = {PH_REGISTRATION, ERR_ALREADY_STARTED, NEEDS_NEW_CONNECTION, cmd_register},
+        [CMD_START_GAME] = {PH_REGISTRATION, ERR_ALREADY_STARTED, NEEDS_REGISTERED, cmd_start_game},
+        [CMD_SELECT_CHARACTERS] = {PH_SELECTION, ERR_ALREADY_SELECTED, NEEDS_SELECTING_PLAYER,
+                                   cmd_select_characters},
+        [CMD_LEAVE] = TURN_COMMAND(0, cmd_leave),
+        [CMD_END_TURN] = TURN_COMMAND(0, cmd_end_turn),
+        [CMD_MOVE] = TURN_COMMAND(NEEDS_OWN_CHARACTER, cmd_move),
+        [CMD_SEARCH] =
+                TURN_COMMAND(NEEDS_OWN_CHARACTER | NEEDS_A_DIE | NEEDS_SEARCH_DIE, cmd_search),
+        [CMD_ATTACK] = TURN_COMMAND(NEEDS_OWN_CHARACTER | NEEDS_ATTACK_DIE, cmd_attack),
+        [CMD_BARRICADE] = TURN_COMMAND(NEEDS_OWN_CHARACTER, cmd_barricade),
+        [CMD_CLEAN_WASTE] = TURN_COMMAND(NEEDS_OWN_CHARACTER | NEEDS_A_DIE, cmd_clean_waste),
+        [CMD_CONTRIBUTE_CARD] = TURN_COMMAND(NEEDS_CARD_IN_HAND, cmd_contribute_card),
+        [CMD_USE_CARD] =
+                TURN_COMMAND(NEEDS_CARD_IN_HAND | NEEDS_OWN_CHARACTER_IF_TARGET, cmd_use_card),
+        [CMD_USE_ABILITY] = TURN_COMMAND(NEEDS_OWN_CHARACTER, cmd_use_ability),
+};
+
+#undef TURN_COMMAND
+
+/* The row of a command type. A type without a row (out of range, or a row
+ * not written yet) belongs to no phase: it aborts registration and fails
+ * with ERR_UNKNOWN_COMMAND later. */
+static const struct command_rule *command_rule(enum cmd_type type)
 {
-	switch (cmd->type) {
-	case CMD_REGISTER:
-	case CMD_START_GAME:
-		return fail(g, "the game has already started");
-	case CMD_SELECT_CHARACTERS:
-		return fail(g, "characters were already selected");
-	case CMD_LEAVE:
-		do_leave(g, p);
-		return true;
-	case CMD_END_TURN:
-		g->turn_ended = true;
-		return true;
-	case CMD_MOVE:
-		return cmd_move(g, p, cmd);
-	case CMD_SEARCH:
-		return cmd_search(g, p, cmd);
-	case CMD_ATTACK:
-		return cmd_attack(g, p, cmd);
-	case CMD_BARRICADE:
-		return cmd_barricade(g, p, cmd);
-	case CMD_CLEAN_WASTE:
-		return cmd_clean(g, p, cmd);
-	case CMD_CONTRIBUTE_CARD:
-		return cmd_contribute(g, p, cmd);
-	case CMD_USE_CARD:
-		return cmd_use_card(g, p, cmd);
-	case CMD_USE_ABILITY:
-		return cmd_use_ability(g, p, cmd);
-	}
-	return fail(g, "unknown command");
+	static const struct command_rule unknown = {PH_OVER, ERR_UNKNOWN_COMMAND, 0, NULL};
+	if ((unsigned)type >= CMD_TYPE_COUNT || !command_rules[type].handler)
+		return &unknown;
+	return &command_rules[type];
 }
 
-/* ---- phases --------------------------------------------------------- */
-
-static int registration_command(struct game *g, int player, const struct cmd *cmd)
+/* Run one command (the sender may speak, see sender_gate): its phase,
+ * then its row's preconditions, then its handler. */
+static void run_command(struct game *g, struct command *x)
 {
-	switch (cmd->type) {
-	case CMD_REGISTER: {
-		if (player != GAME_NO_PLAYER) {
-			fail(g, "already registered");
-			return player;
-		}
-		int p = g->nplayers++;
-		struct player_state *ps = &g->players[p];
-		const char *name = cmd->name ? cmd->name : "";
-		ps->name = xstrdup(name);
-		ps->in_game = true;
-		struct game_event *e = game_event_list_push(g->out, GEV_CONFIG, p);
-		e->str = g->cfg->text;
-		if (g->nplayers == g->cfg->max_players) {
-			start_game(g);
-			advance(g);
-		}
-		return p;
+	const struct command_rule *rule = command_rule(x->cmd->type);
+	if (rule->phase != g->phase) {
+		if (g->phase == PH_REGISTRATION)
+			abort_registration(g);
+		else
+			fail(g, rule->out_of_phase);
+		return;
 	}
-	case CMD_START_GAME:
-		if (player == GAME_NO_PLAYER) {
-			fail(g, "register first");
-			return player;
-		}
-		start_game(g);
-		advance(g);
-		return player;
-	default:
-		emit(g, GEV_REGISTRATION_ABORTED, GEV_TO_ALL, 0);
-		g->phase = PH_OVER;
-		return player;
-	}
+	if (refused(g, resolve_needs(g, rule->needs, x)))
+		return;
+	rule->handler(g, x);
 }
 
-static bool selection_command(struct game *g, int player, const struct cmd *cmd)
+/* Who may send a command now, before what it is counts (behaviour.md 4.4,
+ * 5): no one once the game is over; during the turns only the active player. */
+static enum game_err sender_gate(const struct game *g, int player)
 {
-	if (cmd->type == CMD_REGISTER || cmd->type == CMD_START_GAME)
-		return fail(g, "the game has already started");
-	if (cmd->type != CMD_SELECT_CHARACTERS)
-		return fail(g, "characters are being selected");
-	if (player != g->sel || !g->sel_waiting)
-		return fail(g, "it is not your turn to select characters");
-	struct player_state *ps = &g->players[player];
-	int a = -1, b = -1;
-	for (int i = 0; i < 4; i++) {
-		if (cchar(g, ps->offered[i])->id == cmd->character)
-			a = i;
-		if (cchar(g, ps->offered[i])->id == cmd->character2)
-			b = i;
-	}
-	if (cmd->character == cmd->character2)
-		return fail(g, "select two different characters");
-	if (a < 0 || b < 0)
-		return fail(g, "select two of the characters offered to you");
-	int first = cmd->character < cmd->character2 ? a : b;
-	int second = first == a ? b : a;
-	g->sel_waiting = false;
-	int picks[2] = {ps->offered[first], ps->offered[second]};
-	for (int i = 0; i < 2; i++)
-		place_character(g, picks[i], player);
-	for (int i = 0; i < 4; i++)
-		if (i != a && i != b)
-			unused_append(g, ps->offered[i]);
-	for (int i = 0; i < 5; i++)
-		draw_card(g, player, g->colony);
-	advance(g);
-	return true;
+	if (g->phase == PH_OVER)
+		return ERR_GAME_OVER;
+	if (g->phase != PH_TURN)
+		return ERR_NONE;
+	if (player < 0)
+		return ERR_REGISTER_FIRST;
+	if (player != g->active || !g->turn_waiting)
+		return ERR_NOT_YOUR_TURN;
+	return ERR_NONE;
 }
 
 int game_apply(struct game *g, int player, const struct cmd *cmd, struct game_event_list *out)
 {
 	g->out = out;
-	switch (g->phase) {
-	case PH_REGISTRATION:
-		return registration_command(g, player, cmd);
-	case PH_SELECTION:
-		selection_command(g, player, cmd);
-		break;
-	case PH_TURN:
-		if (player < 0 || player != g->active || !g->turn_waiting) {
-			fail(g, player < 0 ? "register first" : "it is not your turn");
-			break;
-		}
-		turn_command(g, player, cmd);
-		g->prompt = true;
-		advance(g);
-		break;
-	case PH_OVER:
-		fail(g, "the game is over");
-		break;
-	}
-	return player;
+	if (refused(g, sender_gate(g, player)))
+		return player;
+	bool in_turn = g->phase == PH_TURN;
+	struct command x = {.cmd = cmd, .player = player, .character = -1, .card = -1, .die = -1};
+	run_command(g, &x);
+	if (in_turn)
+		g->prompt = true; /* ActNow again if the turn goes on */
+	advance(g);
+	return x.player;
 }
 
 void game_timeout(struct game *g, struct game_event_list *out)
@@ -1485,8 +1750,7 @@ void game_timeout(struct game *g, struct game_event_list *out)
 	g->out = out;
 	switch (g->phase) {
 	case PH_REGISTRATION:
-		emit(g, GEV_REGISTRATION_ABORTED, GEV_TO_ALL, 0);
-		g->phase = PH_OVER;
+		abort_registration(g);
 		return;
 	case PH_SELECTION:
 		if (g->sel_waiting)
@@ -1591,8 +1855,7 @@ struct game *game_new(const struct config *cfg, int64_t seed, enum game_rules ru
 	g->cards = xcalloc((size_t)cfg->ncards, sizeof *g->cards);
 	g->card_ids = xcalloc((size_t)cfg->ncards, sizeof *g->card_ids);
 	for (int k = 0; k < cfg->ncards; k++) {
-		g->cards[k].place = CP_GONE; /* not in any stack */
-		g->cards[k].holder = -1;
+		card_to(g, k, CP_GONE); /* not in any stack */
 		g->card_ids[k] = (struct id_index){cfg->cards[k].id, k};
 	}
 	qsort(g->card_ids, (size_t)cfg->ncards, sizeof *g->card_ids, cmp_id_index);
