@@ -18,6 +18,7 @@
 #include <malloc.h>
 #endif
 
+#include "sopra/agones.h"
 #include "sopra/config.h"
 #include "sopra/game.h"
 #include "sopra/net.h"
@@ -250,6 +251,7 @@ int main(int argc, char **argv)
 
 	rc = EXIT_RUNTIME;
 	struct server *srv = NULL;
+	struct agones *agones = NULL;
 	struct game *game = game_new(cfg, o.seed, o.rules);
 	if (!game) {
 		fputs("sopra-server: out of memory\n", stderr);
@@ -258,6 +260,10 @@ int main(int argc, char **argv)
 	srv = server_new(game, o.port, o.timeout, stderr);
 	if (!srv)
 		goto out; /* server_new said why */
+	/* Agones SDK (docs/deployment.md): Ready now that it listens, health
+	 * pings on the loop; nothing at all without $AGONES_SDK_HTTP_PORT */
+	agones = agones_new(server_base(srv), stderr);
+	agones_ready(agones);
 #ifdef __GLIBC__
 	/* Loading freed the file buffer and the whole JSON tree (about 4x the
 	 * file); return those pages now instead of carrying them, resident,
@@ -265,7 +271,9 @@ int main(int argc, char **argv)
 	malloc_trim(0);
 #endif
 	rc = server_run(srv);
+	agones_shutdown_and_wait(agones, AGONES_SHUTDOWN_WAIT_MS); /* after the last flush */
 out:
+	agones_free(agones);
 	server_free(srv);
 	game_free(game);
 	config_free(cfg);

@@ -1,0 +1,502 @@
+#!/usr/bin/env python3
+"""System test of the Agones SDK lifecycle (src/agones.c, docs/deployment.md).
+
+A local HTTP endpoint on a random loopback port stands in for the SDK
+sidecar; sopra-server runs with AGONES_SDK_HTTP_PORT pointing at it and two
+sopra-bot clients play a game through a small TCP relay that records what the
+server sent them. Cases:
+
+  normal     POST /ready (the game port accepts connections by then),
+             /health right after and every interval (>= 2 seen), /shutdown
+             once GameEnd was flushed to every player: exactly that sequence,
+             each a POST of "{}" as application/json.
+  late       the sidecar's port refuses connections for the first 1.5 s:
+             the server retries /ready with backoff, registration goes on
+             meanwhile, then the same sequence as "normal".
+  error500   the sidecar answers 500 to everything: the game is played to its
+             end regardless, /ready is retried with growing gaps, no /health
+             (never Ready), /shutdown is retried until the bounded wait ends,
+             the server exits 0 in time, and the failures are logged.
+  unset      without AGONES_SDK_HTTP_PORT: no request, and one socket fewer
+             than the same server with the SDK connected; an invalid value
+             ("abc") is logged and ignored.
+
+Usage: agones_test.py --server PATH --bot PATH --config PATH [--verbose]
+Ends with "N passed, M failed"; exit status 1 if anything failed.
+"""
+import argparse
+import http.server
+import os
+import re
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+HEALTH_INTERVAL = 2.0     # AGONES_HEALTH_INTERVAL_MS
+SHUTDOWN_WAIT = 3.0       # AGONES_SHUTDOWN_WAIT_MS
+RETRY_MIN = 0.1           # AGONES_RETRY_MIN_MS
+RETRY_MAX = 1.0           # AGONES_RETRY_MAX_MS
+VERBOSE = False
+
+
+def log(*a):
+    if VERBOSE:
+        print("  [%.3f]" % time.monotonic(), *a, flush=True)
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise Failure(what)
+
+
+# ---- the fake SDK sidecar ---------------------------------------------------
+
+class Sidecar:
+    """HTTP/1.1 keep-alive endpoint on 127.0.0.1:<random>. status: the answer
+    to every POST. With listen=False the port is bound but not listening
+    (connections are refused) until listen_in(seconds). on_request(path) runs
+    in the handler before the answer, under no lock."""
+
+    def __init__(self, status=200, listen=True, on_request=None):
+        self.requests = []  # (monotonic time, method, path, content type, body)
+        self.lock = threading.Lock()
+        self.status = status
+        self.on_request = on_request
+        side = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, fmt, *args):
+                pass
+
+            def do_POST(self):
+                n = int(self.headers.get("Content-Length", "0"))
+                body = self.rfile.read(n) if n else b""
+                t = time.monotonic()
+                extra = side.on_request(self.path) if side.on_request else None
+                with side.lock:
+                    side.requests.append((t, "POST", self.path,
+                                          self.headers.get("Content-Type"), body, extra))
+                log("sidecar:", self.path, side.status)
+                out = b"{}"
+                self.send_response(side.status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(out)))
+                self.end_headers()
+                self.wfile.write(out)
+
+            def do_GET(self):
+                with side.lock:
+                    side.requests.append((time.monotonic(), "GET", self.path, None, b"", None))
+                self.send_response(405)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler,
+                                                     bind_and_activate=False)
+        self.httpd.daemon_threads = True
+        self.httpd.server_bind()  # bound: the port is ours, but refuses until listen()
+        self.port = self.httpd.server_address[1]
+        self.listening_at = None
+        if listen:
+            self.listen_in(0.0)
+
+    def listen_in(self, delay):
+        threading.Thread(target=self._run, args=(delay,), daemon=True).start()
+
+    def _run(self, delay):
+        if delay:
+            time.sleep(delay)
+        self.httpd.server_activate()
+        self.listening_at = time.monotonic()
+        log("sidecar listening on", self.port)
+        self.httpd.serve_forever(poll_interval=0.05)
+
+    def paths(self):
+        with self.lock:
+            return [r[2] for r in self.requests]
+
+    def wait_for(self, pred, timeout):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if pred(self.paths()):
+                return True
+            time.sleep(0.02)
+        return pred(self.paths())
+
+    def close(self):
+        if self.listening_at is not None:
+            self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+# ---- a relay between each bot and the server, recording what the server sent
+
+class Relay:
+    """Listens on 127.0.0.1:<random>; each accepted client gets its own
+    connection to the server. Bytes from the server are recorded before they
+    are passed on, under a lock, so that flushed() can tell exactly what the
+    server has written so far: what was relayed plus what still waits in the
+    kernel (peeked, not consumed)."""
+
+    def __init__(self, server_port):
+        self.server_port = server_port
+        self.lock = threading.Lock()
+        self.links = []  # [upstream socket, bytes received from the server]
+        self.lsock = socket.socket()
+        self.lsock.bind(("127.0.0.1", 0))
+        self.lsock.listen(16)
+        self.port = self.lsock.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                down, _ = self.lsock.accept()
+            except OSError:
+                return
+            up = socket.create_connection(("127.0.0.1", self.server_port))
+            link = [up, bytearray()]
+            with self.lock:
+                self.links.append(link)
+            threading.Thread(target=self._pump, args=(down, up, None), daemon=True).start()
+            threading.Thread(target=self._pump, args=(up, down, link), daemon=True).start()
+
+    def _pump(self, src, dst, link):
+        try:
+            while True:
+                select.select([src], [], [])
+                if link is None:
+                    data = src.recv(65536)
+                else:
+                    with self.lock:
+                        data = src.recv(65536)
+                        link[1] += data
+                if not data:
+                    break
+                dst.sendall(data)
+        except OSError:
+            pass
+        for s in (dst,):
+            try:
+                s.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+
+    def flushed(self):
+        """What the server has sent on each link by now, relayed or not."""
+        out = []
+        with self.lock:
+            for up, got in self.links:
+                pending = b""
+                try:
+                    pending = up.recv(1 << 20, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+                except (BlockingIOError, OSError):
+                    pass
+                out.append(bytes(got) + pending)
+        return out
+
+    def close(self):
+        self.lsock.close()
+        with self.lock:
+            for up, _ in self.links:
+                up.close()
+
+
+# ---- processes -----------------------------------------------------------------
+
+class Server:
+    def __init__(self, args, env_port, seed=7):
+        env = dict(os.environ)
+        env.pop("AGONES_SDK_HTTP_PORT", None)
+        if env_port is not None:
+            env["AGONES_SDK_HTTP_PORT"] = str(env_port)
+        self.proc = subprocess.Popen(
+            [args.server, "--config", args.config, "--port", "0", "--seed", str(seed),
+             "--timeout", "20"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            env=env)
+        self.lines = []
+        self.port = None
+        self.port_known = threading.Event()
+        self.exited_at = None
+        threading.Thread(target=self._read, daemon=True).start()
+        check(self.port_known.wait(10), "server did not report its port")
+
+    def _read(self):
+        for raw in self.proc.stderr:
+            line = raw.decode(errors="replace").rstrip("\n")
+            self.lines.append(line)
+            log("server:", line)
+            m = re.search(r"listening on [0-9.]+:(\d+)", line)
+            if m and self.port is None:
+                self.port = int(m.group(1))
+                self.port_known.set()
+
+    def accepts(self):
+        try:
+            socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+            return True
+        except OSError:
+            return False
+
+    def sockets(self):
+        n = 0
+        for fd in os.listdir("/proc/%d/fd" % self.proc.pid):
+            try:
+                if os.readlink("/proc/%d/fd/%s" % (self.proc.pid, fd)).startswith("socket:"):
+                    n += 1
+            except OSError:
+                pass
+        return n
+
+    def wait(self, timeout):
+        try:
+            rc = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise Failure("server did not exit within %.1f s" % timeout)
+        self.exited_at = time.monotonic()
+        time.sleep(0.05)  # let the reader take the last lines
+        return rc
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def start_bot(args, port, name, seed, start):
+    cmd = [args.bot, "--port", str(port), "--name", name, "--seed", str(seed), "--quiet"]
+    if start:
+        cmd.append("--start")
+    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    return p
+
+
+def wait_registered(bot, name):
+    line = bot.stdout.readline().decode(errors="replace")
+    check(line.strip() == "registered " + name, "bot %s did not register (%r)" % (name, line))
+
+
+def finish_bots(bots, timeout=30):
+    results = []
+    for b in bots:
+        try:
+            out, err = b.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            b.kill()
+            raise Failure("a bot did not finish")
+        err = err.decode(errors="replace")
+        m = re.search(r"result=(\w+)", err)
+        results.append((b.returncode, m.group(1) if m else "?", err.strip()))
+    for rc, res, err in results:
+        check(rc == 0 and res in ("win", "lose"), "bot failed: rc=%d %s" % (rc, err))
+    return results
+
+
+def play(args, server, relay_port, before_start=None):
+    """Two bots through the relay; the second starts the game."""
+    b1 = start_bot(args, relay_port, "Anna", 11, False)
+    wait_registered(b1, "Anna")
+    if before_start:
+        before_start()
+    b2 = start_bot(args, relay_port, "Ben", 12, True)
+    wait_registered(b2, "Ben")
+    return finish_bots([b1, b2])
+
+
+def check_requests(side):
+    with side.lock:
+        reqs = list(side.requests)
+    for t, method, path, ctype, body, _ in reqs:
+        check(method == "POST", "%s %s: not a POST" % (method, path))
+        check(ctype == "application/json", "%s: Content-Type %r" % (path, ctype))
+        check(body == b"{}", "%s: body %r" % (path, body))
+    return reqs
+
+
+def check_sequence(paths):
+    check(len(paths) >= 3 and paths[0] == "/ready" and paths[-1] == "/shutdown" and
+          all(p == "/health" for p in paths[1:-1]),
+          "sequence is not /ready, /health..., /shutdown: %s" % paths)
+
+
+# ---- the cases -------------------------------------------------------------------
+
+def lifecycle(args, listen_after):
+    state = {}
+    started = threading.Event()
+
+    def on_request(path):
+        started.wait(10)  # the server's port and the relay are known
+        if path == "/ready":
+            return state["server"].accepts()
+        if path == "/shutdown":
+            # GameEnd must have been written to every player already
+            return [b'"GameEnd"' in got for got in state["relay"].flushed()]
+        return None
+
+    side = Sidecar(200, not listen_after, on_request)
+    t0 = time.monotonic()
+    srv = Server(args, side.port)
+    if listen_after:
+        side.listen_in(listen_after)  # from the moment the server listens
+    state["server"] = srv
+    relay = Relay(srv.port)
+    state["relay"] = relay
+    started.set()
+    try:
+        def before_start():
+            # Bot 1 registered while the sidecar may still be down: the game
+            # goes on regardless. Now wait for Ready and the periodic ping.
+            check(side.wait_for(lambda p: p.count("/health") >= 2,
+                                listen_after + HEALTH_INTERVAL + 2.5),
+                  "no /ready and two /health: %s" % side.paths())
+
+        play(args, srv, relay.port, before_start)
+        rc = srv.wait(SHUTDOWN_WAIT + 5)
+        check(rc == 0, "server exit %d" % rc)
+        reqs = check_requests(side)
+        paths = [r[2] for r in reqs]
+        check_sequence(paths)
+        check(reqs[0][5] is True, "the game port did not accept connections at /ready")
+        check(len(relay.links) == 2 and reqs[-1][5] == [True, True],
+              "/shutdown before GameEnd was flushed to every player: %s" % reqs[-1][5])
+        gaps = [b[0] - a[0] for a, b in zip(reqs[1:-1], reqs[2:-1])]
+        check(all(HEALTH_INTERVAL * 0.8 <= g <= HEALTH_INTERVAL * 1.5 for g in gaps),
+              "health pings not every %.0f s: %s" % (HEALTH_INTERVAL, gaps))
+        if listen_after:
+            check(reqs[0][0] - side.listening_at <= RETRY_MAX + 0.5,
+                  "/ready came %.2f s after the sidecar listened" %
+                  (reqs[0][0] - side.listening_at))
+            check(any("POST /ready failed" in l for l in srv.lines),
+                  "the refused /ready was not logged")
+        check(srv.exited_at - reqs[-1][0] < 1.0, "server lingered after /shutdown")
+        log("sequence:", paths, "in %.2f s" % (time.monotonic() - t0))
+    finally:
+        srv.kill()
+        relay.close()
+        side.close()
+
+
+def case_normal(args):
+    lifecycle(args, 0.0)
+
+
+def case_late(args):
+    lifecycle(args, 1.5)
+
+
+def case_error500(args):
+    side = Sidecar(500)
+    srv = Server(args, side.port)
+    try:
+        # a few /ready retries (0.1 + 0.2 s backoff) before the game starts
+        play(args, srv, srv.port,
+             lambda: check(side.wait_for(lambda p: p.count("/ready") >= 3, 5),
+                           "/ready was not retried: %s" % side.paths()))
+        game_over = time.monotonic()
+        rc = srv.wait(SHUTDOWN_WAIT + 5)
+        check(rc == 0, "server exit %d" % rc)
+        check(srv.exited_at - game_over <= SHUTDOWN_WAIT + 1.5,
+              "exit %.2f s after the game; the wait is bounded by %.0f s" %
+              (srv.exited_at - game_over, SHUTDOWN_WAIT))
+        reqs = check_requests(side)
+        paths = [r[2] for r in reqs]
+        check("/health" not in paths, "/health although never Ready: %s" % paths)
+        k = paths.index("/shutdown") if "/shutdown" in paths else -1
+        check(k > 0 and all(p == "/ready" for p in paths[:k]) and
+              all(p == "/shutdown" for p in paths[k:]),
+              "expected /ready retries, then /shutdown retries: %s" % paths)
+        check(len(paths) - k >= 2, "/shutdown was not retried: %s" % paths)
+        ready_t = [r[0] for r in reqs[:k]]
+        gaps = [b - a for a, b in zip(ready_t, ready_t[1:])]
+        backoff = [min(RETRY_MIN * 2 ** i, RETRY_MAX) for i in range(len(gaps))]
+        check(all(g >= 0.9 * b for g, b in zip(gaps, backoff)),
+              "/ready retried sooner than the backoff %s: %s" % (backoff, gaps))
+        check(any("POST /ready failed (HTTP 500)" in l for l in srv.lines),
+              "the 500 was not logged")
+        check(any("/shutdown not accepted" in l for l in srv.lines),
+              "the unaccepted /shutdown was not logged")
+    finally:
+        srv.kill()
+        side.close()
+
+
+def case_unset(args):
+    side = Sidecar(200)
+    srv = Server(args, None)
+    with_sdk = Server(args, side.port, seed=8)
+    try:
+        check(side.wait_for(lambda p: "/health" in p, 5), "the SDK server sent no /health")
+        time.sleep(0.2)
+        n_plain, n_sdk = srv.sockets(), with_sdk.sockets()
+        check(n_plain == n_sdk - 1,
+              "sockets without the SDK: %d, with it: %d (expected one fewer)" %
+              (n_plain, n_sdk))
+        with_sdk.proc.send_signal(signal.SIGTERM)
+        check(with_sdk.wait(SHUTDOWN_WAIT + 5) == 0, "SIGTERM: exit status")
+        check(side.paths()[-1] == "/shutdown", "no /shutdown after SIGTERM: %s" % side.paths())
+        n_before = len(side.paths())
+        play(args, srv, srv.port)
+        check(srv.wait(5) == 0, "server exit status")
+        check(len(side.paths()) == n_before, "requests without AGONES_SDK_HTTP_PORT")
+        check(not any("agones" in l for l in srv.lines), "agones log lines without the variable")
+        bad = Server(args, "abc", seed=9)
+        try:
+            bad.proc.send_signal(signal.SIGTERM)
+            check(bad.wait(5) == 0, "invalid variable: exit status")
+            check(any("AGONES_SDK_HTTP_PORT='abc' is not a port" in l for l in bad.lines),
+                  "invalid variable not logged")
+        finally:
+            bad.kill()
+    finally:
+        srv.kill()
+        with_sdk.kill()
+        side.close()
+
+
+CASES = [("normal", case_normal), ("late", case_late), ("error500", case_error500),
+         ("unset", case_unset)]
+
+
+def main():
+    global VERBOSE
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--server", required=True)
+    ap.add_argument("--bot", required=True)
+    ap.add_argument("--config", required=True)
+    ap.add_argument("--verbose", "-v", action="store_true")
+    ap.add_argument("cases", nargs="*")
+    args = ap.parse_args()
+    VERBOSE = args.verbose
+    passed = failed = 0
+    for name, fn in CASES:
+        if args.cases and name not in args.cases:
+            continue
+        t = time.monotonic()
+        try:
+            fn(args)
+            passed += 1
+            print("PASS %s (%.1f s)" % (name, time.monotonic() - t), flush=True)
+        except Failure as e:
+            failed += 1
+            print("FAIL %s: %s" % (name, e), flush=True)
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
