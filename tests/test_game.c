@@ -100,7 +100,7 @@ static char *build_config_text(const struct fixture *f)
 #define PUT(...) (n += (size_t)snprintf(s + n, cap - n, __VA_ARGS__))
 	PUT("{\"maxPlayers\":%d,\"cards\":[", f->max_players);
 	char card[128];
-	const char *decks[3] = { f->start_types, f->mall_types, "FFFFFFFFFF" };
+	const char *decks[3] = {f->start_types, f->mall_types, "FFFFFFFFFF"};
 	for (int d = 0; d < 3; d++)
 		for (int i = 0; i < 10; i++) {
 			card_json(card, sizeof card, 1000 * (d + 1) + i, decks[d][i]);
@@ -118,7 +118,8 @@ static char *build_config_text(const struct fixture *f)
 	    "1000,1001,1002,1003,1004,1005,1006,1007,1008,1009]}},"
 	    "{\"name\":\"Mall\",\"identifier\":101,\"entrances\":2,\"survivorSpaces\":2,\"cards\":["
 	    "2000,2001,2002,2003,2004,2005,2006,2007,2008,2009]},"
-	    "{\"name\":\"School\",\"identifier\":102,\"entrances\":1,\"survivorSpaces\":1,\"cards\":["
+	    "{\"name\":\"School\",\"identifier\":102,\"entrances\":1,\"survivorSpaces\":1,"
+	    "\"cards\":["
 	    "3000,3001,3002,3003,3004,3005,3006,3007,3008,3009]}],");
 	PUT("\"crises\":[");
 	for (int i = 0; i < 10; i++)
@@ -133,20 +134,20 @@ static char *build_config_text(const struct fixture *f)
 static struct fixture default_fixture(void)
 {
 	struct fixture f = {
-		.max_players = 2,
-		.ability = "{\"feed\":{\"numFood\":3}}",
-		.attack = 1,
-		.search = 1,
-		.start_types = "FFSSMMLLXU",
-		.mall_types = "FUSMLXFUSM",
-		.goal = "\"survive\":true",
-		.rounds = 3,
-		.moral = 10,
-		.zombies_colony = 0,
-		.zombies_locations = 0,
-		.children = 0,
-		.crisis_type = "food",
-		.required = 1,
+	        .max_players = 2,
+	        .ability = "{\"feed\":{\"numFood\":3}}",
+	        .attack = 1,
+	        .search = 1,
+	        .start_types = "FFSSMMLLXU",
+	        .mall_types = "FUSMLXFUSM",
+	        .goal = "\"survive\":true",
+	        .rounds = 3,
+	        .moral = 10,
+	        .zombies_colony = 0,
+	        .zombies_locations = 0,
+	        .children = 0,
+	        .crisis_type = "food",
+	        .required = 1,
 	};
 	return f;
 }
@@ -156,8 +157,8 @@ struct t {
 	struct config *cfg;
 	struct game *g;
 	struct game_event_list ev;
-	int hand[5];  /* t_start1: the five start cards */
-	int dice[8];  /* t_start1: the first round's dice, in roll order */
+	int hand[5]; /* t_start1: the five start cards */
+	int dice[8]; /* t_start1: the first round's dice, in roll order */
 	int ndice;
 	char text[1 << 16]; /* the events of the last step, one per line */
 };
@@ -167,7 +168,7 @@ static struct t *t_new(const struct fixture *f, int64_t seed, enum game_rules ru
 	struct t *t = calloc(1, sizeof *t);
 	assert_non_null(t);
 	char *text = build_config_text(f);
-	struct config_errors errs = { 0 };
+	struct config_errors errs = {0};
 	t->cfg = config_parse(text, strlen(text), &errs);
 	if (!t->cfg) {
 		for (int i = 0; i < errs.n; i++)
@@ -190,8 +191,8 @@ static void t_free(struct t *t)
 	free(t);
 }
 
-static const char *const moral_names[] = { "CHARACTER_DIED", "CRISIS", "STARVATION_TOKEN", "WASTE" };
-static const char *const food_names[] = { "FOOD_ADDED", "FOOD_CONSUMED" };
+static const char *const moral_names[] = {"CHARACTER_DIED", "CRISIS", "STARVATION_TOKEN", "WASTE"};
+static const char *const food_names[] = {"FOOD_ADDED", "FOOD_CONSUMED"};
 
 /* "to:Name arg arg" with bools and enums spelled as on the wire; strings
  * other than names are left out (Config text, CommandFailed message). */
@@ -212,7 +213,8 @@ static void format_events(struct t *t)
 		for (int a = 0; a < e->nargs; a++) {
 			int v = e->arg[a];
 			if ((e->type == GEV_MOVED && a == 2) || e->type == GEV_GAME_END)
-				n += (size_t)snprintf(t->text + n, cap - n, " %s", v ? "true" : "false");
+				n += (size_t)snprintf(t->text + n, cap - n, " %s",
+				                      v ? "true" : "false");
 			else if (e->type == GEV_MORAL_CHANGED && a == 1)
 				n += (size_t)snprintf(t->text + n, cap - n, " %s", moral_names[v]);
 			else if (e->type == GEV_FOOD_CHANGED && a == 1)
@@ -246,7 +248,7 @@ static const char *t_do(struct t *t, int p, const char *line)
 	struct cmd c;
 	memset(&c, 0, sizeof c);
 	char name[64];
-	int a[3] = { 0, 0, 0 };
+	int a[3] = {0, 0, 0};
 	char word[6][64];
 	int nw = sscanf(line, "%63s %63s %63s %63s %63s", name, word[0], word[1], word[2], word[3]);
 	int nargs = nw - 1;
@@ -395,8 +397,11 @@ static void test_register_and_start(void **state)
 	/* the second registration reaches maxPlayers: the game starts at once */
 	const char *ev = t_do(t, GAME_NO_PLAYER, "Register Bob");
 	assert_int_equal(t_sender, 1);
-	assert_true(strncmp(ev, "1:Config\n*:GameStarted\n*:Player 0 Ann\n*:Player 1 Bob\n0:Characters ",
-			    strlen("1:Config\n*:GameStarted\n*:Player 0 Ann\n*:Player 1 Bob\n0:Characters ")) == 0);
+	assert_true(
+	        strncmp(ev,
+	                "1:Config\n*:GameStarted\n*:Player 0 Ann\n*:Player 1 Bob\n0:Characters ",
+	                strlen("1:Config\n*:GameStarted\n*:Player 0 Ann\n*:Player 1 "
+	                       "Bob\n0:Characters ")) == 0);
 	assert_int_equal(game_waiting_for(t->g), 0);
 	T_DO(t, 1, "StartGame", "s:CommandFailed\n");
 	T_DO(t, GAME_NO_PLAYER, "Register Carl", "s:CommandFailed\n");
@@ -457,7 +462,8 @@ static void test_selection_checks(void **state)
 	const char *ev = t_do(t, 0, cmd);
 	char want[256];
 	int lo = o[3] < o[1] ? o[3] : o[1], hi = o[3] < o[1] ? o[1] : o[3];
-	snprintf(want, sizeof want, "*:CharacterSpawned 0 %d\n*:CharacterSpawned 0 %d\n*:CardDrawn 0 ", lo, hi);
+	snprintf(want, sizeof want,
+	         "*:CharacterSpawned 0 %d\n*:CharacterSpawned 0 %d\n*:CardDrawn 0 ", lo, hi);
 	assert_true(strncmp(ev, want, strlen(want)) == 0);
 	assert_int_equal(t_count(t, GEV_CARD_DRAWN), 5);
 	assert_int_equal(t_count(t, GEV_CHARACTERS), 1);
@@ -612,9 +618,9 @@ static void test_leave_kills_in_descending_status(void **state)
 	}
 	char want[256];
 	snprintf(want, sizeof want,
-		 "*:Left 0\n*:SurvivorKilled %d\n*:MoralChanged -1 CHARACTER_DIED\n"
-		 "*:SurvivorKilled %d\n*:MoralChanged -1 CHARACTER_DIED\n1:ActNow\n",
-		 hi, lo); /* status = 10 * id: higher id first */
+	         "*:Left 0\n*:SurvivorKilled %d\n*:MoralChanged -1 CHARACTER_DIED\n"
+	         "*:SurvivorKilled %d\n*:MoralChanged -1 CHARACTER_DIED\n1:ActNow\n",
+	         hi, lo); /* status = 10 * id: higher id first */
 	T_DO(t, 0, "Leave", want);
 	/* the last player leaves: the engine plays on alone until GameEnd */
 	const char *ev = t_do(t, 1, "Leave");
@@ -634,9 +640,9 @@ static void test_timeout_in_turn_is_leave(void **state)
 	const char *ev = t_timeout(t);
 	char want[256];
 	snprintf(want, sizeof want,
-		 "*:Left 0\n*:SurvivorKilled %d\n*:MoralChanged -1 CHARACTER_DIED\n"
-		 "*:SurvivorKilled %d\n*:MoralChanged -1 CHARACTER_DIED\n*:ColonyPhaseStarted\n",
-		 c1, c0);
+	         "*:Left 0\n*:SurvivorKilled %d\n*:MoralChanged -1 CHARACTER_DIED\n"
+	         "*:SurvivorKilled %d\n*:MoralChanged -1 CHARACTER_DIED\n*:ColonyPhaseStarted\n",
+	         c1, c0);
 	assert_true(strncmp(ev, want, strlen(want)) == 0);
 	assert_true(game_is_over(t->g));
 	t_free(t);
@@ -724,7 +730,7 @@ static int peek12(const struct t *t)
 /* Start a one-player game on the first seed >= from whose first move roll
  * falls in [lo, hi]; returns the seed. */
 static struct t *t_start_roll(const struct fixture *f, enum game_rules rules, int lo, int hi,
-			      int *c0, int *c1)
+                              int *c0, int *c1)
 {
 	for (int64_t seed = 1; seed < 500; seed++) {
 		struct t *t = t_new(f, seed, rules);
@@ -751,7 +757,7 @@ static void test_move_infection_roll(void **state)
 		int r = peek12(t);
 		snprintf(cmd, sizeof cmd, "Move %d 101", c0);
 		snprintf(want, sizeof want, "*:Moved %d 101 false\n%s0:ActNow\n", c0,
-			 injury_events(r, c0, inj, sizeof inj));
+		         injury_events(r, c0, inj, sizeof inj));
 		T_DO(t, 0, cmd, want);
 		/* once per round */
 		snprintf(cmd, sizeof cmd, "Move %d 100", c0);
@@ -820,8 +826,10 @@ static void test_move_with_fuel_base(void **state)
 	/* the FUEL card with the lowest id went to the waste pile */
 	snprintf(cmd, sizeof cmd, "ContributeCard %d", lowest);
 	T_DO(t, 0, cmd, "s:CommandFailed\n0:ActNow\n");
-	snprintf(cmd, sizeof cmd, "ContributeCard %d", t->hand[0] == lowest ? t->hand[1] : t->hand[0]);
-	snprintf(want, sizeof want, "*:Contributed 0 %d\n0:ActNow\n", t->hand[0] == lowest ? t->hand[1] : t->hand[0]);
+	snprintf(cmd, sizeof cmd, "ContributeCard %d",
+	         t->hand[0] == lowest ? t->hand[1] : t->hand[0]);
+	snprintf(want, sizeof want, "*:Contributed 0 %d\n0:ActNow\n",
+	         t->hand[0] == lowest ? t->hand[1] : t->hand[0]);
 	T_DO(t, 0, cmd, want);
 	t_free(t);
 }
@@ -852,7 +860,8 @@ static void test_fuel_card_revised(void **state)
 	snprintf(cmd, sizeof cmd, "UseCard %d %d 100", t->hand[0], c0);
 	T_DO(t, 0, cmd, "s:CommandFailed\n0:ActNow\n"); /* already there */
 	snprintf(cmd, sizeof cmd, "UseCard %d %d 102", t->hand[0], c0);
-	snprintf(want, sizeof want, "*:CardUsed %d %d 102\n*:WasteChanged 1\n0:ActNow\n", t->hand[0], c0);
+	snprintf(want, sizeof want, "*:CardUsed %d %d 102\n*:WasteChanged 1\n0:ActNow\n",
+	         t->hand[0], c0);
 	T_DO(t, 0, cmd, want);
 	snprintf(cmd, sizeof cmd, "UseCard %d %d 101", t->hand[1], c0);
 	T_DO(t, 0, cmd, "s:CommandFailed\n0:ActNow\n"); /* moved already */
@@ -901,7 +910,8 @@ static void test_search(void **state)
 		char want[512];
 		if (x == 0) {
 			int kids = rng_next_int(&r, 4);
-			int n = snprintf(want, sizeof want, "*:Searched %d 101\n*:CharacterSpawned 0 ", c0);
+			int n = snprintf(want, sizeof want,
+			                 "*:Searched %d 101\n*:CharacterSpawned 0 ", c0);
 			assert_true(strncmp(ev, want, (size_t)n) == 0);
 			assert_int_equal(t_count(t, GEV_CHILD_SPAWNED), kids);
 			assert_int_equal(t_count(t, GEV_CARD_DRAWN), 0);
@@ -1016,7 +1026,7 @@ static void test_attack(void **state)
 	int r = peek12(t);
 	snprintf(cmd, sizeof cmd, "Attack %d 0", c0);
 	snprintf(want, sizeof want, "*:ZombieKilled %d 100 0\n%s0:ActNow\n", c0,
-		 injury_events(r, c0, inj, sizeof inj));
+	         injury_events(r, c0, inj, sizeof inj));
 	T_DO(t, 0, cmd, want);
 	T_DO(t, 0, cmd, "s:CommandFailed\n0:ActNow\n"); /* no zombie left */
 	t_free(t);
@@ -1093,8 +1103,8 @@ static void test_food_card_and_clean_waste_base(void **state)
 	for (int i = 0; i < 4; i++) {
 		snprintf(cmd, sizeof cmd, "UseCard %d", t->hand[i]);
 		snprintf(want, sizeof want,
-			 "*:CardUsed %d\n*:WasteChanged %d\n*:FoodChanged 2 FOOD_ADDED\n0:ActNow\n",
-			 t->hand[i], i + 1);
+		         "*:CardUsed %d\n*:WasteChanged %d\n*:FoodChanged 2 FOOD_ADDED\n0:ActNow\n",
+		         t->hand[i], i + 1);
 		T_DO(t, 0, cmd, want);
 	}
 	snprintf(cmd, sizeof cmd, "UseCard %d", t->hand[0]);
@@ -1103,7 +1113,7 @@ static void test_food_card_and_clean_waste_base(void **state)
 	T_DO(t, 0, cmd, "*:WasteChanged 1\n0:ActNow\n"); /* base: the new total */
 	T_DO(t, 0, cmd, "s:CommandFailed\n0:ActNow\n");  /* once per round */
 	snprintf(cmd, sizeof cmd, "CleanWaste %d", c1);
-	T_DO(t, 0, cmd, "s:CommandFailed\n0:ActNow\n");  /* per player, not character */
+	T_DO(t, 0, cmd, "s:CommandFailed\n0:ActNow\n"); /* per player, not character */
 	/* colony phase: 2 in the colony eat 1 of the 8 food */
 	const char *ev = t_do(t, 0, "EndTurn");
 	assert_true(strncmp(ev, "*:ColonyPhaseStarted\n*:FoodChanged -1 FOOD_CONSUMED\n", 52) == 0);
@@ -1197,7 +1207,7 @@ static void test_stuff_rerolls_lowest(void **state)
 	char cmd[64], want[128];
 	snprintf(cmd, sizeof cmd, "UseCard %d", t->hand[0]);
 	snprintf(want, sizeof want, "*:CardUsed %d\n*:WasteChanged 1\n*:DieRolled 0 %d\n0:ActNow\n",
-		 t->hand[0], v);
+	         t->hand[0], v);
 	T_DO(t, 0, cmd, want);
 	snprintf(cmd, sizeof cmd, "UseCard %d %d 0", t->hand[1], c0);
 	T_DO(t, 0, cmd, "s:CommandFailed\n0:ActNow\n"); /* STUFF takes no target */
@@ -1226,7 +1236,8 @@ static void test_lock_scissors_medicine(void **state)
 		snprintf(cmd, sizeof cmd, "UseCard %d %d 3", lock, c0);
 		T_DO(t, 0, cmd, "s:CommandFailed\n0:ActNow\n");
 		snprintf(cmd, sizeof cmd, "UseCard %d %d 1", lock, c0);
-		snprintf(want, sizeof want, "*:CardUsed %d %d 1\n*:WasteChanged 1\n0:ActNow\n", lock, c0);
+		snprintf(want, sizeof want, "*:CardUsed %d %d 1\n*:WasteChanged 1\n0:ActNow\n",
+		         lock, c0);
 		T_DO(t, 0, cmd, want);
 	}
 	if (sc >= 0) {
@@ -1235,8 +1246,9 @@ static void test_lock_scissors_medicine(void **state)
 		snprintf(cmd, sizeof cmd, "UseCard %d %d 0", sc, c0);
 		int w = lock >= 0 ? 2 : 1;
 		snprintf(want, sizeof want,
-			 "*:CardUsed %d %d 0\n*:WasteChanged %d\n*:ZombieKilled %d 100 0\n0:ActNow\n", sc,
-			 c0, w, c0);
+		         "*:CardUsed %d %d 0\n*:WasteChanged %d\n*:ZombieKilled %d 100 "
+		         "0\n0:ActNow\n",
+		         sc, c0, w, c0);
 		T_DO(t, 0, cmd, want);
 	}
 	if (med >= 0) {
@@ -1268,7 +1280,8 @@ static void test_medicine_heals_frostbite(void **state)
 	snprintf(cmd, sizeof cmd, "UseCard %d %d %d", t->hand[0], c1, c0);
 	T_DO(t, 0, cmd, "s:CommandFailed\n0:ActNow\n"); /* not at the same location */
 	snprintf(cmd, sizeof cmd, "UseCard %d %d %d", t->hand[0], c0, c0);
-	snprintf(want, sizeof want, "*:CardUsed %d %d %d\n*:WasteChanged 1\n0:ActNow\n", t->hand[0], c0, c0);
+	snprintf(want, sizeof want, "*:CardUsed %d %d %d\n*:WasteChanged 1\n0:ActNow\n", t->hand[0],
+	         c0, c0);
 	T_DO(t, 0, cmd, want);
 	snprintf(cmd, sizeof cmd, "UseCard %d %d %d", t->hand[1], c0, c0);
 	T_DO(t, 0, cmd, "s:CommandFailed\n0:ActNow\n"); /* healthy again */
@@ -1326,8 +1339,8 @@ static void test_feed_overflow_wraps_like_java(void **state)
 	T_DO(t, 0, cmd, want);
 	/* food is -2 now: nothing to eat, a starvation token, morale -1 */
 	const char *ev = t_do(t, 0, "EndTurn");
-	const char *starve =
-		"*:ColonyPhaseStarted\n*:StarvationTokenAdded\n*:MoralChanged -1 STARVATION_TOKEN\n";
+	const char *starve = "*:ColonyPhaseStarted\n*:StarvationTokenAdded\n*:MoralChanged -1 "
+	                     "STARVATION_TOKEN\n";
 	assert_true(strncmp(ev, starve, strlen(starve)) == 0);
 	assert_null(strstr(ev, "FOOD_CONSUMED"));
 	t_free(t);
@@ -1404,7 +1417,7 @@ static void test_kill_ability(void **state)
 	(void)state;
 	struct fixture f = default_fixture();
 	f.ability = "{\"kill\":{\"locationId\":100,\"dieValue\":1,\"numZombies\":2,"
-		    "\"maxActivations\":1}}";
+	            "\"maxActivations\":1}}";
 	f.zombies_colony = 6; /* three at each entrance */
 	struct t *t = t_new(&f, 8, RULES_BASE);
 	int c0, c1;
@@ -1413,8 +1426,8 @@ static void test_kill_ability(void **state)
 	char cmd[64], want[256];
 	snprintf(cmd, sizeof cmd, "UseAbility %d 0", c0);
 	snprintf(want, sizeof want,
-		 "*:AbilityUsed %d 0\n*:ZombieKilled %d 100 0\n*:ZombieKilled %d 100 0\n0:ActNow\n",
-		 c0, c0, c0);
+	         "*:AbilityUsed %d 0\n*:ZombieKilled %d 100 0\n*:ZombieKilled %d 100 0\n0:ActNow\n",
+	         c0, c0, c0);
 	T_DO(t, 0, cmd, want);
 	assert_true(before.state == game_rng_peek(t->g).state); /* no infection die */
 	T_DO(t, 0, cmd, "s:CommandFailed\n0:ActNow\n");
@@ -1422,14 +1435,14 @@ static void test_kill_ability(void **state)
 
 	/* children=true needs a child in the colony; wrong location fails */
 	f.ability = "{\"kill\":{\"locationId\":100,\"dieValue\":1,\"numZombies\":1,"
-		    "\"maxActivations\":1,\"children\":true}}";
+	            "\"maxActivations\":1,\"children\":true}}";
 	t = t_new(&f, 8, RULES_BASE);
 	t_start1(t, &c0, &c1);
 	snprintf(cmd, sizeof cmd, "UseAbility %d 0", c0);
 	T_DO(t, 0, cmd, "s:CommandFailed\n0:ActNow\n");
 	t_free(t);
 	f.ability = "{\"kill\":{\"locationId\":101,\"dieValue\":1,\"numZombies\":1,"
-		    "\"maxActivations\":1}}";
+	            "\"maxActivations\":1}}";
 	t = t_new(&f, 8, RULES_BASE);
 	t_start1(t, &c0, &c1);
 	T_DO(t, 0, cmd, "s:CommandFailed\n0:ActNow\n");
@@ -1448,17 +1461,19 @@ static void test_colony_phase_starvation_and_crisis(void **state)
 	t_start1(t, NULL, NULL);
 	/* 2 characters + 3 children need 3 food; there is none: a token. The
 	 * food crisis got nothing: -2. Zombies: ceil(5/2) = 3 over entrances 0,1,0. */
-	t_prefix(t, 0, "EndTurn",
-		 "*:ColonyPhaseStarted\n*:StarvationTokenAdded\n*:MoralChanged -1 STARVATION_TOKEN\n"
-		 "*:MoralChanged -2 CRISIS\n*:ZombieSpawned 100 0\n*:ZombieSpawned 100 1\n"
-		 "*:ZombieSpawned 100 0\n*:NextRound 2\n*:Crisis ");
+	t_prefix(
+	        t, 0, "EndTurn",
+	        "*:ColonyPhaseStarted\n*:StarvationTokenAdded\n*:MoralChanged -1 STARVATION_TOKEN\n"
+	        "*:MoralChanged -2 CRISIS\n*:ZombieSpawned 100 0\n*:ZombieSpawned 100 1\n"
+	        "*:ZombieSpawned 100 0\n*:NextRound 2\n*:Crisis ");
 	/* second round: two tokens cost 2; entrance 0 gets its third zombie,
 	 * entrance 1 its second, then entrance 0 is full: a child dies.
 	 * Morale 7 - 2 - 2 - 1 = 2. */
-	t_prefix(t, 0, "EndTurn",
-		 "*:ColonyPhaseStarted\n*:StarvationTokenAdded\n*:MoralChanged -2 STARVATION_TOKEN\n"
-		 "*:MoralChanged -2 CRISIS\n*:ZombieSpawned 100 0\n*:ZombieSpawned 100 1\n"
-		 "*:ChildKilled\n*:MoralChanged -1 CHARACTER_DIED\n*:NextRound 3\n");
+	t_prefix(
+	        t, 0, "EndTurn",
+	        "*:ColonyPhaseStarted\n*:StarvationTokenAdded\n*:MoralChanged -2 STARVATION_TOKEN\n"
+	        "*:MoralChanged -2 CRISIS\n*:ZombieSpawned 100 0\n*:ZombieSpawned 100 1\n"
+	        "*:ChildKilled\n*:MoralChanged -1 CHARACTER_DIED\n*:NextRound 3\n");
 	/* third round: -3 tokens, morale < 0: lost; nothing after GameEnd */
 	T_DO(t, 0, "EndTurn",
 	     "*:ColonyPhaseStarted\n*:StarvationTokenAdded\n*:MoralChanged -3 STARVATION_TOKEN\n"
@@ -1487,18 +1502,20 @@ static void test_zombie_overrun(void **state)
 	t_do(t, 0, cmd); /* entrance 1 full: 2 zombies + 1 barricade */
 	/* need = ceil((2 + 1) / 2) = 2: entrance 0 full without barricade ->
 	 * the child dies; entrance 1 -> the barricade is destroyed. */
-	t_prefix(t, 0, "EndTurn",
-		 "*:ColonyPhaseStarted\n*:StarvationTokenAdded\n*:MoralChanged -1 STARVATION_TOKEN\n"
-		 "*:MoralChanged -2 CRISIS\n*:ChildKilled\n*:MoralChanged -1 CHARACTER_DIED\n"
-		 "*:BarricadeDestroyed 100 1\n*:NextRound 2\n");
+	t_prefix(
+	        t, 0, "EndTurn",
+	        "*:ColonyPhaseStarted\n*:StarvationTokenAdded\n*:MoralChanged -1 STARVATION_TOKEN\n"
+	        "*:MoralChanged -2 CRISIS\n*:ChildKilled\n*:MoralChanged -1 CHARACTER_DIED\n"
+	        "*:BarricadeDestroyed 100 1\n*:NextRound 2\n");
 	/* round 2: need = 1: entrance 0 full, no child: the weakest (c0 has the
 	 * lower status) dies. */
 	char want[256];
-	snprintf(want, sizeof want,
-		 "*:ColonyPhaseStarted\n*:StarvationTokenAdded\n*:MoralChanged -2 STARVATION_TOKEN\n"
-		 "*:MoralChanged -2 CRISIS\n*:SurvivorKilled %d\n*:MoralChanged -1 CHARACTER_DIED\n"
-		 "*:NextRound 3\n",
-		 c0);
+	snprintf(
+	        want, sizeof want,
+	        "*:ColonyPhaseStarted\n*:StarvationTokenAdded\n*:MoralChanged -2 STARVATION_TOKEN\n"
+	        "*:MoralChanged -2 CRISIS\n*:SurvivorKilled %d\n*:MoralChanged -1 CHARACTER_DIED\n"
+	        "*:NextRound 3\n",
+	        c0);
 	t_prefix(t, 0, "EndTurn", want);
 	t_free(t);
 }
@@ -1613,7 +1630,8 @@ static void test_hammer(void **state)
 	/* c1 barricades 4 times: the first is free, then three dice */
 	for (int i = 0; i < 4; i++) {
 		snprintf(cmd, sizeof cmd, "Barricade %d %d", c1, i < 2 ? 0 : 1);
-		snprintf(want, sizeof want, "*:Barricaded %d 100 %d\n0:ActNow\n", c1, i < 2 ? 0 : 1);
+		snprintf(want, sizeof want, "*:Barricaded %d 100 %d\n0:ActNow\n", c1,
+		         i < 2 ? 0 : 1);
 		T_DO(t, 0, cmd, want);
 	}
 	snprintf(cmd, sizeof cmd, "Barricade %d 1", c1);
@@ -1731,7 +1749,6 @@ static void test_snow_boots(void **state)
 	}
 	fail_msg("no seed found");
 }
-
 
 /* LIFO: the most recently equipped item applies first, one per action. A
  * TRASH(2) character with a SWAB cleans up to 5 (the swab), not 2. */
@@ -1859,9 +1876,9 @@ static void spread_case(enum game_rules rules)
 		/* c1 attacks and is bitten; the spread loop follows */
 		char want[1024];
 		size_t n = (size_t)snprintf(want, sizeof want,
-					    "*:ZombieKilled %d 100 0\n*:Bitten %d\n"
-					    "*:MoralChanged -1 CHARACTER_DIED\n",
-					    c1, c1);
+		                            "*:ZombieKilled %d 100 0\n*:Bitten %d\n"
+		                            "*:MoralChanged -1 CHARACTER_DIED\n",
+		                            c1, c1);
 		int children = 2;
 		bool c0_alive = true;
 		for (;;) {
@@ -1869,15 +1886,17 @@ static void spread_case(enum game_rules rules)
 				if (rng_next_int(&r, 12) < 6)
 					break;
 				children--;
-				n += (size_t)snprintf(want + n, sizeof want - n,
-						      "*:Bitten\n*:MoralChanged -1 CHARACTER_DIED\n");
+				n += (size_t)snprintf(
+				        want + n, sizeof want - n,
+				        "*:Bitten\n*:MoralChanged -1 CHARACTER_DIED\n");
 				continue;
 			}
 			if (!c0_alive || rng_next_int(&r, 12) < 6)
 				break;
 			c0_alive = false;
 			n += (size_t)snprintf(want + n, sizeof want - n,
-					      "*:Bitten %d\n*:MoralChanged -1 CHARACTER_DIED\n", c0);
+			                      "*:Bitten %d\n*:MoralChanged -1 CHARACTER_DIED\n",
+			                      c0);
 			/* the player's last character: a new one spawns and the turn ends */
 			break;
 		}
@@ -1885,8 +1904,8 @@ static void spread_case(enum game_rules rules)
 		snprintf(cmd, sizeof cmd, "Attack %d 0", c1);
 		const char *ev = t_do(t, 0, cmd);
 		if (strncmp(ev, want, n) != 0)
-			fail_msg("seed %lld: events\n%s\nexpected to start with\n%s", (long long)seed, ev,
-				 want);
+			fail_msg("seed %lld: events\n%s\nexpected to start with\n%s",
+			         (long long)seed, ev, want);
 		if (c0_alive) {
 			assert_string_equal(ev + n, "0:ActNow\n");
 		} else {
@@ -1918,14 +1937,15 @@ static void test_kill_with_infection_die(void **state)
 	(void)state;
 	struct fixture f = default_fixture();
 	f.ability = "{\"kill\":{\"locationId\":100,\"dieValue\":1,\"numZombies\":1,"
-		    "\"maxActivations\":1,\"infectionDie\":true}}";
+	            "\"maxActivations\":1,\"infectionDie\":true}}";
 	f.zombies_colony = 1;
 	int c0, c1;
 	struct t *t = t_start_roll(&f, RULES_BASE, 6, 8, &c0, &c1);
 	char cmd[64], want[256];
 	snprintf(cmd, sizeof cmd, "UseAbility %d 0", c0);
-	snprintf(want, sizeof want, "*:AbilityUsed %d 0\n*:ZombieKilled %d 100 0\n*:Wounded %d\n0:ActNow\n",
-		 c0, c0, c0);
+	snprintf(want, sizeof want,
+	         "*:AbilityUsed %d 0\n*:ZombieKilled %d 100 0\n*:Wounded %d\n0:ActNow\n", c0, c0,
+	         c0);
 	T_DO(t, 0, cmd, want);
 	t_free(t);
 }
@@ -1939,9 +1959,9 @@ static void play_script(struct t *t, char *log, size_t cap)
 	t_start1(t, &c0, &c1);
 	n += (size_t)snprintf(log + n, cap - n, "%s", t->text);
 	/* verb, then the character, then an optional argument ("" for none) */
-	const char *script[][2] = { { "Move", "101" }, { "Search", "" }, { "Barricade", "0" },
-				    { "Attack", "0" },	{ "EndTurn", NULL }, { "Move", "102" },
-				    { "Search", "" },	{ "EndTurn", NULL }, { "EndTurn", NULL } };
+	const char *script[][2] = {{"Move", "101"}, {"Search", ""},    {"Barricade", "0"},
+	                           {"Attack", "0"}, {"EndTurn", NULL}, {"Move", "102"},
+	                           {"Search", ""},  {"EndTurn", NULL}, {"EndTurn", NULL}};
 	for (size_t i = 0; i < sizeof script / sizeof script[0] && !game_is_over(t->g); i++) {
 		char cmd[64];
 		if (script[i][1])
@@ -1971,63 +1991,63 @@ static void test_deterministic(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_register_and_start),
-		cmocka_unit_test(test_registration_aborted_by_other_command),
-		cmocka_unit_test(test_registration_timeout),
-		cmocka_unit_test(test_selection_checks),
-		cmocka_unit_test(test_preparation_and_first_round),
-		cmocka_unit_test(test_revised_round_counts_down),
-		cmocka_unit_test(test_selection_timeout_leaves),
-		cmocka_unit_test(test_disconnect_in_selection),
-		cmocka_unit_test(test_not_your_turn_and_end_turn),
-		cmocka_unit_test(test_leave_kills_in_descending_status),
-		cmocka_unit_test(test_timeout_in_turn_is_leave),
-		cmocka_unit_test(test_disconnect_in_turn_is_leave),
-		cmocka_unit_test(test_move_checks),
-		cmocka_unit_test(test_move_infection_roll),
-		cmocka_unit_test(test_move_revised_has_no_fuel_arg),
-		cmocka_unit_test(test_move_wound_ability),
-		cmocka_unit_test(test_move_with_fuel_base),
-		cmocka_unit_test(test_move_with_fuel_but_none),
-		cmocka_unit_test(test_fuel_card_revised),
-		cmocka_unit_test(test_search),
-		cmocka_unit_test(test_search_ability_draws_more),
-		cmocka_unit_test(test_barricade_and_dice),
-		cmocka_unit_test(test_barricade_full_entrance),
-		cmocka_unit_test(test_attack),
-		cmocka_unit_test(test_attack_no_infection),
-		cmocka_unit_test(test_attack_needs_high_die),
-		cmocka_unit_test(test_food_card_and_clean_waste_base),
-		cmocka_unit_test(test_clean_waste_revised_repeatable),
-		cmocka_unit_test(test_trash_ability),
-		cmocka_unit_test(test_contribute),
-		cmocka_unit_test(test_stuff_rerolls_lowest),
-		cmocka_unit_test(test_lock_scissors_medicine),
-		cmocka_unit_test(test_medicine_heals_frostbite),
-		cmocka_unit_test(test_feed),
-		cmocka_unit_test(test_feed_overflow_wraps_like_java),
-		cmocka_unit_test(test_crisis_required_overflow_wraps_like_java),
-		cmocka_unit_test(test_heal),
-		cmocka_unit_test(test_barricade_ability),
-		cmocka_unit_test(test_kill_ability),
-		cmocka_unit_test(test_colony_phase_starvation_and_crisis),
-		cmocka_unit_test(test_zombie_overrun),
-		cmocka_unit_test(test_goal_survive_won_in_last_round),
-		cmocka_unit_test(test_goal_barricades),
-		cmocka_unit_test(test_goal_location_with_zombies),
-		cmocka_unit_test(test_equipment_base_fails),
-		cmocka_unit_test(test_hammer),
-		cmocka_unit_test(test_colt),
-		cmocka_unit_test(test_swab_and_lifo),
-		cmocka_unit_test(test_blueprint),
-		cmocka_unit_test(test_snow_boots),
-		cmocka_unit_test(test_lifo_swab_over_trash),
-		cmocka_unit_test(test_lifo_colt_over_no_infection),
-		cmocka_unit_test(test_lifo_two_blueprints),
-		cmocka_unit_test(test_spread_children_first_revised),
-		cmocka_unit_test(test_spread_no_children_base),
-		cmocka_unit_test(test_kill_with_infection_die),
-		cmocka_unit_test(test_deterministic),
+	        cmocka_unit_test(test_register_and_start),
+	        cmocka_unit_test(test_registration_aborted_by_other_command),
+	        cmocka_unit_test(test_registration_timeout),
+	        cmocka_unit_test(test_selection_checks),
+	        cmocka_unit_test(test_preparation_and_first_round),
+	        cmocka_unit_test(test_revised_round_counts_down),
+	        cmocka_unit_test(test_selection_timeout_leaves),
+	        cmocka_unit_test(test_disconnect_in_selection),
+	        cmocka_unit_test(test_not_your_turn_and_end_turn),
+	        cmocka_unit_test(test_leave_kills_in_descending_status),
+	        cmocka_unit_test(test_timeout_in_turn_is_leave),
+	        cmocka_unit_test(test_disconnect_in_turn_is_leave),
+	        cmocka_unit_test(test_move_checks),
+	        cmocka_unit_test(test_move_infection_roll),
+	        cmocka_unit_test(test_move_revised_has_no_fuel_arg),
+	        cmocka_unit_test(test_move_wound_ability),
+	        cmocka_unit_test(test_move_with_fuel_base),
+	        cmocka_unit_test(test_move_with_fuel_but_none),
+	        cmocka_unit_test(test_fuel_card_revised),
+	        cmocka_unit_test(test_search),
+	        cmocka_unit_test(test_search_ability_draws_more),
+	        cmocka_unit_test(test_barricade_and_dice),
+	        cmocka_unit_test(test_barricade_full_entrance),
+	        cmocka_unit_test(test_attack),
+	        cmocka_unit_test(test_attack_no_infection),
+	        cmocka_unit_test(test_attack_needs_high_die),
+	        cmocka_unit_test(test_food_card_and_clean_waste_base),
+	        cmocka_unit_test(test_clean_waste_revised_repeatable),
+	        cmocka_unit_test(test_trash_ability),
+	        cmocka_unit_test(test_contribute),
+	        cmocka_unit_test(test_stuff_rerolls_lowest),
+	        cmocka_unit_test(test_lock_scissors_medicine),
+	        cmocka_unit_test(test_medicine_heals_frostbite),
+	        cmocka_unit_test(test_feed),
+	        cmocka_unit_test(test_feed_overflow_wraps_like_java),
+	        cmocka_unit_test(test_crisis_required_overflow_wraps_like_java),
+	        cmocka_unit_test(test_heal),
+	        cmocka_unit_test(test_barricade_ability),
+	        cmocka_unit_test(test_kill_ability),
+	        cmocka_unit_test(test_colony_phase_starvation_and_crisis),
+	        cmocka_unit_test(test_zombie_overrun),
+	        cmocka_unit_test(test_goal_survive_won_in_last_round),
+	        cmocka_unit_test(test_goal_barricades),
+	        cmocka_unit_test(test_goal_location_with_zombies),
+	        cmocka_unit_test(test_equipment_base_fails),
+	        cmocka_unit_test(test_hammer),
+	        cmocka_unit_test(test_colt),
+	        cmocka_unit_test(test_swab_and_lifo),
+	        cmocka_unit_test(test_blueprint),
+	        cmocka_unit_test(test_snow_boots),
+	        cmocka_unit_test(test_lifo_swab_over_trash),
+	        cmocka_unit_test(test_lifo_colt_over_no_infection),
+	        cmocka_unit_test(test_lifo_two_blueprints),
+	        cmocka_unit_test(test_spread_children_first_revised),
+	        cmocka_unit_test(test_spread_no_children_base),
+	        cmocka_unit_test(test_kill_with_infection_die),
+	        cmocka_unit_test(test_deterministic),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
