@@ -370,6 +370,12 @@ static bool contains(const char *hay, const char *needle)
 	return strstr(hay, needle) != NULL;
 }
 
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
 #define T_DO(t, p, cmdline, expected) assert_string_equal(t_do((t), (p), (cmdline)), (expected))
 
 /* the events of the step start with `prefix` */
@@ -659,6 +665,132 @@ static void test_disconnect_in_turn_is_leave(void **state)
 	assert_true(strncmp(ev, "*:Left 0\n", 9) == 0);
 	assert_true(game_is_over(t->g));
 	t_free(t);
+}
+
+/* ---- which check fails first, and what it says (behaviour.md 2-6) -------- */
+
+/* Apply a command that must fail; returns its CommandFailed message. */
+static const char *t_failure(struct t *t, int p, const char *cmdline)
+{
+	t_do(t, p, cmdline);
+	assert_true(t->ev.n >= 1);
+	assert_int_equal(t->ev.v[0].type, GEV_COMMAND_FAILED);
+	return t->ev.v[0].str;
+}
+
+#define T_FAILS(t, p, cmdline, msg) assert_string_equal(t_failure((t), (p), (cmdline)), (msg))
+
+/* An id of the eight characters that is neither a nor b. */
+static int other_character(int a, int b)
+{
+	int id = 1;
+	while (id == a || id == b)
+		id++;
+	return id;
+}
+
+/* Registration and selection: the command's phase is checked before its
+ * sender; during the turns the sender comes first. */
+static void test_phase_and_sender_checks_order(void **state)
+{
+	(void)state;
+	struct fixture f = default_fixture();
+	f.max_players = 2;
+	struct t *t = t_new(&f, 11, RULES_BASE);
+	t_do(t, GAME_NO_PLAYER, "Register Ann");
+	T_FAILS(t, 0, "Register Ann", "already registered");
+	T_FAILS(t, GAME_NO_PLAYER, "StartGame", "register first");
+	t_do(t, GAME_NO_PLAYER, "Register Bob");
+
+	int a = t_arg(t, GEV_CHARACTERS, 0, 0), b = t_arg(t, GEV_CHARACTERS, 0, 1);
+	char cmd[64];
+	T_FAILS(t, GAME_NO_PLAYER, "Register Carl", "the game has already started");
+	T_FAILS(t, 1, "EndTurn", "characters are being selected");
+	snprintf(cmd, sizeof cmd, "SelectCharacters %d %d", a, b);
+	T_FAILS(t, 1, cmd, "it is not your turn to select characters");
+	T_FAILS(t, 0, "SelectCharacters 999 999", "select two different characters");
+	snprintf(cmd, sizeof cmd, "SelectCharacters %d 999", a);
+	T_FAILS(t, 0, cmd, "select two of the characters offered to you");
+	snprintf(cmd, sizeof cmd, "SelectCharacters %d %d", a, b);
+	t_do(t, 0, cmd);
+	a = t_arg(t, GEV_CHARACTERS, 0, 0); /* offered to player 1 */
+	b = t_arg(t, GEV_CHARACTERS, 0, 1);
+	snprintf(cmd, sizeof cmd, "SelectCharacters %d %d", a, b);
+	t_do(t, 1, cmd);
+
+	assert_int_equal(game_waiting_for(t->g), 0);
+	T_FAILS(t, 1, cmd, "it is not your turn");
+	T_FAILS(t, GAME_NO_PLAYER, "Register Dan", "register first");
+	T_FAILS(t, 0, cmd, "characters were already selected");
+	T_FAILS(t, 0, "StartGame", "the game has already started");
+	t_do(t, 0, "Leave");
+	t_do(t, 1, "Leave");
+	assert_true(game_is_over(t->g));
+	T_FAILS(t, 1, "EndTurn", "the game is over");
+	t_free(t);
+}
+
+/* The shared preconditions: the card before the character, the character
+ * before the dice, the dice before anything the command checks itself. */
+static void test_precondition_order(void **state)
+{
+	(void)state;
+	struct fixture f = default_fixture();
+	struct t *t = t_new(&f, 6, RULES_BASE);
+	int c0, c1;
+	t_start1(t, &c0, &c1);
+	int other = other_character(c0, c1);
+	const char *not_yours = "no living character of yours with that id";
+	char cmd[64];
+	snprintf(cmd, sizeof cmd, "UseCard 9999 %d 0", other);
+	T_FAILS(t, 0, cmd, "card is not in your hand");
+	snprintf(cmd, sizeof cmd, "UseCard %d %d 0", t->hand[0], other);
+	T_FAILS(t, 0, cmd, not_yours);
+	snprintf(cmd, sizeof cmd, "Move %d 999", other);
+	T_FAILS(t, 0, cmd, not_yours);
+	snprintf(cmd, sizeof cmd, "UseAbility %d", other);
+	T_FAILS(t, 0, cmd, not_yours);
+
+	for (int i = 0; i < 3; i++) { /* three dice, three barricades */
+		snprintf(cmd, sizeof cmd, "Barricade %d 0", c0);
+		t_do(t, 0, cmd);
+	}
+	snprintf(cmd, sizeof cmd, "Search %d", other);
+	T_FAILS(t, 0, cmd, not_yours);
+	snprintf(cmd, sizeof cmd, "Search %d", c0); /* the colony has nothing to search */
+	T_FAILS(t, 0, cmd, "no action die left");
+	snprintf(cmd, sizeof cmd, "Attack %d 7", c0); /* "needs attack", before the entrance */
+	T_FAILS(t, 0, cmd, "no action die high enough");
+	snprintf(cmd, sizeof cmd, "Barricade %d 7", c0);
+	T_FAILS(t, 0, cmd, "no action die left");
+	snprintf(cmd, sizeof cmd, "CleanWaste %d", c0); /* the waste pile is empty too */
+	T_FAILS(t, 0, cmd, "no action die left");
+	t_free(t);
+}
+
+/* Every command has a row in the game's command table: none is answered
+ * "unknown command", in any phase. */
+static void test_every_command_is_known(void **state)
+{
+	(void)state;
+	struct fixture f = default_fixture();
+	for (int type = 0; type < CMD_TYPE_COUNT; type++) {
+		const char *name = cmd_name((enum cmd_type)type);
+		for (int phase = 0; phase < 3; phase++) {
+			struct t *t = t_new(&f, 6, RULES_BASE);
+			if (phase == 1) { /* the selection */
+				t_do(t, GAME_NO_PLAYER, "Register Ann");
+				t_do(t, 0, "StartGame");
+			} else if (phase == 2) { /* player 0's turn */
+				t_start1(t, NULL, NULL);
+			}
+			t_do(t, phase == 0 ? GAME_NO_PLAYER : 0, name);
+			for (size_t i = 0; i < t->ev.n; i++)
+				if (t->ev.v[i].type == GEV_COMMAND_FAILED)
+					assert_string_not_equal(t->ev.v[i].str, "unknown command");
+			t_free(t);
+		}
+	}
 }
 
 /* ---- moves and infection ------------------------------------------------ */
@@ -1287,6 +1419,27 @@ static void test_medicine_heals_frostbite(void **state)
 	T_DO(t, 0, cmd, "s:CommandFailed\n0:ActNow\n"); /* healthy again */
 	const char *ev = t_do(t, 0, "EndTurn");
 	assert_false(contains(ev, "Wounded"));
+	t_free(t);
+}
+
+/* A frostbite stays until healed: it adds a wound at each turn start of its
+ * player, and the third injury kills. */
+static void test_frostbite_wounds_every_turn(void **state)
+{
+	(void)state;
+	struct fixture f = default_fixture();
+	int c0, c1;
+	struct t *t = t_start_roll(&f, RULES_BASE, 9, 10, &c0, &c1);
+	char cmd[64], want[128];
+	snprintf(cmd, sizeof cmd, "Move %d 102", c0);
+	snprintf(want, sizeof want, "*:Moved %d 102 false\n*:Frostbitten %d\n0:ActNow\n", c0, c0);
+	T_DO(t, 0, cmd, want);
+	snprintf(want, sizeof want, "*:Wounded %d\n0:ActNow\n", c0);
+	assert_true(ends_with(t_do(t, 0, "EndTurn"), want));
+	snprintf(want, sizeof want,
+	         "*:Wounded %d\n*:SurvivorKilled %d\n*:MoralChanged -1 CHARACTER_DIED\n0:ActNow\n",
+	         c0, c0);
+	assert_true(ends_with(t_do(t, 0, "EndTurn"), want));
 	t_free(t);
 }
 
@@ -2003,6 +2156,9 @@ int main(void)
 	        cmocka_unit_test(test_leave_kills_in_descending_status),
 	        cmocka_unit_test(test_timeout_in_turn_is_leave),
 	        cmocka_unit_test(test_disconnect_in_turn_is_leave),
+	        cmocka_unit_test(test_phase_and_sender_checks_order),
+	        cmocka_unit_test(test_precondition_order),
+	        cmocka_unit_test(test_every_command_is_known),
 	        cmocka_unit_test(test_move_checks),
 	        cmocka_unit_test(test_move_infection_roll),
 	        cmocka_unit_test(test_move_revised_has_no_fuel_arg),
@@ -2024,6 +2180,7 @@ int main(void)
 	        cmocka_unit_test(test_stuff_rerolls_lowest),
 	        cmocka_unit_test(test_lock_scissors_medicine),
 	        cmocka_unit_test(test_medicine_heals_frostbite),
+	        cmocka_unit_test(test_frostbite_wounds_every_turn),
 	        cmocka_unit_test(test_feed),
 	        cmocka_unit_test(test_feed_overflow_wraps_like_java),
 	        cmocka_unit_test(test_crisis_required_overflow_wraps_like_java),
