@@ -59,6 +59,10 @@ if [ "$full" = 1 ]; then
 	step "build (static release)" build build-static -DSOPRA_STATIC=ON -DCMAKE_BUILD_TYPE=Release
 	step "tests (static release)" ctest --test-dir build-static --output-on-failure -j"$jobs" \
 		-R '^(cli|system_.*|soak_.*)$' "$@"
+	step "deploy manifests (deploy/check_manifests.py)" python3 deploy/check_manifests.py \
+		--server build-static/sopra-server
+	step "container image (deploy/container_test.sh)" deploy/container_test.sh \
+		--server build-static/sopra-server --bot build-static/tools/sopra-bot
 	if command -v valgrind >/dev/null; then
 		vg_unit() {
 			local rc=0 t
