@@ -35,16 +35,19 @@ void dispatch_free(struct dispatcher *d)
 	game_event_list_free(&d->events);
 }
 
-/* A decoded command from connection comm_id. Returns true (it restarts the
- * --timeout). */
+/* A decoded command from connection comm_id. Returns whether it restarts
+ * the --timeout: during registration any command does; afterwards only one
+ * from a player still in the game (behaviour.md section 1), so a stranger
+ * cannot keep a stalled game waiting. */
 static bool apply_command(struct dispatcher *d, const struct cmdq_entry *e, int player)
 {
+	bool registration = game_waiting_for(d->game) == GAME_WAIT_ANY;
 	int p = game_apply(d->game, player, &e->pc.cmd, &d->events);
 	if (p >= 0 && p != player) {
 		bcast_join(d->bcast, p, e->comm_id);
 		dispatch_log(d, "conn %d: registered as player %d", e->comm_id, p);
 	}
-	return true;
+	return registration || bcast_in_game(d->bcast, player);
 }
 
 /* A line that did not decode: CommandFailed to its sender, nothing else. */

@@ -1800,6 +1800,11 @@ struct rng game_rng_peek(const struct game *g)
 	return g->rng;
 }
 
+int game_round(const struct game *g)
+{
+	return g->round;
+}
+
 enum game_rules game_rules_of(const struct game *g)
 {
 	return g->rules;

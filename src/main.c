@@ -29,7 +29,7 @@
 
 static const char usage_text[] =
         "Usage: sopra-server --config PATH --port N --seed LONG --timeout SECONDS\n"
-        "                    [--rules base|revised]\n"
+        "                    [--rules base|revised] [--max-strangers N]\n"
         "       sopra-server --help | --version\n"
         "\n"
         "Runs one game of SoPra of the Dead for TCP clients that speak one JSON\n"
@@ -46,6 +46,9 @@ static const char usage_text[] =
         "                     >= 1; on expiry registration is aborted or the player\n"
         "                     being waited for leaves the game\n"
         "  --rules EDITION    rule edition: base (default) or revised\n"
+        "  --max-strangers N  connections that have not registered allowed at once\n"
+        "                     (default 16 x maxPlayers, at least 64); a new one\n"
+        "                     beyond it replaces the one idle longest\n"
         "  --help             print this help and exit\n"
         "  --version          print the version and exit\n"
         "\n"
@@ -61,6 +64,8 @@ struct options {
 	int64_t seed;
 	int timeout;
 	enum game_rules rules;
+	int max_strangers; /* 0: server_default_max_strangers */
+	bool has_max_strangers;
 	bool has_config, has_port, has_seed, has_timeout, has_rules;
 };
 
@@ -105,16 +110,25 @@ static bool parse_int64(const char *s, int64_t min, int64_t max, int64_t *out)
 	return true;
 }
 
-enum opt_id { OPT_CONFIG, OPT_PORT, OPT_SEED, OPT_TIMEOUT, OPT_RULES, OPT_HELP, OPT_VERSION };
+enum opt_id {
+	OPT_CONFIG,
+	OPT_PORT,
+	OPT_SEED,
+	OPT_TIMEOUT,
+	OPT_RULES,
+	OPT_MAX_STRANGERS,
+	OPT_HELP,
+	OPT_VERSION
+};
 
 static const struct {
 	const char *name;
 	bool takes_value;
 } opt_table[] = {
-        [OPT_CONFIG] = {"config", true},    [OPT_PORT] = {"port", true},
-        [OPT_SEED] = {"seed", true},        [OPT_TIMEOUT] = {"timeout", true},
-        [OPT_RULES] = {"rules", true},      [OPT_HELP] = {"help", false},
-        [OPT_VERSION] = {"version", false},
+        [OPT_CONFIG] = {"config", true}, [OPT_PORT] = {"port", true},
+        [OPT_SEED] = {"seed", true},     [OPT_TIMEOUT] = {"timeout", true},
+        [OPT_RULES] = {"rules", true},   [OPT_MAX_STRANGERS] = {"max-strangers", true},
+        [OPT_HELP] = {"help", false},    [OPT_VERSION] = {"version", false},
 };
 #define OPT_COUNT ((int)(sizeof opt_table / sizeof opt_table[0]))
 
@@ -196,6 +210,16 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->timeout = (int)v;
 			o->has_timeout = true;
 			break;
+		case OPT_MAX_STRANGERS:
+			if (o->has_max_strangers)
+				return usage_error("duplicate option --max-strangers");
+			if (!parse_int64(val, 1, 1000000, &v))
+				return usage_error("invalid --max-strangers '%s': expected an "
+				                   "integer 1..1000000",
+				                   val);
+			o->max_strangers = (int)v;
+			o->has_max_strangers = true;
+			break;
 		case OPT_RULES:
 			if (o->has_rules)
 				return usage_error("duplicate option --rules");
@@ -257,7 +281,13 @@ int main(int argc, char **argv)
 		fputs("sopra-server: out of memory\n", stderr);
 		goto out;
 	}
-	srv = server_new(game, o.port, o.timeout, stderr);
+	struct server_opts so = {.port = o.port,
+	                         .timeout_sec = o.timeout,
+	                         .max_strangers =
+	                                 o.max_strangers > 0
+	                                         ? o.max_strangers
+	                                         : server_default_max_strangers(cfg->max_players)};
+	srv = server_new(game, &so, stderr);
 	if (!srv)
 		goto out; /* server_new said why */
 	/* Agones SDK (docs/deployment.md): Ready now that it listens, health

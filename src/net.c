@@ -48,6 +48,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <fcntl.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -81,6 +83,22 @@
 #define NET_READ_BYTES 16384
 /* Lines taken from one connection per readable event (fairness). */
 #define NET_LINES_PER_EVENT 16
+/* Connections accepted per listener event before the loop turns to the
+ * connections it has: a burst of connects cannot starve their first lines. */
+#define NET_ACCEPTS_PER_EVENT 8
+/* A connection whose output made no progress for this long does not read
+ * (see conn_stalled). */
+#define NET_STALL_MS 200
+/* Output allowed to wait for a connection that has not registered (it only
+ * ever gets answers to its own lines). */
+#define NET_STRANGER_MAX_OUTPUT ((size_t)64 << 10)
+/* Lines longer than this go out by reference to one shared copy instead of
+ * a copy per recipient. */
+#define NET_COPY_MAX 1024
+/* How often the housekeeping sweep runs (idle limits, the budget). */
+#define NET_SWEEP_MS 250
+/* At most one "accept failed" log line per this many ms. */
+#define NET_ACCEPT_LOG_MS 1000
 
 enum conn_state {
 	CONN_OPEN,      /* reading commands, receiving events */
@@ -109,7 +127,12 @@ struct conn {
 	struct evbuffer *out; /* owned; encoded lines not yet sent */
 	int id;               /* commId */
 	enum conn_state state;
+	bool registered;     /* got its Config: a player, not a stranger */
 	bool framing_broken; /* sent an over-long line: no more lines taken */
+	long opened_ms;      /* when it was accepted */
+	long line_ms;        /* when its last complete line arrived (or opened_ms) */
+	long partial_ms;     /* since when a partial line waits in `in`, or 0 */
+	long progress_ms;    /* last time its output moved (or became non-empty) */
 	bool dirty;          /* in srv->dirty: output queued, not yet flushed */
 	int linger_polls;
 	char peer[64];
@@ -120,23 +143,30 @@ struct conn {
 struct server {
 	struct event_base *base;
 	struct evconnlistener *listener;
-	struct event *sig_int, *sig_term;
+	struct event *signals[7];   /* one per entry of net_signals */
 	struct event *timeout_ev;   /* the --timeout */
 	struct event *reaper;       /* frees CLOSED connections */
 	struct event *shutdown_cap; /* ends the loop if flushing takes too long */
 	struct event *accept_retry; /* re-enables the listener after EMFILE etc. */
+	struct event *sweep;        /* housekeeping: idle limits and the budget */
 
 	struct game *game; /* borrowed */
 	enum game_rules rules;
 	int timeout_sec;
 	int port;
+	int max_strangers;
 	FILE *log;
+	int reserve_fd; /* a spare descriptor, given up to accept when none are left */
+	int accepts_this_event;
+	long accept_log_ms; /* when "accept failed" was last logged */
+	int accept_errors;  /* accept failures not logged since then */
 
 	struct conn *conns;    /* not CLOSED */
 	struct conn *dead;     /* CLOSED, not yet freed */
 	struct conn *dirty;    /* output queued since the last flush_dirty (any state) */
 	struct conn *prompted; /* got an ActNow since the last flush: flushed first */
 	int nconns;            /* length of conns */
+	int nstrangers;        /* OPEN connections that have not registered */
 	int next_comm_id;
 
 	/* the connections that are not CLOSED, by ascending commId (ids only
@@ -159,6 +189,10 @@ struct server {
 	 * outlive every connection (server_free frees it last) */
 	struct proto_buf config_line;
 	const char *config_src; /* the ev->str it was encoded from */
+	/* the shared copy of the current event's line, made when the first
+	 * recipient gets a line longer than NET_COPY_MAX (see shared_line) */
+	struct shared_line *shared;
+	size_t shared_bytes; /* bytes in every shared copy still referenced */
 
 	server_line_tap line_tap; /* every line sent, or NULL */
 	void *line_tap_ctx;
@@ -190,6 +224,8 @@ static void conn_set_state(struct conn *c, enum conn_state st, const char *why)
 {
 	net_log(c->srv, "conn %d: %s -> %s (%s)", c->id, conn_state_names[c->state],
 	        conn_state_names[st], why);
+	if (c->state == CONN_OPEN && !c->registered)
+		c->srv->nstrangers--;
 	c->state = st;
 }
 
@@ -197,6 +233,14 @@ static struct timeval ms_tv(int ms)
 {
 	struct timeval tv = {ms / 1000, (suseconds_t)(ms % 1000) * 1000};
 	return tv;
+}
+
+/* Milliseconds on a monotonic clock. */
+static long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* ---- connection lists ---------------------------------------------------- */
@@ -288,6 +332,10 @@ static void conn_close(struct conn *c, const char *why)
 	event_del(c->wev);
 	evtimer_del(c->timer);
 	evtimer_del(c->resume);
+	/* give the descriptor back now: under descriptor pressure the next
+	 * accept needs it (the events on it are deleted) */
+	evutil_closesocket(c->fd);
+	c->fd = -1;
 	list_unlink(&s->conns, c);
 	by_id_remove(s, c);
 	s->nconns--;
@@ -415,29 +463,101 @@ static void conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 
 /* ---- output -------------------------------------------------------------- */
 
-/* Whether c's backlog may grow by len bytes. A client whose backlog would
- * exceed NET_MAX_OUTPUT does not read and is dropped by the caller; the
- * Config line carries the whole configuration file and may be larger than
- * that by itself. */
-static bool conn_has_room(const struct conn *c, size_t len)
+/* One encoded line shared by every connection it is queued for (by
+ * evbuffer reference): a 60 KB Player event for 150 players is one copy,
+ * not 150. */
+struct shared_line {
+	struct server *srv;
+	size_t refs; /* evbuffer references, plus one while it is srv->shared */
+	size_t len;
+	char data[];
+};
+
+static void shared_unref(struct shared_line *b)
 {
-	return evbuffer_get_length(c->out) + len <= NET_MAX_OUTPUT + c->srv->config_line.len;
+	if (--b->refs > 0)
+		return;
+	b->srv->shared_bytes -= b->len;
+	free(b);
 }
 
-/* Queue one encoded line for c if it is OPEN: the Config line by
- * reference, others as a copy. */
+/* evbuffer's cleanup callback: a reference has been sent or dropped. */
+static void shared_cleanup(const void *data, size_t len, void *arg)
+{
+	(void)data;
+	(void)len;
+	shared_unref(arg);
+}
+
+/* The shared copy of the line being routed (made on first use). */
+static struct shared_line *shared_current(struct server *s)
+{
+	if (!s->shared) {
+		struct shared_line *b = xmalloc(sizeof *b + s->out.len);
+		b->srv = s;
+		b->refs = 1;
+		b->len = s->out.len;
+		memcpy(b->data, s->out.data, s->out.len);
+		s->shared = b;
+		s->shared_bytes += b->len;
+	}
+	return s->shared;
+}
+
+/* The line being routed is done with: drop the server's own reference. */
+static void shared_release(struct server *s)
+{
+	if (s->shared) {
+		shared_unref(s->shared);
+		s->shared = NULL;
+	}
+}
+
+/* Whether c's output has not moved for NET_STALL_MS although bytes wait:
+ * the client does not read (or its network is gone). A reader that keeps
+ * up is never stalled, however large one command's burst is. */
+static bool conn_stalled(const struct conn *c, long now)
+{
+	return evbuffer_get_length(c->out) > 0 && now - c->progress_ms >= NET_STALL_MS;
+}
+
+/* The backlog beyond which a stalled connection is dropped: small for a
+ * stranger (it only gets answers to its own lines), NET_MAX_OUTPUT for a
+ * player plus the Config line, which carries the whole configuration. */
+static size_t conn_cap(const struct conn *c)
+{
+	if (!c->registered)
+		return NET_STRANGER_MAX_OUTPUT;
+	return NET_MAX_OUTPUT + c->srv->config_line.len;
+}
+
+/* Queue one encoded line for c if it is OPEN: the Config line and long
+ * lines by reference, short ones as a copy. A client that is stalled with
+ * more than its cap waiting is dropped instead. */
 static void conn_queue(struct conn *c, const struct proto_buf *line)
 {
 	struct server *s = c->srv;
 	if (c->state != CONN_OPEN)
 		return;
-	if (!conn_has_room(c, line->len)) {
+	size_t backlog = evbuffer_get_length(c->out);
+	long now = now_ms();
+	if (backlog == 0) {
+		c->progress_ms = now; /* the stall clock starts with the backlog */
+	} else if (backlog + line->len > conn_cap(c) && conn_stalled(c, now)) {
 		conn_lost(c, "output buffer overflow (client does not read)");
 		return;
 	}
-	int rc = line == &s->config_line
-	                 ? evbuffer_add_reference(c->out, line->data, line->len, NULL, NULL)
-	                 : evbuffer_add(c->out, line->data, line->len);
+	int rc;
+	if (line == &s->config_line) {
+		rc = evbuffer_add_reference(c->out, line->data, line->len, NULL, NULL);
+	} else if (line->len > NET_COPY_MAX) {
+		struct shared_line *b = shared_current(s);
+		rc = evbuffer_add_reference(c->out, b->data, b->len, shared_cleanup, b);
+		if (rc == 0)
+			b->refs++;
+	} else {
+		rc = evbuffer_add(c->out, line->data, line->len);
+	}
 	if (rc != 0) {
 		conn_lost(c, "cannot queue output");
 		return;
@@ -451,8 +571,10 @@ static int conn_send_pending(struct conn *c)
 {
 	while (evbuffer_get_length(c->out) > 0) {
 		int n = evbuffer_write(c->out, c->fd);
-		if (n > 0)
+		if (n > 0) {
+			c->progress_ms = now_ms();
 			continue;
+		}
 		if (n < 0 && errno == EINTR)
 			continue;
 		return n < 0 && errno != EAGAIN && errno != EWOULDBLOCK ? errno : 0;
@@ -524,6 +646,7 @@ static void flush_dirty(struct server *s)
 static void sink_encode(void *ctx, const struct game_event *ev)
 {
 	struct server *s = ctx;
+	shared_release(s);
 	if (ev->type == GEV_CONFIG && ev->str && (!s->config_src || s->config_src == ev->str)) {
 		if (!s->config_src) {
 			proto_encode(ev, s->rules, &s->config_line);
@@ -549,6 +672,12 @@ static void sink_send(void *ctx, int comm_id, const struct game_event *ev)
 	struct conn *c = conn_find(s, comm_id);
 	if (!c)
 		return;
+	if (ev->type == GEV_CONFIG && !c->registered) {
+		/* Config goes to a connection exactly when it registers */
+		if (c->state == CONN_OPEN)
+			s->nstrangers--;
+		c->registered = true;
+	}
 	conn_queue(c, s->line);
 	if (ev->type == GEV_ACT_NOW && ev->to >= 0 && c->state == CONN_OPEN)
 		s->prompted = c;
@@ -588,6 +717,7 @@ static void begin_shutdown(struct server *s, int cap_ms, const char *why)
 		evconnlistener_disable(s->listener);
 	evtimer_del(s->accept_retry);
 	evtimer_del(s->timeout_ev);
+	event_del(s->sweep);
 	for (struct conn *c = s->conns, *next; c; c = next) {
 		next = c->next;
 		conn_start_drain(c, "shutdown");
@@ -598,16 +728,70 @@ static void begin_shutdown(struct server *s, int cap_ms, const char *why)
 	event_active(s->reaper, EV_TIMEOUT, 0);
 }
 
+/* SIGUSR1: one status line in the log. */
+static void log_status(const struct server *s)
+{
+	size_t in = 0, out = 0;
+	for (const struct conn *c = s->conns; c; c = c->next) {
+		in += evbuffer_get_length(c->in);
+		out += evbuffer_get_length(c->out);
+	}
+	int w = game_waiting_for(s->game);
+	char waiting[32];
+	if (w >= 0)
+		snprintf(waiting, sizeof waiting, "player %d", w);
+	else
+		snprintf(waiting, sizeof waiting, "%s",
+		         w == GAME_WAIT_ANY ? "registration" : "nobody");
+	net_log(s,
+	        "status: %d player(s) registered, round %d, waiting for %s; %d connection(s) "
+	        "(%d stranger(s)); %zu bytes queued out, %zu in, %zu shared",
+	        game_player_count(s->game), game_round(s->game), waiting, s->nconns, s->nstrangers,
+	        out, in, s->shared_bytes);
+}
+
+/* What each signal does (docs/robustness.md). Every one is caught: none
+ * ends the process without flushing. */
+enum sig_action { SIG_STOP, SIG_STATUS, SIG_IGNORE };
+static const struct {
+	int sig;
+	const char *name;
+	enum sig_action action;
+} net_signals[] = {
+        {SIGINT, "SIGINT", SIG_STOP},     {SIGTERM, "SIGTERM", SIG_STOP},
+        {SIGQUIT, "SIGQUIT", SIG_STOP},   {SIGUSR1, "SIGUSR1", SIG_STATUS},
+        {SIGHUP, "SIGHUP", SIG_IGNORE},   {SIGUSR2, "SIGUSR2", SIG_IGNORE},
+        {SIGALRM, "SIGALRM", SIG_IGNORE},
+};
+#define NET_NSIGNALS COUNT_OF(net_signals)
+_Static_assert(COUNT_OF(net_signals) == COUNT_OF(((struct server *)0)->signals),
+               "one libevent event per handled signal");
+
 static void signal_cb(evutil_socket_t sig, short what, void *arg)
 {
 	(void)what;
 	struct server *s = arg;
+	size_t k = 0;
+	while (k < NET_NSIGNALS && net_signals[k].sig != (int)sig)
+		k++;
+	if (k == NET_NSIGNALS)
+		return;
+	switch (net_signals[k].action) {
+	case SIG_STATUS:
+		log_status(s);
+		return;
+	case SIG_IGNORE:
+		net_log(s, "%s ignored", net_signals[k].name);
+		return;
+	case SIG_STOP:
+		break;
+	}
 	if (s->stopping) {
-		net_log(s, "signal %d during shutdown: stopping now", (int)sig);
+		net_log(s, "%s during shutdown: stopping now", net_signals[k].name);
 		event_base_loopbreak(s->base);
 		return;
 	}
-	begin_shutdown(s, NET_SHUTDOWN_SIGNAL_MS, sig == SIGINT ? "SIGINT" : "SIGTERM");
+	begin_shutdown(s, NET_SHUTDOWN_SIGNAL_MS, net_signals[k].name);
 	flush_dirty(s);
 }
 
@@ -648,6 +832,7 @@ static void run_queue(struct server *s)
 	if (cmdq_empty(&s->queue))
 		return;
 	struct dispatch_result r = dispatch_drain(&s->disp, &s->queue);
+	shared_release(s);
 	settle(s, r.restart_timer);
 }
 
@@ -659,6 +844,102 @@ static void timeout_cb(evutil_socket_t fd, short what, void *arg)
 	if (s->stopping)
 		return;
 	cmdq_push_timeout(&s->queue);
+	run_queue(s);
+	flush_dirty(s);
+}
+
+/* ---- limits: idle connections and the memory budget --------------------- */
+
+/* The stranger that has gone longest without a complete line, or NULL. */
+static struct conn *oldest_idle_stranger(const struct server *s)
+{
+	struct conn *best = NULL;
+	for (struct conn *c = s->conns; c; c = c->next)
+		if (c->state == CONN_OPEN && !c->registered &&
+		    (!best || c->line_ms < best->line_ms))
+			best = c;
+	return best;
+}
+
+/* Drop the stranger that has waited longest, to make room for a new
+ * connection; false if there is none. */
+static bool evict_idle_stranger(struct server *s, const char *why)
+{
+	struct conn *c = oldest_idle_stranger(s);
+	if (!c)
+		return false;
+	conn_lost(c, why);
+	return true;
+}
+
+/* Whether victim a is a better choice than b for eviction: strangers
+ * before players, then the larger backlog. */
+static bool worse_offender(const struct conn *a, const struct conn *b)
+{
+	if (!b)
+		return true;
+	if (a->registered != b->registered)
+		return !a->registered;
+	return evbuffer_get_length(a->out) > evbuffer_get_length(b->out);
+}
+
+/*
+ * The budget (NET_BUDGET): every connection's buffered input plus the
+ * output waiting for connections that do not read (stalled). While the sum
+ * is over it, the worst stalled connection is dropped: strangers first,
+ * then the player with the largest backlog. Connections that read are
+ * never dropped for it.
+ */
+static void enforce_budget(struct server *s, long now)
+{
+	for (;;) {
+		size_t total = 0;
+		struct conn *victim = NULL;
+		for (struct conn *c = s->conns; c; c = c->next) {
+			total += evbuffer_get_length(c->in);
+			if (c->state == CONN_OPEN && conn_stalled(c, now)) {
+				total += evbuffer_get_length(c->out);
+				if (worse_offender(c, victim))
+					victim = c;
+			}
+		}
+		if (total <= NET_BUDGET || !victim)
+			return;
+		net_log(s, "conn %d: %zu bytes wait, %zu in all: over the budget of %zu",
+		        victim->id, evbuffer_get_length(victim->out), total, (size_t)NET_BUDGET);
+		conn_lost(victim, "over the memory budget (client does not read)");
+	}
+}
+
+/* Idle limits, both the --timeout: a stranger must send a complete line,
+ * and a partial line must be completed, within it. */
+static void enforce_idle_limits(struct server *s, long now)
+{
+	long limit = (long)s->timeout_sec * 1000;
+	for (struct conn *c = s->conns, *next; c; c = next) {
+		next = c->next;
+		if (c->state != CONN_OPEN)
+			continue;
+		if (!c->registered && now - c->line_ms >= limit)
+			conn_lost(c, "stranger idle: no command within the timeout");
+		else if (c->partial_ms && now - c->partial_ms >= limit)
+			conn_lost(c, "partial line not completed within the timeout");
+	}
+}
+
+static bool reserve_fd_open(struct server *s);
+
+static void sweep_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct server *s = arg;
+	if (s->stopping)
+		return;
+	long now = now_ms();
+	enforce_idle_limits(s, now);
+	enforce_budget(s, now);
+	reserve_fd_open(s);
 	run_queue(s);
 	flush_dirty(s);
 }
@@ -718,11 +999,21 @@ static bool conn_take_lines(struct conn *c)
 		}
 		if (!is_blank(line, len)) {
 			cmdq_push_line(&s->queue, c->id, line, len, s->rules);
+			c->line_ms = now_ms();
 			taken++;
 		}
 		evbuffer_drain(c->in, n + 1);
 	}
 	return false;
+}
+
+/* Remember since when a partial line waits in c->in (idle limit). */
+static void conn_note_partial(struct conn *c)
+{
+	if (evbuffer_get_length(c->in) == 0)
+		c->partial_ms = 0;
+	else if (c->partial_ms == 0)
+		c->partial_ms = now_ms();
 }
 
 /* Take c's buffered lines; if some are left over, stop reading c until the
@@ -736,6 +1027,7 @@ static void conn_handle_input(struct conn *c)
 	} else if (c->state != CONN_OPEN || c->framing_broken) {
 		evbuffer_drain(c->in, evbuffer_get_length(c->in)); /* discarded from now on */
 	}
+	conn_note_partial(c);
 }
 
 static void conn_resume_cb(evutil_socket_t fd, short what, void *arg)
@@ -837,16 +1129,12 @@ static struct conn *conn_new(struct server *s, evutil_socket_t fd)
 	return c;
 }
 
-static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
-                      int socklen, void *arg)
+/* Set up accepted socket fd as a new OPEN connection (it owns fd from now
+ * on). A full stranger list makes room by dropping its idlest member. */
+static void admit(struct server *s, evutil_socket_t fd, const struct sockaddr *sa)
 {
-	(void)l;
-	(void)socklen;
-	struct server *s = arg;
-	if (s->stopping) {
-		evutil_closesocket(fd);
-		return;
-	}
+	if (s->nstrangers >= s->max_strangers)
+		evict_idle_stranger(s, "evicted: stranger limit reached");
 	int one = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 	struct conn *c = conn_new(s, fd);
@@ -855,11 +1143,33 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 		return;
 	}
 	c->id = ++s->next_comm_id;
+	c->opened_ms = c->line_ms = c->progress_ms = now_ms();
 	format_peer(sa, c->peer, sizeof c->peer);
 	list_push(&s->conns, c);
 	by_id_append(s, c);
 	s->nconns++;
+	s->nstrangers++;
 	net_log(s, "conn %d: open (%s)", c->id, c->peer);
+}
+
+static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
+                      int socklen, void *arg)
+{
+	(void)socklen;
+	struct server *s = arg;
+	if (s->stopping) {
+		evutil_closesocket(fd);
+		return;
+	}
+	admit(s, fd, sa);
+	/* a burst of connects: let the loop read the new connections' first
+	 * lines before accepting more (a zero timer runs after the I/O) */
+	if (s->accepts_this_event++ == 0) {
+		struct timeval zero = {0, 0};
+		evtimer_add(s->accept_retry, &zero);
+	}
+	if (s->accepts_this_event >= NET_ACCEPTS_PER_EVENT)
+		evconnlistener_disable(l);
 }
 
 static void accept_retry_cb(evutil_socket_t fd, short what, void *arg)
@@ -867,21 +1177,83 @@ static void accept_retry_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	struct server *s = arg;
+	s->accepts_this_event = 0;
 	if (!s->stopping)
 		evconnlistener_enable(s->listener);
+}
+
+/* A spare descriptor to give up when accept() finds none left. */
+static bool reserve_fd_open(struct server *s)
+{
+	if (s->reserve_fd < 0)
+		s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	return s->reserve_fd >= 0;
+}
+
+/*
+ * No descriptor is left for a waiting connection: give up the spare one,
+ * accept, and make room by dropping the idlest stranger -- or, when there
+ * is none, close the new connection at once (it learns it was refused
+ * instead of hanging in the backlog). Returns true if a connection was
+ * taken from the backlog.
+ */
+static bool accept_with_reserve(struct server *s)
+{
+	if (s->reserve_fd < 0)
+		return false;
+	close(s->reserve_fd);
+	s->reserve_fd = -1;
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof ss;
+	evutil_socket_t fd =
+	        accept(evconnlistener_get_fd(s->listener), (struct sockaddr *)&ss, &len);
+	if (fd < 0) {
+		reserve_fd_open(s);
+		return false;
+	}
+	evutil_make_socket_nonblocking(fd);
+	evutil_make_socket_closeonexec(fd);
+	if (evict_idle_stranger(s, "evicted: no descriptors left for a new connection")) {
+		admit(s, fd, (struct sockaddr *)&ss);
+	} else {
+		net_log(s, "refused a connection: no descriptors left and no stranger to evict");
+		evutil_closesocket(fd);
+	}
+	reserve_fd_open(s);
+	return true;
+}
+
+/* Log accept failures at most once per NET_ACCEPT_LOG_MS, with a count. */
+static void log_accept_error(struct server *s, int e)
+{
+	long now = now_ms();
+	s->accept_errors++;
+	if (s->accept_log_ms && now - s->accept_log_ms < NET_ACCEPT_LOG_MS)
+		return;
+	net_log(s, "accept failed: %s (%d time(s) since the last report)",
+	        evutil_socket_error_to_string(e), s->accept_errors);
+	s->accept_errors = 0;
+	s->accept_log_ms = now;
 }
 
 static void accept_error_cb(struct evconnlistener *l, void *arg)
 {
 	struct server *s = arg;
 	int e = EVUTIL_SOCKET_ERROR();
-	net_log(s, "accept failed: %s", evutil_socket_error_to_string(e));
+	log_accept_error(s, e);
+	if ((e == EMFILE || e == ENFILE) && accept_with_reserve(s)) {
+		run_queue(s);
+		flush_dirty(s);
+		return; /* the listener stays readable if more wait: called again */
+	}
 	if (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM) {
 		/* do not spin on a listener that stays readable */
 		evconnlistener_disable(l);
 		struct timeval tv = ms_tv(NET_ACCEPT_RETRY_MS);
 		evtimer_add(s->accept_retry, &tv);
 	}
+	run_queue(s);
+	flush_dirty(s);
 }
 
 /* ---- public API ---------------------------------------------------------- */
@@ -889,15 +1261,19 @@ static void accept_error_cb(struct evconnlistener *l, void *arg)
 /* The loop's own events: signals, timers, the reaper. */
 static bool server_add_events(struct server *s)
 {
-	s->sig_int = evsignal_new(s->base, SIGINT, signal_cb, s);
-	s->sig_term = evsignal_new(s->base, SIGTERM, signal_cb, s);
+	for (size_t k = 0; k < NET_NSIGNALS; k++) {
+		s->signals[k] = evsignal_new(s->base, net_signals[k].sig, signal_cb, s);
+		if (!s->signals[k] || evsignal_add(s->signals[k], NULL) != 0)
+			return false;
+	}
 	s->timeout_ev = evtimer_new(s->base, timeout_cb, s);
 	s->reaper = event_new(s->base, -1, 0, reaper_cb, s);
 	s->shutdown_cap = evtimer_new(s->base, shutdown_cap_cb, s);
 	s->accept_retry = evtimer_new(s->base, accept_retry_cb, s);
-	return s->sig_int && s->sig_term && s->timeout_ev && s->reaper && s->shutdown_cap &&
-	       s->accept_retry && evsignal_add(s->sig_int, NULL) == 0 &&
-	       evsignal_add(s->sig_term, NULL) == 0;
+	s->sweep = event_new(s->base, -1, EV_PERSIST, sweep_cb, s);
+	struct timeval every = ms_tv(NET_SWEEP_MS);
+	return s->timeout_ev && s->reaper && s->shutdown_cap && s->accept_retry && s->sweep &&
+	       event_add(s->sweep, &every) == 0;
 }
 
 /* Listen on 0.0.0.0:port; false (logged) on failure. */
@@ -927,7 +1303,7 @@ static bool server_listen(struct server *s, int port)
 	return true;
 }
 
-struct server *server_new(struct game *game, int port, int timeout_sec, FILE *log)
+struct server *server_new(struct game *game, const struct server_opts *opts, FILE *log)
 {
 	struct server *s = calloc(1, sizeof *s);
 	if (!s) {
@@ -937,8 +1313,10 @@ struct server *server_new(struct game *game, int port, int timeout_sec, FILE *lo
 	}
 	s->game = game;
 	s->rules = game_rules_of(game);
-	s->timeout_sec = timeout_sec > 0 ? timeout_sec : 1;
+	s->timeout_sec = opts->timeout_sec > 0 ? opts->timeout_sec : 1;
+	s->max_strangers = opts->max_strangers > 0 ? opts->max_strangers : 1;
 	s->log = log;
+	s->reserve_fd = -1;
 	cmdq_init(&s->queue);
 	proto_buf_init(&s->out);
 	proto_buf_init(&s->config_line);
@@ -955,15 +1333,23 @@ struct server *server_new(struct game *game, int port, int timeout_sec, FILE *lo
 		net_log(s, "cannot set up the event loop");
 		goto fail;
 	}
-	if (!server_listen(s, port))
+	if (!server_listen(s, opts->port))
 		goto fail;
-	net_log(s, "listening on 0.0.0.0:%d (rules %s, timeout %d s)", s->port,
-	        game_rules_name(s->rules), s->timeout_sec);
+	if (!reserve_fd_open(s))
+		net_log(s, "no spare descriptor: connections are refused once none are left");
+	net_log(s, "listening on 0.0.0.0:%d (rules %s, timeout %d s, at most %d stranger(s))",
+	        s->port, game_rules_name(s->rules), s->timeout_sec, s->max_strangers);
 	return s;
 
 fail:
 	server_free(s);
 	return NULL;
+}
+
+int server_default_max_strangers(int max_players)
+{
+	int n = 16 * max_players;
+	return n < 64 ? 64 : n;
 }
 
 void server_set_taps(struct server *s, const struct dispatch_hooks *hooks, server_line_tap on_line,
@@ -1006,14 +1392,20 @@ void server_free(struct server *s)
 		conn_free(c);
 	if (s->listener)
 		evconnlistener_free(s->listener);
-	struct event *evs[] = {s->sig_int, s->sig_term,     s->timeout_ev,
-	                       s->reaper,  s->shutdown_cap, s->accept_retry};
+	for (size_t k = 0; k < NET_NSIGNALS; k++)
+		if (s->signals[k])
+			event_free(s->signals[k]);
+	struct event *evs[] = {s->timeout_ev, s->reaper, s->shutdown_cap, s->accept_retry,
+	                       s->sweep};
 	for (size_t i = 0; i < COUNT_OF(evs); i++)
 		if (evs[i])
 			event_free(evs[i]);
+	if (s->reserve_fd >= 0)
+		close(s->reserve_fd);
 	if (s->base)
 		event_base_free(s->base);
 	free(s->by_id);
+	shared_release(s);
 	cmdq_free(&s->queue);
 	dispatch_free(&s->disp);
 	bcast_free(s->bcast);

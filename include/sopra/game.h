@@ -70,6 +70,9 @@ bool game_is_over(const struct game *g);
 /* The rule edition the game plays. */
 enum game_rules game_rules_of(const struct game *g);
 
+/* The number of rounds started so far (0 before the first). */
+int game_round(const struct game *g);
+
 /* Number of players registered so far (ids are 0 .. n-1). */
 int game_player_count(const struct game *g);
 

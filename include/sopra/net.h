@@ -37,8 +37,23 @@ struct event_base;
 #include "sopra/dispatch.h"
 #include "sopra/game.h"
 
-/* Pending output bytes allowed per connection before it is dropped. */
+/* Output a player that does not read may have waiting before it is
+ * dropped (plus the Config line; a stranger gets 64 KiB). A player that
+ * reads is never dropped for its backlog. */
 #define NET_MAX_OUTPUT ((size_t)8 << 20)
+/* All buffered input plus the output waiting for connections that do not
+ * read: beyond it the worst of those is dropped (docs/robustness.md). */
+#define NET_BUDGET ((size_t)64 << 20)
+
+/* How a server listens and what it tolerates. */
+struct server_opts {
+	int port;          /* 0..65535; 0 = an ephemeral port */
+	int timeout_sec;   /* >= 1: the --timeout, also the idle limit of strangers */
+	int max_strangers; /* >= 1: connections that have not registered, at once */
+};
+
+/* The default --max-strangers for a game of max_players. */
+int server_default_max_strangers(int max_players);
 
 struct server;
 
@@ -47,12 +62,12 @@ struct server;
  * edition decides the wire format), bind and listen on 0.0.0.0:port (0 = an
  * ephemeral port, reported in the log line "listening on 0.0.0.0:N") with
  * SO_REUSEADDR, and install the SIGINT/SIGTERM handlers on its event base.
- * timeout_sec >= 1. Connection state changes and errors are logged tersely
+ * Connection state changes and errors are logged tersely
  * to `log` (NULL: silent).
  * Returns NULL on failure (e.g. the port is in use), after logging why.
  * The process should ignore SIGPIPE (main does).
  */
-struct server *server_new(struct game *game, int port, int timeout_sec, FILE *log);
+struct server *server_new(struct game *game, const struct server_opts *opts, FILE *log);
 
 /* Called with every line sent: the connection, the player on it (or -1 for
  * a connection that has not registered) and the encoded line with its
