@@ -116,7 +116,10 @@ static void failf(run *r, const char *fmt, ...)
         sb_printf(&r->details, "  also: %s\n", tmp);
 }
 
-static bool failed(const run *r) { return r->fail.n > 0; }
+static bool failed(const run *r)
+{
+    return r->fail.n > 0;
+}
 
 /* Printable, shortened copy of received bytes. */
 static char *shorten(const char *s, size_t n)
@@ -199,7 +202,8 @@ static int pick_port(void)
 {
     static unsigned long long x;
     if (x == 0)
-        x = ((unsigned long long)getpid() << 32) ^ (unsigned long long)time(NULL) ^ 0x9E3779B97F4A7C15ULL;
+        x = ((unsigned long long)getpid() << 32) ^ (unsigned long long)time(NULL) ^
+            0x9E3779B97F4A7C15ULL;
     for (int tries = 0; tries < 200; tries++) {
         x ^= x << 13;
         x ^= x >> 7;
@@ -558,8 +562,8 @@ static int await_reported_port(run *r, long long deadline)
         if (!r->running)
             return CONNECT_START_FAILED;
         if (now_ms() > deadline) {
-            failf(r, "the server did not report its port (\"%s<port>\" on stderr) within %d s",
-                  tag, WAIT_CONNECT_MS * r->slow / 1000);
+            failf(r, "the server did not report its port (\"%s<port>\" on stderr) within %d s", tag,
+                  WAIT_CONNECT_MS * r->slow / 1000);
             return CONNECT_ERROR;
         }
         sleep_ms(5);
@@ -628,8 +632,7 @@ static const cJSON *config_json(run *r)
     r->config_json = cJSON_ParseWithLength(b.s, b.n);
     sb_free(&b);
     if (!r->config_json)
-        snprintf(r->config_err, sizeof r->config_err, "%s is not valid JSON",
-                 r->sc->config_path);
+        snprintf(r->config_err, sizeof r->config_err, "%s is not valid JSON", r->sc->config_path);
     return r->config_json;
 }
 
@@ -647,8 +650,8 @@ static void do_expect(run *r, const step *st)
     }
     if (rc == 0) {
         char *part = c->len ? shorten(c->buf, c->len) : NULL;
-        failf(r, "line %d: client %d: expected `%s`, got EOF (connection %s)%s%s", st->line,
-              c->num, want, c->reset ? "reset" : "closed by the server",
+        failf(r, "line %d: client %d: expected `%s`, got EOF (connection %s)%s%s", st->line, c->num,
+              want, c->reset ? "reset" : "closed by the server",
               part ? "; unterminated data before EOF: " : "", part ? part : "");
         free(part);
         free(want);
@@ -668,8 +671,8 @@ static void do_expect(run *r, const step *st)
     }
     if (st->kind == STEP_ANY)
         goto out;
-    bool special = st->args.n == 0 &&
-                   (!strcmp(st->name, "Config") || !strcmp(st->name, "CommandFailed"));
+    bool special =
+        st->args.n == 0 && (!strcmp(st->name, "Config") || !strcmp(st->name, "CommandFailed"));
     if (strcmp(gname, st->name) != 0 || (!special && !scn_tokens_equal(&st->args, &got))) {
         char *gs = clip(scn_render(gname, &got));
         char *sh = shorten(line, len);
@@ -684,7 +687,8 @@ static void do_expect(run *r, const step *st)
     if (!strcmp(st->name, "CommandFailed")) {
         if (got.n != 1 || got.v[0].kind != TOK_STR || !got.v[0].text[0]) {
             char *gs = clip(scn_render(gname, &got));
-            failf(r, "line %d: client %d: expected CommandFailed with a non-empty message, got `%s`",
+            failf(r,
+                  "line %d: client %d: expected CommandFailed with a non-empty message, got `%s`",
                   st->line, c->num, gs);
             free(gs);
         }
@@ -793,14 +797,15 @@ static void do_exit(run *r, const step *st)
     else
         snprintf(want, sizeof want, "exit %d", st->ecode);
     if (no_clients && accepted)
-        failf(r, "line %d: the server accepted a connection on port %d (an invalid config must "
-                 "be rejected before listening)",
+        failf(r,
+              "line %d: the server accepted a connection on port %d (an invalid config must "
+              "be rejected before listening)",
               st->line, r->port);
     if (accepted)
         return;
     if (r->running) {
-        failf(r, "line %d: expected `%s` within %d s, the server is still running", st->line,
-              want, WAIT_EXIT_MS * r->slow / 1000);
+        failf(r, "line %d: expected `%s` within %d s, the server is still running", st->line, want,
+              WAIT_EXIT_MS * r->slow / 1000);
         return;
     }
     char b[128];
@@ -851,7 +856,8 @@ static void stop_server(run *r)
         kill(r->pid, SIGKILL);
         r->kill_sent = true;
         reap_blocking(r);
-        failf(r, "the server did not exit within %d s after SIGTERM", WAIT_TERM_MS * r->slow / 1000);
+        failf(r, "the server did not exit within %d s after SIGTERM",
+              WAIT_TERM_MS * r->slow / 1000);
     }
 }
 
@@ -870,8 +876,8 @@ static void check_status(run *r)
 static void check_stderr(run *r)
 {
     static const char *const pats[] = {"AddressSanitizer", "UndefinedBehaviorSanitizer",
-                                       "runtime error:", "LeakSanitizer", "ThreadSanitizer",
-                                       "MemorySanitizer"};
+                                       "runtime error:",   "LeakSanitizer",
+                                       "ThreadSanitizer",  "MemorySanitizer"};
     size_t n;
     char *err = read_stderr(r, &n);
     for (char *l = err; l < err + n;) {

@@ -28,7 +28,7 @@
 typedef struct {
     char *path;
     char *name;
-    FILE *out;  /* worker output (tmpfile) */
+    FILE *out; /* worker output (tmpfile) */
     pid_t pid;
     bool done;
     int status;
@@ -41,7 +41,8 @@ typedef struct {
 
 static void usage(FILE *f)
 {
-    fputs("usage: sopra-scenario --server PATH [-j N] [--verbose] [--valgrind] [--fixed-ports] FILE_OR_DIR...\n"
+    fputs("usage: sopra-scenario --server PATH [-j N] [--verbose] [--valgrind] [--fixed-ports] "
+          "FILE_OR_DIR...\n"
           "       sopra-scenario --self-test\n"
           "Runs *.scn scenarios (directories: their *.scn files, sorted by name) against\n"
           "the server and prints PASS/FAIL per scenario and \"N passed, M failed\".\n"
@@ -124,8 +125,7 @@ static void add_path(joblist *l, const char *arg)
     }
     DIR *d = opendir(arg);
     if (!d) {
-        fprintf(stderr, "sopra-scenario: note: skipping directory %s (%s)\n", arg,
-                strerror(errno));
+        fprintf(stderr, "sopra-scenario: note: skipping directory %s (%s)\n", arg, strerror(errno));
         return;
     }
     char **names = NULL;

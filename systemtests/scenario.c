@@ -39,7 +39,10 @@ char *xstrndup(const char *s, size_t n)
     return p;
 }
 
-char *xstrdup(const char *s) { return xstrndup(s, strlen(s)); }
+char *xstrdup(const char *s)
+{
+    return xstrndup(s, strlen(s));
+}
 
 void sb_add(strbuf *b, const char *s, size_t n)
 {
@@ -55,7 +58,10 @@ void sb_add(strbuf *b, const char *s, size_t n)
     b->s[b->n] = '\0';
 }
 
-void sb_puts(strbuf *b, const char *s) { sb_add(b, s, strlen(s)); }
+void sb_puts(strbuf *b, const char *s)
+{
+    sb_add(b, s, strlen(s));
+}
 
 void sb_printf(strbuf *b, const char *fmt, ...)
 {
@@ -119,7 +125,10 @@ void toklist_free(toklist *t)
     t->n = t->cap = 0;
 }
 
-static bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v'; }
+static bool is_ws(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
+}
 
 static bool looks_int(const char *s)
 {
@@ -241,11 +250,21 @@ int scn_unescape_raw(const char *s, char **out, size_t *outlen, char *err, size_
         }
         char c;
         switch (p[1]) {
-        case 'n': c = '\n'; break;
-        case 'r': c = '\r'; break;
-        case 't': c = '\t'; break;
-        case '0': c = '\0'; break;
-        case '\\': c = '\\'; break;
+        case 'n':
+            c = '\n';
+            break;
+        case 'r':
+            c = '\r';
+            break;
+        case 't':
+            c = '\t';
+            break;
+        case '0':
+            c = '\0';
+            break;
+        case '\\':
+            c = '\\';
+            break;
         case 'x': {
             int h = p[2] ? hexval(p[2]) : -1;
             int l = (h >= 0 && p[3]) ? hexval(p[3]) : -1;
@@ -365,11 +384,21 @@ static void json_string(strbuf *b, const char *s)
     sb_add(b, "\"", 1);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         switch (*p) {
-        case '"': sb_add(b, "\\\"", 2); break;
-        case '\\': sb_add(b, "\\\\", 2); break;
-        case '\n': sb_add(b, "\\n", 2); break;
-        case '\r': sb_add(b, "\\r", 2); break;
-        case '\t': sb_add(b, "\\t", 2); break;
+        case '"':
+            sb_add(b, "\\\"", 2);
+            break;
+        case '\\':
+            sb_add(b, "\\\\", 2);
+            break;
+        case '\n':
+            sb_add(b, "\\n", 2);
+            break;
+        case '\r':
+            sb_add(b, "\\r", 2);
+            break;
+        case '\t':
+            sb_add(b, "\\t", 2);
+            break;
         default:
             if (*p < 0x20)
                 sb_printf(b, "\\u%04x", *p);
@@ -452,8 +481,7 @@ static void push_json_value(toklist *out, const cJSON *v, const char *key)
     }
 }
 
-int scn_event_tokens(const cJSON *obj, const char **name, toklist *out, char *err,
-                     size_t errlen)
+int scn_event_tokens(const cJSON *obj, const char **name, toklist *out, char *err, size_t errlen)
 {
     if (!cJSON_IsObject(obj)) {
         seterr(err, errlen, "not a JSON object");
@@ -564,11 +592,9 @@ char *scn_render(const char *name, const toklist *t)
     return b.s;
 }
 
-static bool json_diff_at(const cJSON *a, const cJSON *b, strbuf *path, char *buf,
-                         size_t buflen)
+static bool json_diff_at(const cJSON *a, const cJSON *b, strbuf *path, char *buf, size_t buflen)
 {
-    if ((a->type & 0xff) != (b->type & 0xff) ||
-        !(cJSON_IsObject(a) || cJSON_IsArray(a))) {
+    if ((a->type & 0xff) != (b->type & 0xff) || !(cJSON_IsObject(a) || cJSON_IsArray(a))) {
         if (cJSON_Compare(a, b, 1))
             return false;
         char *pa = cJSON_PrintUnformatted(a), *pb = cJSON_PrintUnformatted(b);
@@ -668,8 +694,7 @@ static step *add_step(scenario *s, step_kind kind, int line, int client)
 static void copy_tokens(toklist *dst, const toklist *src, size_t from)
 {
     for (size_t i = from; i < src->n; i++)
-        toklist_push(dst, src->v[i].kind, src->v[i].quoted, src->v[i].text,
-                     strlen(src->v[i].text));
+        toklist_push(dst, src->v[i].kind, src->v[i].quoted, src->v[i].text, strlen(src->v[i].text));
 }
 
 static bool has_client(const scenario *s, int c)
@@ -814,7 +839,8 @@ static int parse_line(scenario *s, const char *line, int lineno, bool *seen_step
         rc = -1;
     } else if (!strcmp(kw, "config")) {
         if (t.n != 2 || s->config_name) {
-            seterr(msg, msglen, s->config_name ? "duplicate 'config'" : "'config' needs one file name");
+            seterr(msg, msglen,
+                   s->config_name ? "duplicate 'config'" : "'config' needs one file name");
             rc = -1;
         } else {
             s->config_name = xstrdup(t.v[1].text);
@@ -847,7 +873,8 @@ static int parse_line(scenario *s, const char *line, int lineno, bool *seen_step
         }
     } else if (!strcmp(kw, "clients")) {
         if (s->have_clients || t.n < 2) {
-            seterr(msg, msglen, s->have_clients ? "duplicate 'clients'" : "'clients' needs at least one number");
+            seterr(msg, msglen,
+                   s->have_clients ? "duplicate 'clients'" : "'clients' needs at least one number");
             rc = -1;
         } else {
             if (t.n - 1 > 64) {

@@ -149,7 +149,7 @@ static void test_known_values(void **state)
 static void test_extreme_seeds(void **state)
 {
 	(void)state;
-	int64_t seeds[] = { -1, INT64_MIN, INT64_MAX, 0 };
+	int64_t seeds[] = {-1, INT64_MIN, INT64_MAX, 0};
 	for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
 		struct rng a, b;
 		rng_init(&a, seeds[i]);
@@ -180,12 +180,9 @@ static void test_large_bound(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_next_int_vectors),
-		cmocka_unit_test(test_mixed_vectors),
-		cmocka_unit_test(test_shuffle_vectors),
-		cmocka_unit_test(test_known_values),
-		cmocka_unit_test(test_extreme_seeds),
-		cmocka_unit_test(test_large_bound),
+	        cmocka_unit_test(test_next_int_vectors), cmocka_unit_test(test_mixed_vectors),
+	        cmocka_unit_test(test_shuffle_vectors),  cmocka_unit_test(test_known_values),
+	        cmocka_unit_test(test_extreme_seeds),    cmocka_unit_test(test_large_bound),
 	};
 	return cmocka_run_group_tests(tests, load_vectors, free_vectors);
 }

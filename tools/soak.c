@@ -48,9 +48,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_BOTS 16
+#define MAX_BOTS    16
 #define MAX_CONFIGS 256
-#define MAX_ARGS 40
+#define MAX_ARGS    40
 
 struct options {
 	const char *server, *bot, *workdir;
@@ -105,7 +105,7 @@ static double now_sec(void)
 
 static void sleep_ms(int ms)
 {
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
 	nanosleep(&ts, NULL);
 }
 
@@ -186,14 +186,14 @@ static bool generate_config(const char *path, int variant)
 	FILE *f = fopen(path, "w");
 	if (!f)
 		return false;
-	static const char *const deck_pattern[] = { "food1", "food2", "fuel",	"stuff",      "medicine",
-						    "lock",  "scissors", "hammer", "snow_boots", "colt",
-						    "swab",  "blueprint", "food3", "fuel",	"medicine",
-						    "stuff", "scissors" };
+	static const char *const deck_pattern[] = {
+	        "food1",    "food2",  "fuel",       "stuff", "medicine", "lock",
+	        "scissors", "hammer", "snow_boots", "colt",  "swab",     "blueprint",
+	        "food3",    "fuel",   "medicine",   "stuff", "scissors"};
 	const int npat = (int)(sizeof deck_pattern / sizeof deck_pattern[0]);
 	const int nloc = 4, per_deck = 32, colony_id = 42;
-	const int entrances[4] = { 1, 2, 3, 2 };
-	const int spaces[4] = { 3, 4, 5, 3 };
+	const int entrances[4] = {1, 2, 3, 2};
+	const int spaces[4] = {3, 4, 5, 3};
 
 	fprintf(f, "{\n  \"maxPlayers\": 6,\n  \"cards\": [\n");
 	bool first = true;
@@ -204,69 +204,82 @@ static bool generate_config(const char *path, int variant)
 			fprintf(f, "%s    ", first ? "" : ",\n");
 			first = false;
 			if (strncmp(t, "food", 4) == 0)
-				fprintf(f, "{\"food\": {\"identifier\": %d, \"amount\": %c}}", id, t[4]);
+				fprintf(f, "{\"food\": {\"identifier\": %d, \"amount\": %c}}", id,
+				        t[4]);
 			else if (strcmp(t, "blueprint") == 0)
-				fprintf(f, "{\"blueprint\": {\"identifier\": %d, \"location\": %d}}", id,
-					1 + (k % nloc));
+				fprintf(f,
+				        "{\"blueprint\": {\"identifier\": %d, \"location\": %d}}",
+				        id, 1 + (k % nloc));
 			else
 				fprintf(f, "{\"%s\": {\"identifier\": %d}}", t, id);
 		}
 	}
 	fprintf(f, "\n  ],\n  \"characters\": [\n");
 	static const char *const abilities[] = {
-		"{\"wound\": {\"before\": \"frostBite\", \"after\": \"wound\"}}",
-		"{\"no_infection\": {}}",
-		"{\"search\": {\"location\": 1, \"numCards\": 1, \"maxActivations\": 2}}",
-		"{\"trash\": {\"numCards\": 4}}",
-		"{\"heal\": {}}",
-		"{\"feed\": {\"numFood\": 2}}",
-		"{\"barricade\": {\"numBarricades\": 2, \"maxActivations\": 1}}",
-		"{\"kill\": {\"locationId\": 42, \"dieValue\": 3, \"numZombies\": 2, \"maxActivations\": 1, "
-		"\"infectionDie\": true}}",
-		"{\"wound\": {\"before\": \"bite\", \"after\": \"frostBite\"}}",
-		"{\"kill\": {\"locationId\": 2, \"dieValue\": 4, \"numZombies\": 1, \"maxActivations\": 2, "
-		"\"children\": true}}",
-		"{\"search\": {\"location\": 3, \"numCards\": 2, \"maxActivations\": 1}}",
-		"{\"wound\": {\"before\": \"wound\", \"after\": \"frostBite\"}}",
-		"{\"heal\": {}}",
-		"{\"feed\": {\"numFood\": 1}}",
-		"{\"kill\": {\"locationId\": 42, \"dieValue\": 5, \"numZombies\": 3, \"maxActivations\": 1, "
-		"\"children\": true, \"infectionDie\": false}}",
-		"{\"barricade\": {\"numBarricades\": 1, \"maxActivations\": 2}}",
+	        "{\"wound\": {\"before\": \"frostBite\", \"after\": \"wound\"}}",
+	        "{\"no_infection\": {}}",
+	        "{\"search\": {\"location\": 1, \"numCards\": 1, \"maxActivations\": 2}}",
+	        "{\"trash\": {\"numCards\": 4}}",
+	        "{\"heal\": {}}",
+	        "{\"feed\": {\"numFood\": 2}}",
+	        "{\"barricade\": {\"numBarricades\": 2, \"maxActivations\": 1}}",
+	        "{\"kill\": {\"locationId\": 42, \"dieValue\": 3, \"numZombies\": 2, "
+	        "\"maxActivations\": 1, "
+	        "\"infectionDie\": true}}",
+	        "{\"wound\": {\"before\": \"bite\", \"after\": \"frostBite\"}}",
+	        "{\"kill\": {\"locationId\": 2, \"dieValue\": 4, \"numZombies\": 1, "
+	        "\"maxActivations\": 2, "
+	        "\"children\": true}}",
+	        "{\"search\": {\"location\": 3, \"numCards\": 2, \"maxActivations\": 1}}",
+	        "{\"wound\": {\"before\": \"wound\", \"after\": \"frostBite\"}}",
+	        "{\"heal\": {}}",
+	        "{\"feed\": {\"numFood\": 1}}",
+	        "{\"kill\": {\"locationId\": 42, \"dieValue\": 5, \"numZombies\": 3, "
+	        "\"maxActivations\": 1, "
+	        "\"children\": true, \"infectionDie\": false}}",
+	        "{\"barricade\": {\"numBarricades\": 1, \"maxActivations\": 2}}",
 	};
 	const int nchar = (int)(sizeof abilities / sizeof abilities[0]);
 	for (int i = 0; i < nchar; i++)
 		fprintf(f,
-			"    {\"name\": \"Gen %d\", \"identifier\": %d, \"status\": %d, \"attack\": %d, "
-			"\"search\": %d, \"ability\": %s}%s\n",
-			i + 1, i + 1, 10 + ((i * 7 + variant) % nchar) * 5, 1 + (i + variant) % 6,
-			1 + (i * 5 + 2) % 6, abilities[i], i + 1 < nchar ? "," : "");
-	static const char *const goals[] = { "\"survive\": true", "\"barricades\": 9",
-					     "\"locationWithZombies\": 2" };
+		        "    {\"name\": \"Gen %d\", \"identifier\": %d, \"status\": %d, "
+		        "\"attack\": %d, "
+		        "\"search\": %d, \"ability\": %s}%s\n",
+		        i + 1, i + 1, 10 + ((i * 7 + variant) % nchar) * 5, 1 + (i + variant) % 6,
+		        1 + (i * 5 + 2) % 6, abilities[i], i + 1 < nchar ? "," : "");
+	static const char *const goals[] = {"\"survive\": true", "\"barricades\": 9",
+	                                    "\"locationWithZombies\": 2"};
 	fprintf(f,
-		"  ],\n  \"goal\": {\"rounds\": %d, \"moral\": %d, \"zombiesColony\": %d, "
-		"\"zombiesLocations\": 1, \"childrenInColony\": %d, %s},\n",
-		5 + variant % 3, 12 + (variant % 3) * 6, 3 + variant % 5, variant % 3, goals[variant % 3]);
-	fprintf(f, "  \"locations\": [\n    {\"colony\": {\"identifier\": %d, \"entrances\": %d, \"startCards\": [",
-		colony_id, 3 + variant % 2);
+	        "  ],\n  \"goal\": {\"rounds\": %d, \"moral\": %d, \"zombiesColony\": %d, "
+	        "\"zombiesLocations\": 1, \"childrenInColony\": %d, %s},\n",
+	        5 + variant % 3, 12 + (variant % 3) * 6, 3 + variant % 5, variant % 3,
+	        goals[variant % 3]);
+	fprintf(f,
+	        "  \"locations\": [\n    {\"colony\": {\"identifier\": %d, \"entrances\": %d, "
+	        "\"startCards\": [",
+	        colony_id, 3 + variant % 2);
 	for (int k = 0; k < per_deck; k++)
 		fprintf(f, "%s%d", k ? ", " : "", 100 + k);
 	fprintf(f, "]}}");
-	static const char *const names[] = { "Police Station", "Supermarket", "Hospital", "School" };
+	static const char *const names[] = {"Police Station", "Supermarket", "Hospital", "School"};
 	for (int l = 1; l <= nloc; l++) {
 		fprintf(f,
-			",\n    {\"name\": \"%s\", \"identifier\": %d, \"entrances\": %d, \"survivorSpaces\": %d, "
-			"\"cards\": [",
-			names[l - 1], l, entrances[l - 1], spaces[l - 1]);
+		        ",\n    {\"name\": \"%s\", \"identifier\": %d, \"entrances\": %d, "
+		        "\"survivorSpaces\": %d, "
+		        "\"cards\": [",
+		        names[l - 1], l, entrances[l - 1], spaces[l - 1]);
 		for (int k = 0; k < per_deck; k++)
 			fprintf(f, "%s%d", k ? ", " : "", l * 1000 + k);
 		fprintf(f, "]}");
 	}
 	fprintf(f, "\n  ],\n  \"crises\": [\n");
-	static const char *const crisis_types[] = { "food", "stuff", "medicine", "fuel" };
+	static const char *const crisis_types[] = {"food", "stuff", "medicine", "fuel"};
 	for (int i = 0; i < 9; i++)
-		fprintf(f, "    {\"%s\": {\"identifier\": %d, \"moralChange\": %d, \"requiredCards\": %d}}%s\n",
-			crisis_types[(i + variant) % 4], 500 + i, 1 + i % 3, 1 + (i * 2) % 4, i < 8 ? "," : "");
+		fprintf(f,
+		        "    {\"%s\": {\"identifier\": %d, \"moralChange\": %d, \"requiredCards\": "
+		        "%d}}%s\n",
+		        crisis_types[(i + variant) % 4], 500 + i, 1 + i % 3, 1 + (i * 2) % 4,
+		        i < 8 ? "," : "");
 	fprintf(f, "  ]\n}\n");
 	return fclose(f) == 0;
 }
@@ -355,8 +368,9 @@ static bool exited_zero(const struct proc *p)
 /* The first line of text containing a sanitizer or invariant report. */
 static bool find_report(const char *text, char *line, size_t n)
 {
-	static const char *const pats[] = { "runtime error", "Sanitizer", "invariant violated",
-					    "AddressSanitizer", "LeakSanitizer", "==ERROR" };
+	static const char *const pats[] = {"runtime error",      "Sanitizer",
+	                                   "invariant violated", "AddressSanitizer",
+	                                   "LeakSanitizer",      "==ERROR"};
 	if (!text)
 		return false;
 	for (size_t i = 0; i < sizeof pats / sizeof pats[0]; i++) {
@@ -411,7 +425,7 @@ struct game {
 };
 
 static void add_arg(char (*store)[256], char **argv, int *argc, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+        __attribute__((format(printf, 4, 5)));
 
 static void add_arg(char (*store)[256], char **argv, int *argc, const char *fmt, ...)
 {
@@ -472,7 +486,7 @@ static bool wait_registered(int fd, double deadline, const char *word)
 		int ms = (int)((deadline - now_sec()) * 1000);
 		if (ms <= 0)
 			return false;
-		struct pollfd pfd = { .fd = fd, .events = POLLIN, .revents = 0 };
+		struct pollfd pfd = {.fd = fd, .events = POLLIN, .revents = 0};
 		int r = poll(&pfd, 1, ms);
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -492,13 +506,15 @@ static bool wait_registered(int fd, double deadline, const char *word)
 
 static void print_repro(const struct game *g)
 {
-	fprintf(stderr, "  reproduce (the bots in this order, each after the previous one registered):\n");
+	fprintf(stderr,
+	        "  reproduce (the bots in this order, each after the previous one registered):\n");
 	fprintf(stderr, "   ");
 	for (int i = 0; i < g->server_argc; i++)
-		fprintf(stderr, " %s", strcmp(g->server_args[i], "0") == 0 && i > 0 &&
-						       strcmp(g->server_args[i - 1], "--port") == 0
-					       ? "PORT"
-					       : g->server_args[i]);
+		fprintf(stderr, " %s",
+		        strcmp(g->server_args[i], "0") == 0 && i > 0 &&
+		                        strcmp(g->server_args[i - 1], "--port") == 0
+		                ? "PORT"
+		                : g->server_args[i]);
 	fprintf(stderr, "\n");
 	for (int b = 0; b < g->nbots; b++) {
 		fprintf(stderr, "   ");
@@ -533,9 +549,9 @@ static void run_game(struct game *g)
 
 	/* the server */
 	g->server_argc = 0;
-	char (*sa)[512] = g->server_args;
-	const char *sargs[] = { O.server, "--config", g->cfg->path, "--port", "0", "--seed", NULL,
-				"--timeout", NULL, "--rules", g->rules };
+	char(*sa)[512] = g->server_args;
+	const char *sargs[] = {O.server, "--config",  g->cfg->path, "--port",  "0",     "--seed",
+	                       NULL,     "--timeout", NULL,         "--rules", g->rules};
 	char seedbuf[32], tobuf[16];
 	snprintf(seedbuf, sizeof seedbuf, "%" PRId64, g->seed);
 	snprintf(tobuf, sizeof tobuf, "%d", O.server_timeout);
@@ -616,7 +632,8 @@ static void run_game(struct game *g)
 			fail(g, "cannot start bot %d", b);
 			goto wait_all;
 		}
-		bool ok = wait_registered(pfd[0], now_sec() + 10, bs->lurk ? "connected" : "registered");
+		bool ok = wait_registered(pfd[0], now_sec() + 10,
+		                          bs->lurk ? "connected" : "registered");
 		close(pfd[0]);
 		if (!ok) {
 			fail(g, "bot %d did not register", b);
@@ -639,7 +656,8 @@ wait_all:
 				used += (size_t)snprintf(who + used, sizeof who - used, " server");
 			for (int b = 0; b < g->nbots && used < sizeof who - 16; b++)
 				if (g->bots[b].proc.pid > 0 && !g->bots[b].proc.done)
-					used += (size_t)snprintf(who + used, sizeof who - used, " bot%d", b);
+					used += (size_t)snprintf(who + used, sizeof who - used,
+					                         " bot%d", b);
 			fail(g, "HANG: still running after %.0f s:%s", O.game_timeout, who);
 			for (int b = 0; b < g->nbots; b++)
 				kill_proc(&g->bots[b].proc);
@@ -677,7 +695,8 @@ wait_all:
 		if (!exited_zero(&bs->proc)) {
 			const char *msg = err ? strstr(err, ": ") : NULL;
 			const char *nl = msg ? strchr(msg, '\n') : NULL;
-			fail(g, "bot%d %s: %.*s", b, st, msg && nl ? (int)(nl - msg - 2) : 0, msg ? msg + 2 : "");
+			fail(g, "bot%d %s: %.*s", b, st, msg && nl ? (int)(nl - msg - 2) : 0,
+			     msg ? msg + 2 : "");
 		} else if (strcmp(bs->result, "win") == 0 || strcmp(bs->result, "lose") == 0) {
 			int w = strcmp(bs->result, "win") == 0;
 			if (saw_end >= 0 && saw_end != w)
@@ -690,7 +709,7 @@ wait_all:
 		} else if (strcmp(bs->result, "left") == 0) {
 			nleft++;
 		} else if (bs->disconnect > 0 && (strcmp(bs->result, "disconnected") == 0 ||
-						  strcmp(bs->result, "dropped") == 0)) {
+		                                  strcmp(bs->result, "dropped") == 0)) {
 			nleft++;
 		} else {
 			fail(g, "bot%d result=%s", b, bs->result[0] ? bs->result : "?");
@@ -717,19 +736,20 @@ wait_all:
 		char inv[64] = "";
 		size_t used = 0;
 		for (int b = 0; b < g->nbots; b++)
-			if (g->bots[b].invalid > 0 || g->bots[b].leave > 0 || g->bots[b].disconnect > 0 ||
-			    g->bots[b].stall > 0 || g->bots[b].lurk)
-				used += (size_t)snprintf(inv + used, sizeof inv - used, "%s%d%s%s%s%s%s",
-							 used ? "," : " odd=", b,
-							 g->bots[b].invalid > 0 ? "I" : "",
-							 g->bots[b].leave > 0 ? "L" : "",
-							 g->bots[b].disconnect > 0 ? "D" : "",
-							 g->bots[b].stall > 0 ? "S" : "",
-							 g->bots[b].lurk ? "U" : "");
+			if (g->bots[b].invalid > 0 || g->bots[b].leave > 0 ||
+			    g->bots[b].disconnect > 0 || g->bots[b].stall > 0 || g->bots[b].lurk)
+				used += (size_t)snprintf(inv + used, sizeof inv - used,
+				                         "%s%d%s%s%s%s%s", used ? "," : " odd=", b,
+				                         g->bots[b].invalid > 0 ? "I" : "",
+				                         g->bots[b].leave > 0 ? "L" : "",
+				                         g->bots[b].disconnect > 0 ? "D" : "",
+				                         g->bots[b].stall > 0 ? "S" : "",
+				                         g->bots[b].lurk ? "U" : "");
 		const char *base = strrchr(g->cfg->path, '/');
-		fprintf(ok ? stdout : stderr, "game %d: %s %s seed=%" PRId64 " bots=%d%s -> %s events=%ld %.2fs %s%s\n",
-			g->index, base ? base + 1 : g->cfg->path, g->rules, g->seed, g->nbots, inv,
-			ok ? g->outcome : "-", g->events, dt, ok ? "ok" : "FAIL: ", g->why);
+		fprintf(ok ? stdout : stderr,
+		        "game %d: %s %s seed=%" PRId64 " bots=%d%s -> %s events=%ld %.2fs %s%s\n",
+		        g->index, base ? base + 1 : g->cfg->path, g->rules, g->seed, g->nbots, inv,
+		        ok ? g->outcome : "-", g->events, dt, ok ? "ok" : "FAIL: ", g->why);
 		fflush(stdout);
 	}
 	if (!ok)
@@ -741,19 +761,19 @@ wait_all:
 /* ---- main ------------------------------------------------------------------ */
 
 static const char usage_text[] =
-	"Usage: soak --server PATH --bot PATH [options]\n"
-	"  --games N          games to play (default $SOAK_GAMES, else 20)\n"
-	"  --seed S           base seed (default $SOAK_SEED, else 1)\n"
-	"  --configs FILE...  configuration files (all following non-option arguments)\n"
-	"  --generate N       also generate N 6-player configurations (default 3)\n"
-	"  --workdir DIR      where game directories go (default ./soak-work)\n"
-	"  --game-timeout S   seconds before a game counts as hung (default 60)\n"
-	"  --timeout S        the server's --timeout (default 5)\n"
-	"  --invalid PCT      --invalid of the misbehaving bots (default 10)\n"
-	"  --stall-every N    about one game in N has a bot that may --stall, costing\n"
-	"                     the server's --timeout once (default 16, 0: never)\n"
-	"  --keep             keep the directories of passing games too\n"
-	"  --quiet            print only failing games and the totals\n";
+        "Usage: soak --server PATH --bot PATH [options]\n"
+        "  --games N          games to play (default $SOAK_GAMES, else 20)\n"
+        "  --seed S           base seed (default $SOAK_SEED, else 1)\n"
+        "  --configs FILE...  configuration files (all following non-option arguments)\n"
+        "  --generate N       also generate N 6-player configurations (default 3)\n"
+        "  --workdir DIR      where game directories go (default ./soak-work)\n"
+        "  --game-timeout S   seconds before a game counts as hung (default 60)\n"
+        "  --timeout S        the server's --timeout (default 5)\n"
+        "  --invalid PCT      --invalid of the misbehaving bots (default 10)\n"
+        "  --stall-every N    about one game in N has a bot that may --stall, costing\n"
+        "                     the server's --timeout once (default 16, 0: never)\n"
+        "  --keep             keep the directories of passing games too\n"
+        "  --quiet            print only failing games and the totals\n";
 
 static int usage(const char *msg, const char *arg)
 {
@@ -837,7 +857,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < O.nconfigs; i++) {
 		int mp = config_max_players(O.configs[i]);
 		if (mp < 1) {
-			fprintf(stderr, "soak: %s: not a game configuration, skipped\n", O.configs[i]);
+			fprintf(stderr, "soak: %s: not a game configuration, skipped\n",
+			        O.configs[i]);
 			continue;
 		}
 		CFG[NCFG].path = O.configs[i];
@@ -858,8 +879,8 @@ int main(int argc, char **argv)
 	if (NCFG == 0)
 		return usage("no configuration (--configs or --generate)", NULL);
 
-	printf("soak: %d games, %d configs, base seed %" PRIu64 ", workdir %s\n", O.games, NCFG, O.seed,
-	       O.workdir);
+	printf("soak: %d games, %d configs, base seed %" PRIu64 ", workdir %s\n", O.games, NCFG,
+	       O.seed, O.workdir);
 	fflush(stdout);
 
 	int passed = 0, failed = 0;
@@ -874,7 +895,8 @@ int main(int argc, char **argv)
 		/* alternate editions; with an even number of configs shift by one
 		 * every round so that each config meets both editions */
 		g.rules = (NCFG % 2 ? i : i + i / NCFG) % 2 ? "revised" : "base";
-		g.seed = (int64_t)(splitmix64(&rng) >> 33) - (rnd(&rng, 8) == 0 ? (int64_t)1 << 30 : 0);
+		g.seed = (int64_t)(splitmix64(&rng) >> 33) -
+		         (rnd(&rng, 8) == 0 ? (int64_t)1 << 30 : 0);
 		int nplayers = 1 + rnd(&rng, g.cfg->max_players);
 		bool lurker = rnd(&rng, 8) == 0;
 		g.nbots = nplayers + lurker;
@@ -882,11 +904,13 @@ int main(int argc, char **argv)
 		int leaver = lurker + rnd(&rng, nplayers);
 		bool someone_hangs_up = rnd(&rng, 8) == 0;
 		int hanger = lurker + rnd(&rng, nplayers);
-		bool someone_stalls = rnd(&rng, O.stall_every > 0 ? O.stall_every : 1) == 0 && O.stall_every > 0;
+		bool someone_stalls =
+		        rnd(&rng, O.stall_every > 0 ? O.stall_every : 1) == 0 && O.stall_every > 0;
 		int staller = lurker + rnd(&rng, nplayers);
 		for (int b = 0; b < g.nbots; b++) {
 			struct bot_spec *bs = &g.bots[b];
-			snprintf(bs->name, sizeof bs->name, "%s%d", lurker && b == 0 ? "lurker" : "bot", b);
+			snprintf(bs->name, sizeof bs->name, "%s%d",
+			         lurker && b == 0 ? "lurker" : "bot", b);
 			bs->lurk = lurker && b == 0;
 			bs->seed = (int64_t)(splitmix64(&rng) >> 20);
 			bs->invalid = rnd(&rng, 3) == 0 ? O.invalid : 0;
