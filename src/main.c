@@ -30,6 +30,7 @@
 static const char usage_text[] =
         "Usage: sopra-server --config PATH --port N --seed LONG --timeout SECONDS\n"
         "                    [--rules base|revised] [--max-strangers N]\n"
+        "                    [--bind ADDR] [--watch-port N]\n"
         "       sopra-server --help | --version\n"
         "\n"
         "Runs one game of SoPra of the Dead for TCP clients that speak one JSON\n"
@@ -46,6 +47,12 @@ static const char usage_text[] =
         "                     >= 1; on expiry registration is aborted or the player\n"
         "                     being waited for leaves the game\n"
         "  --rules EDITION    rule edition: base (default) or revised\n"
+        "  --bind ADDR        listen on ADDR only (an IPv4 or IPv6 address or a name,\n"
+        "                     e.g. 127.0.0.1, ::1, localhost); default: every\n"
+        "                     address, IPv6 and IPv4 (dual-stack)\n"
+        "  --watch-port N     also accept read-only watchers on port N: they get the\n"
+        "                     Config and every event sent to all players (never a\n"
+        "                     player's private events), the game so far first\n"
         "  --max-strangers N  connections that have not registered allowed at once\n"
         "                     (default 16 x maxPlayers, at least 64); a new one\n"
         "                     beyond it replaces the one idle longest\n"
@@ -65,6 +72,9 @@ struct options {
 	int timeout;
 	enum game_rules rules;
 	int max_strangers; /* 0: server_default_max_strangers */
+	const char *bind;  /* NULL: dual-stack, every address */
+	int watch_port;
+	bool has_watch_port;
 	bool has_max_strangers;
 	bool has_config, has_port, has_seed, has_timeout, has_rules;
 };
@@ -117,6 +127,8 @@ enum opt_id {
 	OPT_TIMEOUT,
 	OPT_RULES,
 	OPT_MAX_STRANGERS,
+	OPT_BIND,
+	OPT_WATCH_PORT,
 	OPT_HELP,
 	OPT_VERSION
 };
@@ -128,6 +140,7 @@ static const struct {
         [OPT_CONFIG] = {"config", true}, [OPT_PORT] = {"port", true},
         [OPT_SEED] = {"seed", true},     [OPT_TIMEOUT] = {"timeout", true},
         [OPT_RULES] = {"rules", true},   [OPT_MAX_STRANGERS] = {"max-strangers", true},
+        [OPT_BIND] = {"bind", true},     [OPT_WATCH_PORT] = {"watch-port", true},
         [OPT_HELP] = {"help", false},    [OPT_VERSION] = {"version", false},
 };
 #define OPT_COUNT ((int)(sizeof opt_table / sizeof opt_table[0]))
@@ -210,6 +223,23 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->timeout = (int)v;
 			o->has_timeout = true;
 			break;
+		case OPT_BIND:
+			if (o->bind)
+				return usage_error("duplicate option --bind");
+			if (!*val)
+				return usage_error("invalid --bind: empty address");
+			o->bind = val;
+			break;
+		case OPT_WATCH_PORT:
+			if (o->has_watch_port)
+				return usage_error("duplicate option --watch-port");
+			if (!parse_int64(val, 0, 65535, &v))
+				return usage_error(
+				        "invalid --watch-port '%s': expected an integer 0..65535",
+				        val);
+			o->watch_port = (int)v;
+			o->has_watch_port = true;
+			break;
 		case OPT_MAX_STRANGERS:
 			if (o->has_max_strangers)
 				return usage_error("duplicate option --max-strangers");
@@ -281,7 +311,11 @@ int main(int argc, char **argv)
 		fputs("sopra-server: out of memory\n", stderr);
 		goto out;
 	}
-	struct server_opts so = {.port = o.port,
+	struct server_opts so = {.bind = o.bind,
+	                         .watch = o.has_watch_port,
+	                         .watch_port = o.watch_port,
+	                         .config_text = cfg->text,
+	                         .port = o.port,
 	                         .timeout_sec = o.timeout,
 	                         .max_strangers =
 	                                 o.max_strangers > 0

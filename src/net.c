@@ -63,6 +63,8 @@
 #include <event2/listener.h>
 #include <event2/util.h>
 
+#include <netdb.h>
+
 #include "sopra/bcast.h"
 #include "sopra/cmdq.h"
 #include "sopra/dispatch.h"
@@ -99,6 +101,8 @@
 #define NET_SWEEP_MS 250
 /* At most one "accept failed" log line per this many ms. */
 #define NET_ACCEPT_LOG_MS 1000
+/* Listening sockets per port (one per address --bind resolves to). */
+#define NET_MAX_LISTENERS 4
 
 enum conn_state {
 	CONN_OPEN,      /* reading commands, receiving events */
@@ -116,6 +120,13 @@ static const char *const conn_state_names[] = {
 
 struct server;
 
+/* A listening socket: for players (and strangers) or for watchers. */
+struct listener {
+	struct server *srv;
+	struct evconnlistener *ev; /* owned */
+	bool watch;
+};
+
 struct conn {
 	struct server *srv;
 	evutil_socket_t fd;   /* owned */
@@ -128,6 +139,7 @@ struct conn {
 	int id;               /* commId */
 	enum conn_state state;
 	bool registered;     /* got its Config: a player, not a stranger */
+	bool watcher;        /* came in on the watch port: read-only */
 	bool framing_broken; /* sent an over-long line: no more lines taken */
 	long opened_ms;      /* when it was accepted */
 	long line_ms;        /* when its last complete line arrived (or opened_ms) */
@@ -142,7 +154,8 @@ struct conn {
 
 struct server {
 	struct event_base *base;
-	struct evconnlistener *listener;
+	struct listener listeners[2 * NET_MAX_LISTENERS]; /* players', then watchers' */
+	int nlisteners;
 	struct event *signals[7];   /* one per entry of net_signals */
 	struct event *timeout_ev;   /* the --timeout */
 	struct event *reaper;       /* frees CLOSED connections */
@@ -167,6 +180,12 @@ struct server {
 	struct conn *prompted; /* got an ActNow since the last flush: flushed first */
 	int nconns;            /* length of conns */
 	int nstrangers;        /* OPEN connections that have not registered */
+	int nwatchers;         /* OPEN watch connections */
+	int max_watchers;
+	bool keep_history; /* a watch port is open: lines to all are kept */
+	/* every line sent to all players so far, for watchers who join late */
+	struct evbuffer *history;
+	const char *config_text; /* borrowed; the Config watchers get first */
 	int next_comm_id;
 
 	/* the connections that are not CLOSED, by ascending commId (ids only
@@ -200,6 +219,7 @@ struct server {
 
 static void flush_dirty(struct server *s);
 static void run_queue(struct server *s);
+static void listeners_enable(struct server *s, bool on);
 
 /* ---- logging ------------------------------------------------------------- */
 
@@ -224,7 +244,9 @@ static void conn_set_state(struct conn *c, enum conn_state st, const char *why)
 {
 	net_log(c->srv, "conn %d: %s -> %s (%s)", c->id, conn_state_names[c->state],
 	        conn_state_names[st], why);
-	if (c->state == CONN_OPEN && !c->registered)
+	if (c->state == CONN_OPEN && c->watcher)
+		c->srv->nwatchers--;
+	else if (c->state == CONN_OPEN && !c->registered)
 		c->srv->nstrangers--;
 	c->state = st;
 }
@@ -642,6 +664,17 @@ static void flush_dirty(struct server *s)
 
 /* ---- the broadcaster's sink ---------------------------------------------- */
 
+/* A line for every player: into the history, and to every watcher. */
+static void watchers_send(struct server *s)
+{
+	if (!s->keep_history)
+		return;
+	evbuffer_add(s->history, s->out.data, s->out.len);
+	for (int i = 0; s->nwatchers > 0 && i < (int)s->nby_id; i++)
+		if (s->by_id[i]->watcher)
+			conn_queue(s->by_id[i], &s->out);
+}
+
 /* Encode ev once for all its recipients; the Config line only once ever. */
 static void sink_encode(void *ctx, const struct game_event *ev)
 {
@@ -658,6 +691,8 @@ static void sink_encode(void *ctx, const struct game_event *ev)
 	proto_buf_reset(&s->out);
 	proto_encode(ev, s->rules, &s->out);
 	s->line = &s->out;
+	if (ev->to == GEV_TO_ALL)
+		watchers_send(s);
 }
 
 /* Queue the encoded event for comm_id. The tap sees every delivery the
@@ -713,8 +748,7 @@ static void begin_shutdown(struct server *s, int cap_ms, const char *why)
 	s->stopping = true;
 	net_log(s, "shutting down (%s)", why);
 	cmdq_clear(&s->queue);
-	if (s->listener)
-		evconnlistener_disable(s->listener);
+	listeners_enable(s, false);
 	evtimer_del(s->accept_retry);
 	evtimer_del(s->timeout_ev);
 	event_del(s->sweep);
@@ -918,7 +952,7 @@ static void enforce_idle_limits(struct server *s, long now)
 	long limit = (long)s->timeout_sec * 1000;
 	for (struct conn *c = s->conns, *next; c; c = next) {
 		next = c->next;
-		if (c->state != CONN_OPEN)
+		if (c->state != CONN_OPEN || c->watcher)
 			continue;
 		if (!c->registered && now - c->line_ms >= limit)
 			conn_lost(c, "stranger idle: no command within the timeout");
@@ -975,6 +1009,10 @@ static void conn_line_too_long(struct conn *c)
 static bool conn_take_lines(struct conn *c)
 {
 	struct server *s = c->srv;
+	if (c->watcher) { /* read-only: what a watcher sends is discarded */
+		evbuffer_drain(c->in, evbuffer_get_length(c->in));
+		return false;
+	}
 	for (int taken = 0; c->state == CONN_OPEN && !c->framing_broken;) {
 		size_t avail = evbuffer_get_length(c->in);
 		if (avail == 0)
@@ -1086,20 +1124,30 @@ static void conn_write_cb(evutil_socket_t fd, short what, void *arg)
 
 /* ---- accepting ----------------------------------------------------------- */
 
-static void format_peer(const struct sockaddr *sa, char *buf, size_t len)
+/* "1.2.3.4:port" or "[::1]:port". */
+static void format_addr(const struct sockaddr *sa, int port, char *buf, size_t len)
 {
 	char host[INET6_ADDRSTRLEN] = "?";
-	int port = 0;
 	if (sa->sa_family == AF_INET) {
 		const struct sockaddr_in *in = (const struct sockaddr_in *)(const void *)sa;
 		inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
-		port = ntohs(in->sin_port);
-	} else if (sa->sa_family == AF_INET6) {
+		snprintf(buf, len, "%s:%d", host, port);
+	} else {
 		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)(const void *)sa;
 		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host);
-		port = ntohs(in6->sin6_port);
+		snprintf(buf, len, "[%s]:%d", host, port);
 	}
-	snprintf(buf, len, "%s:%d", host, port);
+}
+
+/* The peer's address for the log. */
+static void format_peer(const struct sockaddr *sa, char *buf, size_t len)
+{
+	int port = 0;
+	if (sa->sa_family == AF_INET)
+		port = ntohs(((const struct sockaddr_in *)(const void *)sa)->sin_port);
+	else if (sa->sa_family == AF_INET6)
+		port = ntohs(((const struct sockaddr_in6 *)(const void *)sa)->sin6_port);
+	format_addr(sa, port, buf, len);
 }
 
 /* A connection for accepted socket fd (owned by it from now on), or NULL
@@ -1129,11 +1177,52 @@ static struct conn *conn_new(struct server *s, evutil_socket_t fd)
 	return c;
 }
 
-/* Set up accepted socket fd as a new OPEN connection (it owns fd from now
- * on). A full stranger list makes room by dropping its idlest member. */
-static void admit(struct server *s, evutil_socket_t fd, const struct sockaddr *sa)
+/* Enable or disable every listening socket. */
+static void listeners_enable(struct server *s, bool on)
 {
-	if (s->nstrangers >= s->max_strangers)
+	for (int k = 0; k < s->nlisteners; k++) {
+		if (on)
+			evconnlistener_enable(s->listeners[k].ev);
+		else
+			evconnlistener_disable(s->listeners[k].ev);
+	}
+}
+
+/* A watcher joining: the Config, then every line sent to all so far. */
+static void watcher_catch_up(struct conn *c)
+{
+	struct server *s = c->srv;
+	if (s->config_text) {
+		struct proto_buf b;
+		proto_buf_init(&b);
+		struct game_event ev = {
+		        .type = GEV_CONFIG, .to = GEV_TO_SENDER, .str = s->config_text};
+		proto_encode(&ev, s->rules, &b);
+		evbuffer_add(c->out, b.data, b.len);
+		proto_buf_free(&b);
+	}
+	size_t n = evbuffer_get_length(s->history);
+	if (n > 0) {
+		char *copy = xmalloc(n);
+		evbuffer_copyout(s->history, copy, n);
+		evbuffer_add(c->out, copy, n);
+		free(copy);
+	}
+	if (evbuffer_get_length(c->out) > 0)
+		conn_mark_dirty(c);
+}
+
+/* Set up accepted socket fd as a new OPEN connection (it owns fd from now
+ * on). A full stranger list makes room by dropping its idlest member; a
+ * full watcher list refuses the newcomer. */
+static void admit(struct server *s, evutil_socket_t fd, const struct sockaddr *sa, bool watch)
+{
+	if (watch && s->nwatchers >= s->max_watchers) {
+		net_log(s, "refused a watcher: %d watch already", s->nwatchers);
+		evutil_closesocket(fd);
+		return;
+	}
+	if (!watch && s->nstrangers >= s->max_strangers)
 		evict_idle_stranger(s, "evicted: stranger limit reached");
 	int one = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -1143,25 +1232,33 @@ static void admit(struct server *s, evutil_socket_t fd, const struct sockaddr *s
 		return;
 	}
 	c->id = ++s->next_comm_id;
+	c->watcher = watch;
 	c->opened_ms = c->line_ms = c->progress_ms = now_ms();
 	format_peer(sa, c->peer, sizeof c->peer);
 	list_push(&s->conns, c);
 	by_id_append(s, c);
 	s->nconns++;
-	s->nstrangers++;
-	net_log(s, "conn %d: open (%s)", c->id, c->peer);
+	if (watch)
+		s->nwatchers++;
+	else
+		s->nstrangers++;
+	net_log(s, "conn %d: open (%s%s)", c->id, c->peer, watch ? ", watching" : "");
+	if (watch)
+		watcher_catch_up(c);
 }
 
 static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
                       int socklen, void *arg)
 {
+	(void)l;
 	(void)socklen;
-	struct server *s = arg;
+	struct listener *L = arg;
+	struct server *s = L->srv;
 	if (s->stopping) {
 		evutil_closesocket(fd);
 		return;
 	}
-	admit(s, fd, sa);
+	admit(s, fd, sa, L->watch);
 	/* a burst of connects: let the loop read the new connections' first
 	 * lines before accepting more (a zero timer runs after the I/O) */
 	if (s->accepts_this_event++ == 0) {
@@ -1169,7 +1266,8 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 		evtimer_add(s->accept_retry, &zero);
 	}
 	if (s->accepts_this_event >= NET_ACCEPTS_PER_EVENT)
-		evconnlistener_disable(l);
+		listeners_enable(s, false);
+	flush_dirty(s);
 }
 
 static void accept_retry_cb(evutil_socket_t fd, short what, void *arg)
@@ -1179,7 +1277,7 @@ static void accept_retry_cb(evutil_socket_t fd, short what, void *arg)
 	struct server *s = arg;
 	s->accepts_this_event = 0;
 	if (!s->stopping)
-		evconnlistener_enable(s->listener);
+		listeners_enable(s, true);
 }
 
 /* A spare descriptor to give up when accept() finds none left. */
@@ -1197,7 +1295,7 @@ static bool reserve_fd_open(struct server *s)
  * instead of hanging in the backlog). Returns true if a connection was
  * taken from the backlog.
  */
-static bool accept_with_reserve(struct server *s)
+static bool accept_with_reserve(struct server *s, const struct listener *L)
 {
 	if (s->reserve_fd < 0)
 		return false;
@@ -1205,8 +1303,7 @@ static bool accept_with_reserve(struct server *s)
 	s->reserve_fd = -1;
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof ss;
-	evutil_socket_t fd =
-	        accept(evconnlistener_get_fd(s->listener), (struct sockaddr *)&ss, &len);
+	evutil_socket_t fd = accept(evconnlistener_get_fd(L->ev), (struct sockaddr *)&ss, &len);
 	if (fd < 0) {
 		reserve_fd_open(s);
 		return false;
@@ -1214,7 +1311,7 @@ static bool accept_with_reserve(struct server *s)
 	evutil_make_socket_nonblocking(fd);
 	evutil_make_socket_closeonexec(fd);
 	if (evict_idle_stranger(s, "evicted: no descriptors left for a new connection")) {
-		admit(s, fd, (struct sockaddr *)&ss);
+		admit(s, fd, (struct sockaddr *)&ss, L->watch);
 	} else {
 		net_log(s, "refused a connection: no descriptors left and no stranger to evict");
 		evutil_closesocket(fd);
@@ -1238,17 +1335,19 @@ static void log_accept_error(struct server *s, int e)
 
 static void accept_error_cb(struct evconnlistener *l, void *arg)
 {
-	struct server *s = arg;
+	struct listener *L = arg;
+	struct server *s = L->srv;
 	int e = EVUTIL_SOCKET_ERROR();
 	log_accept_error(s, e);
-	if ((e == EMFILE || e == ENFILE) && accept_with_reserve(s)) {
+	if ((e == EMFILE || e == ENFILE) && accept_with_reserve(s, L)) {
 		run_queue(s);
 		flush_dirty(s);
 		return; /* the listener stays readable if more wait: called again */
 	}
 	if (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM) {
 		/* do not spin on a listener that stays readable */
-		evconnlistener_disable(l);
+		(void)l;
+		listeners_enable(s, false);
 		struct timeval tv = ms_tv(NET_ACCEPT_RETRY_MS);
 		evtimer_add(s->accept_retry, &tv);
 	}
@@ -1276,31 +1375,126 @@ static bool server_add_events(struct server *s)
 	       event_add(s->sweep, &every) == 0;
 }
 
-/* Listen on 0.0.0.0:port; false (logged) on failure. */
-static bool server_listen(struct server *s, int port)
+/* A listening socket for sa, or -1 (errno set). An IPv6 socket is
+ * dual-stack (IPv4 clients too) when dual, else IPv6 only. */
+static evutil_socket_t listen_socket(const struct sockaddr *sa, socklen_t len, bool dual)
 {
-	struct sockaddr_in sin;
-	memset(&sin, 0, sizeof sin);
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_ANY);
-	sin.sin_port = htons((unsigned short)port);
-	s->listener = evconnlistener_new_bind(s->base, accept_cb, s,
-	                                      LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_FREE |
-	                                              LEV_OPT_CLOSE_ON_EXEC,
-	                                      -1, (struct sockaddr *)&sin, sizeof sin);
-	if (!s->listener) {
-		int e = EVUTIL_SOCKET_ERROR();
-		net_log(s, "cannot listen on port %d: %s", port, evutil_socket_error_to_string(e));
+	evutil_socket_t fd = socket(sa->sa_family, SOCK_STREAM, 0);
+	if (fd < 0)
+		return -1;
+	int one = 1, v6only = dual ? 0 : 1;
+	evutil_make_socket_closeonexec(fd);
+	evutil_make_socket_nonblocking(fd);
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (sa->sa_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof v6only);
+	if (bind(fd, sa, len) != 0 || listen(fd, 128) != 0) {
+		int e = errno;
+		evutil_closesocket(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+/* The port fd is bound to. */
+static int bound_port(evutil_socket_t fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof ss;
+	if (getsockname(fd, (struct sockaddr *)&ss, &len) != 0)
+		return -1;
+	if (ss.ss_family == AF_INET6)
+		return ntohs(((struct sockaddr_in6 *)(void *)&ss)->sin6_port);
+	return ntohs(((struct sockaddr_in *)(void *)&ss)->sin_port);
+}
+
+/* Wrap a listening socket into the next listener. */
+static bool add_listener(struct server *s, evutil_socket_t fd, bool watch)
+{
+	struct listener *L = &s->listeners[s->nlisteners];
+	L->srv = s;
+	L->watch = watch;
+	L->ev = evconnlistener_new(s->base, accept_cb, L,
+	                           LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1, fd);
+	if (!L->ev) {
+		evutil_closesocket(fd);
 		return false;
 	}
-	evconnlistener_set_error_cb(s->listener, accept_error_cb);
-	struct sockaddr_in bound;
-	socklen_t blen = sizeof bound;
-	if (getsockname(evconnlistener_get_fd(s->listener), (struct sockaddr *)&bound, &blen) == 0)
-		s->port = ntohs(bound.sin_port);
-	else
-		s->port = port;
+	evconnlistener_set_error_cb(L->ev, accept_error_cb);
+	s->nlisteners++;
 	return true;
+}
+
+/* The addresses to listen on: addr (a name or numeric address) or, when
+ * NULL, the IPv6 and IPv4 wildcards (the IPv6 one dual-stack, tried first). */
+static struct addrinfo *listen_addresses(const char *addr, int port)
+{
+	char service[16];
+	snprintf(service, sizeof service, "%d", port);
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
+	                         .ai_flags = AI_PASSIVE | AI_NUMERICSERV,
+	                         .ai_family = addr ? AF_UNSPEC : AF_INET6};
+	struct addrinfo *res = NULL;
+	if (getaddrinfo(addr, service, &hints, &res) != 0)
+		return NULL;
+	return res;
+}
+
+/*
+ * Listen on addr:port for players (watch false) or watchers. addr NULL: one
+ * dual-stack IPv6 socket ("[::]", IPv4 clients too), or 0.0.0.0 where the
+ * machine has no IPv6. A name may stand for several addresses: each gets a
+ * socket, all on the same port (port 0: the one the first was given).
+ * Returns the port, or -1 after logging why.
+ */
+static int server_listen(struct server *s, const char *addr, int port, bool watch, char *where,
+                         size_t where_len)
+{
+	struct addrinfo *res = listen_addresses(addr, port);
+	int first = s->nlisteners, err = 0;
+	where[0] = '\0';
+	for (struct addrinfo *ai = res; ai && s->nlisteners < first + NET_MAX_LISTENERS;
+	     ai = ai->ai_next) {
+		if (s->nlisteners > first) /* later ones take the port the first got */
+			((struct sockaddr_in *)(void *)ai->ai_addr)->sin_port =
+			        htons((unsigned short)port);
+		evutil_socket_t fd = listen_socket(ai->ai_addr, ai->ai_addrlen, !addr);
+		if (fd < 0) {
+			err = errno;
+			continue;
+		}
+		port = bound_port(fd);
+		char host[INET6_ADDRSTRLEN + 16];
+		format_addr(ai->ai_addr, port, host, sizeof host);
+		if (!add_listener(s, fd, watch))
+			continue;
+		size_t n = strlen(where);
+		snprintf(where + n, where_len - n, "%s%s", n ? ", " : "", host);
+	}
+	if (res)
+		freeaddrinfo(res);
+	if (s->nlisteners == first && !addr) { /* no IPv6: plain IPv4 */
+		struct sockaddr_in sin = {.sin_family = AF_INET,
+		                          .sin_port = htons((unsigned short)port)};
+		sin.sin_addr.s_addr = htonl(INADDR_ANY);
+		evutil_socket_t fd = listen_socket((struct sockaddr *)&sin, sizeof sin, false);
+		int p = fd >= 0 ? bound_port(fd) : -1;
+		if (fd >= 0 && add_listener(s, fd, watch)) {
+			port = p;
+			snprintf(where, where_len, "0.0.0.0:%d", port);
+		} else {
+			err = errno;
+		}
+	}
+	if (s->nlisteners == first) {
+		net_log(s, "cannot listen on %s port %d: %s", addr ? addr : "any address", port,
+		        strerror(err ? err : EADDRNOTAVAIL));
+		return -1;
+	}
+	if (!addr && strstr(where, "[::]"))
+		snprintf(where, where_len, "0.0.0.0:%d and [::]:%d", port, port);
+	return port;
 }
 
 struct server *server_new(struct game *game, const struct server_opts *opts, FILE *log)
@@ -1315,8 +1509,13 @@ struct server *server_new(struct game *game, const struct server_opts *opts, FIL
 	s->rules = game_rules_of(game);
 	s->timeout_sec = opts->timeout_sec > 0 ? opts->timeout_sec : 1;
 	s->max_strangers = opts->max_strangers > 0 ? opts->max_strangers : 1;
+	s->max_watchers = opts->max_watchers > 0 ? opts->max_watchers : 64;
+	s->config_text = opts->config_text;
 	s->log = log;
 	s->reserve_fd = -1;
+	s->history = evbuffer_new();
+	if (!s->history)
+		xalloc_die(sizeof *s);
 	cmdq_init(&s->queue);
 	proto_buf_init(&s->out);
 	proto_buf_init(&s->config_line);
@@ -1333,12 +1532,21 @@ struct server *server_new(struct game *game, const struct server_opts *opts, FIL
 		net_log(s, "cannot set up the event loop");
 		goto fail;
 	}
-	if (!server_listen(s, opts->port))
+	char where[512];
+	s->port = server_listen(s, opts->bind, opts->port, false, where, sizeof where);
+	if (s->port < 0)
 		goto fail;
 	if (!reserve_fd_open(s))
 		net_log(s, "no spare descriptor: connections are refused once none are left");
-	net_log(s, "listening on 0.0.0.0:%d (rules %s, timeout %d s, at most %d stranger(s))",
-	        s->port, game_rules_name(s->rules), s->timeout_sec, s->max_strangers);
+	net_log(s, "listening on %s (rules %s, timeout %d s, at most %d stranger(s))", where,
+	        game_rules_name(s->rules), s->timeout_sec, s->max_strangers);
+	s->keep_history = opts->watch;
+	if (opts->watch) {
+		int wp = server_listen(s, opts->bind, opts->watch_port, true, where, sizeof where);
+		if (wp < 0)
+			goto fail;
+		net_log(s, "watchers on %s (at most %d)", where, s->max_watchers);
+	}
 	return s;
 
 fail:
@@ -1390,8 +1598,10 @@ void server_free(struct server *s)
 		conn_free(c);
 	for (struct conn *c; (c = list_pop(&s->dead)) != NULL;)
 		conn_free(c);
-	if (s->listener)
-		evconnlistener_free(s->listener);
+	for (int k = 0; k < s->nlisteners; k++)
+		evconnlistener_free(s->listeners[k].ev);
+	if (s->history)
+		evbuffer_free(s->history);
 	for (size_t k = 0; k < NET_NSIGNALS; k++)
 		if (s->signals[k])
 			event_free(s->signals[k]);

@@ -47,9 +47,14 @@ struct event_base;
 
 /* How a server listens and what it tolerates. */
 struct server_opts {
-	int port;          /* 0..65535; 0 = an ephemeral port */
-	int timeout_sec;   /* >= 1: the --timeout, also the idle limit of strangers */
-	int max_strangers; /* >= 1: connections that have not registered, at once */
+	const char *bind;        /* address or name to listen on; NULL: dual-stack [::] */
+	int port;                /* 0..65535; 0 = an ephemeral port */
+	int timeout_sec;         /* >= 1: the --timeout, also the idle limit of strangers */
+	int max_strangers;       /* >= 1: connections that have not registered, at once */
+	bool watch;              /* open a port for read-only watchers */
+	int watch_port;          /* its port (0: ephemeral) */
+	int max_watchers;        /* watchers at once (0: 64) */
+	const char *config_text; /* the configuration, sent to watchers as Config */
 };
 
 /* The default --max-strangers for a game of max_players. */
