@@ -48,6 +48,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "toolutil.h"
+
 #define MAX_BOTS    16
 #define MAX_CONFIGS 256
 #define MAX_ARGS    40
@@ -83,61 +85,9 @@ static int NCFG;
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static uint64_t splitmix64(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-	return z ^ (z >> 31);
-}
-
 static int rnd(uint64_t *s, int n)
 {
 	return n <= 0 ? 0 : (int)(splitmix64(s) % (uint64_t)n);
-}
-
-static double now_sec(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-	nanosleep(&ts, NULL);
-}
-
-static char *read_file(const char *path, size_t *len_out)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	size_t cap = 4096, len = 0;
-	char *buf = malloc(cap);
-	while (buf) {
-		if (len + 4096 > cap) {
-			cap *= 2;
-			char *nb = realloc(buf, cap);
-			if (!nb) {
-				free(buf);
-				buf = NULL;
-				break;
-			}
-			buf = nb;
-		}
-		size_t n = fread(buf + len, 1, cap - len - 1, f);
-		len += n;
-		if (n == 0)
-			break;
-	}
-	fclose(f);
-	if (buf)
-		buf[len] = '\0';
-	if (len_out)
-		*len_out = len;
-	return buf;
 }
 
 /* Remove a game directory (it holds plain files only). */
@@ -286,40 +236,25 @@ static bool generate_config(const char *path, int variant)
 
 /* ---- processes ------------------------------------------------------------ */
 
-/* fork + exec argv with stdin from /dev/null, stdout to out_fd (or out_path),
- * stderr to err_path. */
-static pid_t spawn(char *const argv[], int out_fd, const char *out_path, const char *err_path)
+/* Start argv with stdin from /dev/null, stdout to out_fd (else to the file
+ * out_path, else to /dev/null) and stderr to the file err_path. -1 with errno
+ * set when it cannot be started. */
+static pid_t start(char *const argv[], int out_fd, const char *out_path, const char *err_path)
 {
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0) {
-		fprintf(stderr, "soak: fork: %s\n", strerror(errno));
-		return -1;
-	}
-	if (pid > 0)
-		return pid;
-	int in = open("/dev/null", O_RDONLY);
-	if (in >= 0) {
-		dup2(in, 0);
-		close(in);
-	}
-	if (out_fd >= 0) {
-		dup2(out_fd, 1);
-	} else {
-		int o = open(out_path ? out_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (o >= 0) {
-			dup2(o, 1);
-			close(o);
-		}
-	}
-	int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (e >= 0) {
-		dup2(e, 2);
-		close(e);
-	}
-	execv(argv[0], argv);
-	fprintf(stderr, "soak: exec %s: %s\n", argv[0], strerror(errno));
-	_exit(127);
+	const int flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC;
+	int out = out_fd, err = open(err_path, flags, 0644);
+	if (out < 0)
+		out = out_path ? open(out_path, flags, 0644) : SPAWN_NULL;
+	pid_t pid = -1;
+	if (err >= 0 && (out >= 0 || !out_path))
+		pid = spawn((const char *const *)argv, SPAWN_NULL, out, err, NULL);
+	int e = errno;
+	if (out >= 0 && out != out_fd)
+		close(out);
+	if (err >= 0)
+		close(err);
+	errno = e;
+	return pid;
 }
 
 static bool reap(struct proc *p, bool block)
@@ -564,9 +499,9 @@ static void run_game(struct game *g)
 	}
 	g->server_argv[g->server_argc] = NULL;
 	snprintf(path, sizeof path, "%s/server.out", g->dir);
-	g->server.pid = spawn(g->server_argv, -1, path, g->server_err);
+	g->server.pid = start(g->server_argv, -1, path, g->server_err);
 	if (g->server.pid < 0) {
-		fail(g, "cannot start the server");
+		fail(g, "cannot start the server: %s", strerror(errno));
 		return;
 	}
 	g->port = wait_for_port(g, now_sec() + 10);
@@ -625,11 +560,12 @@ static void run_game(struct game *g)
 		}
 		fcntl(pfd[0], F_SETFD, FD_CLOEXEC);
 		fcntl(pfd[1], F_SETFD, FD_CLOEXEC);
-		bs->proc.pid = spawn(bs->argv, pfd[1], NULL, bs->err_path);
+		bs->proc.pid = start(bs->argv, pfd[1], NULL, bs->err_path);
+		int e = errno;
 		close(pfd[1]);
 		if (bs->proc.pid < 0) {
 			close(pfd[0]);
-			fail(g, "cannot start bot %d", b);
+			fail(g, "cannot start bot %d: %s", b, strerror(e));
 			goto wait_all;
 		}
 		bool ok = wait_registered(pfd[0], now_sec() + 10,
