@@ -95,8 +95,30 @@ static void check_invariants(const struct dispatcher *d)
 #endif
 }
 
+/* The game ended with entry e: say how, and who or what caused it. */
+static void log_outcome(const struct dispatcher *d, const struct cmdq_entry *e, int player)
+{
+	const char *why = game_end_reason(d->game);
+	if (!why)
+		why = "over";
+	char cause[96] = "";
+	if (e->kind == CMDQ_TIMEOUT)
+		snprintf(cause, sizeof cause, " by the timeout");
+	else if (e->kind == CMDQ_COMMAND && player >= 0)
+		snprintf(cause, sizeof cause, " by player %d's %s", player,
+		         cmd_name(e->pc.cmd.type));
+	else if (e->kind == CMDQ_COMMAND)
+		snprintf(cause, sizeof cause, " by conn %d's %s (not registered)", e->comm_id,
+		         cmd_name(e->pc.cmd.type));
+	else if (e->kind == CMDQ_LOST)
+		snprintf(cause, sizeof cause, " after conn %d was lost", e->comm_id);
+	dispatch_log(d, "game over: %s%s; round %d, %d player(s) registered", why, cause,
+	             game_round(d->game), game_player_count(d->game));
+}
+
 bool dispatch_entry(struct dispatcher *d, const struct cmdq_entry *e)
 {
+	bool was_over = game_is_over(d->game);
 	int player = bcast_player_of(d->bcast, e->comm_id);
 	if (player < 0)
 		player = GAME_NO_PLAYER;
@@ -122,6 +144,8 @@ bool dispatch_entry(struct dispatcher *d, const struct cmdq_entry *e)
 	bool has_sender = e->kind == CMDQ_COMMAND || e->kind == CMDQ_BAD_LINE;
 	bcast_route(d->bcast, has_sender ? e->comm_id : 0, &d->events);
 	check_invariants(d);
+	if (!was_over && game_is_over(d->game))
+		log_outcome(d, e, player);
 	if (d->hooks.after)
 		d->hooks.after(d->hooks.ctx, e, player);
 	return restart;

@@ -121,6 +121,7 @@ struct game {
 	int contributed;
 
 	int round;
+	const char *end_reason; /* static; set when the game ends */
 	int moral;
 	int food;
 	int waste;       /* cards on the waste pile */
@@ -496,6 +497,12 @@ static void game_end(struct game *g, bool win)
 {
 	emit(g, GEV_GAME_END, GEV_TO_ALL, 1, win ? 1 : 0);
 	g->phase = PH_OVER;
+	if (win)
+		g->end_reason = "won: the goal was reached";
+	else if (g->moral <= 0)
+		g->end_reason = "lost: morale fell to 0";
+	else
+		g->end_reason = "lost: the last round ended";
 }
 
 /* Change morale with MoralChanged; morale <= 0 ends the game (lost). */
@@ -705,6 +712,7 @@ static void abort_registration(struct game *g)
 {
 	emit(g, GEV_REGISTRATION_ABORTED, GEV_TO_ALL, 0);
 	g->phase = PH_OVER;
+	g->end_reason = "registration aborted";
 }
 
 /* The player choosing characters leaves (timeout or disconnect): the four
@@ -1798,6 +1806,11 @@ bool game_is_over(const struct game *g)
 struct rng game_rng_peek(const struct game *g)
 {
 	return g->rng;
+}
+
+const char *game_end_reason(const struct game *g)
+{
+	return g->end_reason;
 }
 
 int game_round(const struct game *g)

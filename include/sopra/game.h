@@ -70,6 +70,11 @@ bool game_is_over(const struct game *g);
 /* The rule edition the game plays. */
 enum game_rules game_rules_of(const struct game *g);
 
+/* Why the game is over ("won: the goal was reached", "lost: morale fell to
+ * 0", "lost: the last round ended", "registration aborted"), or NULL while
+ * it runs. A static string. */
+const char *game_end_reason(const struct game *g);
+
 /* The number of rounds started so far (0 before the first). */
 int game_round(const struct game *g);
 
