@@ -4,6 +4,7 @@
 #include "exec.h"
 
 #include "scenario.h"
+#include "toolutil.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -22,9 +23,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#ifdef __linux__
-#include <sys/prctl.h>
-#endif
 
 #define WAIT_EVENT_MS 5000
 #define WAIT_EXIT_MS 5000
@@ -70,20 +68,6 @@ typedef struct {
     int slow;
 } run;
 
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
-    }
-}
-
 static void tlog(run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void tlog(run *r, const char *fmt, ...)
 {
@@ -116,10 +100,7 @@ static void failf(run *r, const char *fmt, ...)
         sb_printf(&r->details, "  also: %s\n", tmp);
 }
 
-static bool failed(const run *r)
-{
-    return r->fail.n > 0;
-}
+static bool failed(const run *r) { return r->fail.n > 0; }
 
 /* Printable, shortened copy of received bytes. */
 static char *shorten(const char *s, size_t n)
@@ -200,15 +181,11 @@ static void reap_blocking(run *r)
  */
 static int pick_port(void)
 {
-    static unsigned long long x;
+    static uint64_t x;
     if (x == 0)
-        x = ((unsigned long long)getpid() << 32) ^ (unsigned long long)time(NULL) ^
-            0x9E3779B97F4A7C15ULL;
+        x = ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL);
     for (int tries = 0; tries < 200; tries++) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        int port = 20000 + (int)(x % 12768);
+        int port = 20000 + (int)(splitmix64(&x) % 12768);
         int fd = socket(AF_INET, SOCK_STREAM, 0);
         if (fd < 0)
             return -1;
@@ -266,66 +243,16 @@ static int spawn_server(run *r)
     if (ftruncate(r->errfd, 0) < 0) {
         /* ignore: only affects the stderr report */
     }
-    /* exec failure is reported through a close-on-exec pipe */
-    int ep[2];
-    if (pipe(ep) < 0) {
-        failf(r, "pipe: %s", strerror(errno));
-        return -1;
-    }
-    fcntl(ep[0], F_SETFD, FD_CLOEXEC);
-    fcntl(ep[1], F_SETFD, FD_CLOEXEC);
-    fflush(NULL);
-    pid_t parent = getpid();
-    pid_t pid = fork();
+    /* stdin and stdout /dev/null, stderr the temp file; -1: not started */
+    const struct spawn_opts so = {.search_path = true};
+    pid_t pid = spawn(argv, SPAWN_NULL, SPAWN_NULL, r->errfd, &so);
     if (pid < 0) {
-        failf(r, "fork: %s", strerror(errno));
-        close(ep[0]);
-        close(ep[1]);
+        failf(r, "cannot execute %s: %s", argv[0], strerror(errno));
         return -1;
     }
-    if (pid == 0) {
-#ifdef __linux__
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent)
-            _exit(127);
-#else
-        (void)parent;
-#endif
-        signal(SIGPIPE, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
-        signal(SIGINT, SIG_DFL);
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        int dn = open("/dev/null", O_RDWR);
-        if (dn >= 0) {
-            dup2(dn, 0);
-            dup2(dn, 1);
-            if (dn > 2)
-                close(dn);
-        }
-        dup2(r->errfd, 2);
-        execvp(argv[0], (char *const *)argv);
-        int e = errno;
-        if (write(ep[1], &e, sizeof e) < 0) {
-            /* nothing more to do */
-        }
-        _exit(127);
-    }
-    close(ep[1]);
     r->pid = pid;
     r->running = true;
     r->term_sent = r->kill_sent = false;
-    int e = 0;
-    ssize_t got;
-    while ((got = read(ep[0], &e, sizeof e)) < 0 && errno == EINTR) {
-    }
-    close(ep[0]);
-    if (got == (ssize_t)sizeof e) {
-        reap_blocking(r);
-        failf(r, "cannot execute %s: %s", argv[0], strerror(e));
-        return -1;
-    }
     return 0;
 }
 
@@ -361,7 +288,7 @@ static void push_line(run *r, client *c, const char *s, size_t n)
             c->q = xrealloc(c->q, c->qcap * sizeof *c->q);
         }
     }
-    c->q[c->qh + c->qn++] = xstrndup(s, n);
+    c->q[c->qh + c->qn++] = xmemdup0(s, n);
     char *sh = shorten(s, n);
     tlog(r, "%d < %s", c->num, sh);
     free(c->ring[c->nrecv % RING]);
@@ -562,8 +489,8 @@ static int await_reported_port(run *r, long long deadline)
         if (!r->running)
             return CONNECT_START_FAILED;
         if (now_ms() > deadline) {
-            failf(r, "the server did not report its port (\"%s<port>\" on stderr) within %d s", tag,
-                  WAIT_CONNECT_MS * r->slow / 1000);
+            failf(r, "the server did not report its port (\"%s<port>\" on stderr) within %d s",
+                  tag, WAIT_CONNECT_MS * r->slow / 1000);
             return CONNECT_ERROR;
         }
         sleep_ms(5);
@@ -616,23 +543,18 @@ static const cJSON *config_json(run *r)
     if (r->config_loaded)
         return r->config_json;
     r->config_loaded = true;
-    FILE *f = fopen(r->sc->config_path, "rb");
-    if (!f) {
+    size_t len;
+    char *text = read_file(r->sc->config_path, &len);
+    if (!text) {
         snprintf(r->config_err, sizeof r->config_err, "cannot open %s: %s", r->sc->config_path,
                  strerror(errno));
         return NULL;
     }
-    strbuf b = {0};
-    char chunk[8192];
-    size_t n;
-    sb_add(&b, "", 0);
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        sb_add(&b, chunk, n);
-    fclose(f);
-    r->config_json = cJSON_ParseWithLength(b.s, b.n);
-    sb_free(&b);
+    r->config_json = cJSON_ParseWithLength(text, len);
+    free(text);
     if (!r->config_json)
-        snprintf(r->config_err, sizeof r->config_err, "%s is not valid JSON", r->sc->config_path);
+        snprintf(r->config_err, sizeof r->config_err, "%s is not valid JSON",
+                 r->sc->config_path);
     return r->config_json;
 }
 
@@ -650,8 +572,8 @@ static void do_expect(run *r, const step *st)
     }
     if (rc == 0) {
         char *part = c->len ? shorten(c->buf, c->len) : NULL;
-        failf(r, "line %d: client %d: expected `%s`, got EOF (connection %s)%s%s", st->line, c->num,
-              want, c->reset ? "reset" : "closed by the server",
+        failf(r, "line %d: client %d: expected `%s`, got EOF (connection %s)%s%s", st->line,
+              c->num, want, c->reset ? "reset" : "closed by the server",
               part ? "; unterminated data before EOF: " : "", part ? part : "");
         free(part);
         free(want);
@@ -671,8 +593,8 @@ static void do_expect(run *r, const step *st)
     }
     if (st->kind == STEP_ANY)
         goto out;
-    bool special =
-        st->args.n == 0 && (!strcmp(st->name, "Config") || !strcmp(st->name, "CommandFailed"));
+    bool special = st->args.n == 0 &&
+                   (!strcmp(st->name, "Config") || !strcmp(st->name, "CommandFailed"));
     if (strcmp(gname, st->name) != 0 || (!special && !scn_tokens_equal(&st->args, &got))) {
         char *gs = clip(scn_render(gname, &got));
         char *sh = shorten(line, len);
@@ -687,8 +609,7 @@ static void do_expect(run *r, const step *st)
     if (!strcmp(st->name, "CommandFailed")) {
         if (got.n != 1 || got.v[0].kind != TOK_STR || !got.v[0].text[0]) {
             char *gs = clip(scn_render(gname, &got));
-            failf(r,
-                  "line %d: client %d: expected CommandFailed with a non-empty message, got `%s`",
+            failf(r, "line %d: client %d: expected CommandFailed with a non-empty message, got `%s`",
                   st->line, c->num, gs);
             free(gs);
         }
@@ -797,15 +718,14 @@ static void do_exit(run *r, const step *st)
     else
         snprintf(want, sizeof want, "exit %d", st->ecode);
     if (no_clients && accepted)
-        failf(r,
-              "line %d: the server accepted a connection on port %d (an invalid config must "
-              "be rejected before listening)",
+        failf(r, "line %d: the server accepted a connection on port %d (an invalid config must "
+                 "be rejected before listening)",
               st->line, r->port);
     if (accepted)
         return;
     if (r->running) {
-        failf(r, "line %d: expected `%s` within %d s, the server is still running", st->line, want,
-              WAIT_EXIT_MS * r->slow / 1000);
+        failf(r, "line %d: expected `%s` within %d s, the server is still running", st->line,
+              want, WAIT_EXIT_MS * r->slow / 1000);
         return;
     }
     char b[128];
@@ -856,8 +776,7 @@ static void stop_server(run *r)
         kill(r->pid, SIGKILL);
         r->kill_sent = true;
         reap_blocking(r);
-        failf(r, "the server did not exit within %d s after SIGTERM",
-              WAIT_TERM_MS * r->slow / 1000);
+        failf(r, "the server did not exit within %d s after SIGTERM", WAIT_TERM_MS * r->slow / 1000);
     }
 }
 
@@ -876,14 +795,14 @@ static void check_status(run *r)
 static void check_stderr(run *r)
 {
     static const char *const pats[] = {"AddressSanitizer", "UndefinedBehaviorSanitizer",
-                                       "runtime error:",   "LeakSanitizer",
-                                       "ThreadSanitizer",  "MemorySanitizer"};
+                                       "runtime error:", "LeakSanitizer", "ThreadSanitizer",
+                                       "MemorySanitizer"};
     size_t n;
     char *err = read_stderr(r, &n);
     for (char *l = err; l < err + n;) {
         char *nl = memchr(l, '\n', (size_t)(err + n - l));
         size_t ll = nl ? (size_t)(nl - l) : (size_t)(err + n - l);
-        char *line = xstrndup(l, ll);
+        char *line = xmemdup0(l, ll);
         bool bad = false;
         for (size_t i = 0; i < sizeof pats / sizeof pats[0]; i++)
             if (strstr(line, pats[i]))

@@ -85,7 +85,7 @@ static char *display_name(const char *path)
     size_t n = strlen(path);
     while (n > 1 && path[n - 1] == '/')
         n--;
-    char *copy = xstrndup(path, n);
+    char *copy = xmemdup0(path, n);
     char *slash = strrchr(copy, '/');
     char *base = slash ? slash + 1 : copy;
     if (ends_with(base, ".scn") && strlen(base) > 4)

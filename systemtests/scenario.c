@@ -1,6 +1,8 @@
 /* Scenario parsing, command encoding, event-to-token mapping. See scenario.h. */
 #include "scenario.h"
 
+#include "toolutil.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -9,40 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- memory / strings ---------------------------------------------------- */
-
-void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        fputs("sopra-scenario: out of memory\n", stderr);
-        abort();
-    }
-    return p;
-}
-
-void *xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n ? n : 1);
-    if (!q) {
-        fputs("sopra-scenario: out of memory\n", stderr);
-        abort();
-    }
-    return q;
-}
-
-char *xstrndup(const char *s, size_t n)
-{
-    char *p = xmalloc(n + 1);
-    memcpy(p, s, n);
-    p[n] = '\0';
-    return p;
-}
-
-char *xstrdup(const char *s)
-{
-    return xstrndup(s, strlen(s));
-}
+/* ---- strings ------------------------------------------------------------ */
 
 void sb_add(strbuf *b, const char *s, size_t n)
 {
@@ -111,7 +80,7 @@ int toklist_push(toklist *t, tok_kind kind, bool quoted, const char *text, size_
     }
     t->v[t->n].kind = kind;
     t->v[t->n].quoted = quoted;
-    t->v[t->n].text = xstrndup(text, len);
+    t->v[t->n].text = xmemdup0(text, len);
     t->n++;
     return 0;
 }
@@ -219,7 +188,7 @@ static int tokenize(const char *line, toklist *out, char *err, size_t errlen)
                 }
                 p++;
             }
-            char *w = xstrndup(start, (size_t)(p - start));
+            char *w = xmemdup0(start, (size_t)(p - start));
             toklist_push(out, classify_bare(w), false, w, strlen(w));
             free(w);
         }
@@ -935,7 +904,7 @@ int scn_parse(const char *text, const char *dir, scenario *out, char *err, size_
         const char *nl = strchr(p, '\n');
         size_t len = nl ? (size_t)(nl - p) : strlen(p);
         lineno++;
-        char *line = xstrndup(p, len);
+        char *line = xmemdup0(p, len);
         if (len && line[len - 1] == '\r')
             line[len - 1] = '\0';
         p = nl ? nl + 1 : p + len;
@@ -990,37 +959,25 @@ int scn_parse(const char *text, const char *dir, scenario *out, char *err, size_
 int scn_load(const char *path, scenario *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    size_t len;
+    char *text = read_file(path, &len);
+    if (!text) {
         seterr(err, errlen, "cannot open %s: %s", path, strerror(errno));
         return -1;
     }
-    strbuf b = {0};
-    char chunk[8192];
-    size_t n;
-    sb_add(&b, "", 0);
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        sb_add(&b, chunk, n);
-    int rd_err = ferror(f);
-    fclose(f);
-    if (rd_err) {
-        seterr(err, errlen, "cannot read %s", path);
-        sb_free(&b);
-        return -1;
-    }
-    if (strlen(b.s) != b.n) {
+    if (strlen(text) != len) {
         seterr(err, errlen, "%s contains a NUL byte", path);
-        sb_free(&b);
+        free(text);
         return -1;
     }
     const char *slash = strrchr(path, '/');
-    char *dir = slash ? xstrndup(path, (size_t)(slash - path)) : xstrdup(".");
+    char *dir = slash ? xmemdup0(path, (size_t)(slash - path)) : xstrdup(".");
     if (slash && slash == path) {
         free(dir);
         dir = xstrdup("/");
     }
-    int rc = scn_parse(b.s, dir, out, err, errlen);
+    int rc = scn_parse(text, dir, out, err, errlen);
     free(dir);
-    sb_free(&b);
+    free(text);
     return rc;
 }

@@ -10,6 +10,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "sopra/xalloc.h" /* xmalloc, xrealloc, xstrdup, xmemdup0 */
+
 /* Kind of a positional argument. Scenario tokens: a bare integer is TOK_INT,
  * bare true/false is TOK_BOOL, anything else (bare word or "quoted") is
  * TOK_STR. Received JSON values map the same way; null is TOK_NULL, floats,
@@ -115,11 +117,6 @@ void sb_puts(strbuf *b, const char *s);
 void sb_printf(strbuf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void sb_free(strbuf *b);
-
-void *xmalloc(size_t n);
-void *xrealloc(void *p, size_t n);
-char *xstrdup(const char *s);
-char *xstrndup(const char *s, size_t n);
 
 /* Self test of the parsing / mapping code; returns number of failures. */
 int scn_self_test(void);
