@@ -1,6 +1,7 @@
-/* Unit tests for rng: every vector of ../shared/data/java_random_vectors.json
- * (OpenJDK 17 output), plus a few values checked by hand so the module is
- * still tested where ../shared is absent. */
+/* Unit tests for rng: every vector of tests/data/java_random_vectors.json
+ * (OpenJDK 17 output, a copy of ../shared/data/'s; see tests/data/README.md),
+ * plus a few values checked by hand. A missing or unreadable vector file
+ * fails the vector tests: it is part of the repository. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -8,8 +9,10 @@
 #include <cmocka.h>
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "sopra/rng.h"
 
@@ -36,17 +39,32 @@ static int64_t seed_of(const cJSON *item)
 	return strtoll(s->valuestring, NULL, 10);
 }
 
+#define VECTORS_PATH SOPRA_SOURCE_DIR "/tests/data/java_random_vectors.json"
+
 static cJSON *vectors;
+static char load_error[512]; /* why vectors is NULL */
 
 static int load_vectors(void **state)
 {
 	(void)state;
-	char *text = read_file(SOPRA_SHARED_DIR "/data/java_random_vectors.json");
-	if (text) {
-		vectors = cJSON_Parse(text);
-		free(text);
+	char *text = read_file(VECTORS_PATH);
+	if (!text) {
+		snprintf(load_error, sizeof load_error, "cannot read %s: %s", VECTORS_PATH,
+		         strerror(errno));
+		return 0;
 	}
+	vectors = cJSON_Parse(text);
+	free(text);
+	if (!vectors)
+		snprintf(load_error, sizeof load_error, "%s is not valid JSON", VECTORS_PATH);
 	return 0;
+}
+
+/* Every vector test needs the file: a missing one fails, never skips. */
+static void need_vectors(void)
+{
+	if (!vectors)
+		fail_msg("%s", load_error);
 }
 
 static int free_vectors(void **state)
@@ -59,8 +77,7 @@ static int free_vectors(void **state)
 static void test_next_int_vectors(void **state)
 {
 	(void)state;
-	if (!vectors)
-		skip();
+	need_vectors();
 	const cJSON *list = cJSON_GetObjectItemCaseSensitive(vectors, "nextInt");
 	int checked = 0;
 	const cJSON *item;
@@ -82,8 +99,7 @@ static void test_next_int_vectors(void **state)
 static void test_mixed_vectors(void **state)
 {
 	(void)state;
-	if (!vectors)
-		skip();
+	need_vectors();
 	const cJSON *item;
 	cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(vectors, "mixed"))
 	{
@@ -102,8 +118,7 @@ static void test_mixed_vectors(void **state)
 static void test_shuffle_vectors(void **state)
 {
 	(void)state;
-	if (!vectors)
-		skip();
+	need_vectors();
 	const cJSON *item;
 	int checked = 0;
 	cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(vectors, "shuffle"))
