@@ -17,6 +17,7 @@
 #include "sopra/config.h"
 #include "sopra/game_event.h"
 #include "sopra/game.h"
+#include "sopra/xalloc.h"
 
 /* ---- time and statistics -------------------------------------------------- */
 
@@ -40,8 +41,7 @@ uint64_t samples_max(const struct samples *s);
 __attribute__((format(printf, 1, 2), noreturn))
 #endif
 void die(const char *fmt, ...);
-void *xmalloc(size_t n);
-void *xrealloc(void *p, size_t n);
+/* Allocation: xmalloc, xrealloc, ... of sopra/xalloc.h (included above). */
 
 /* ---- the result table ----------------------------------------------------- */
 

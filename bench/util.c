@@ -87,22 +87,6 @@ void die(const char *fmt, ...)
 	exit(1);
 }
 
-void *xmalloc(size_t n)
-{
-	void *p = malloc(n ? n : 1);
-	if (!p)
-		die("out of memory");
-	return p;
-}
-
-void *xrealloc(void *p, size_t n)
-{
-	p = realloc(p, n ? n : 1);
-	if (!p)
-		die("out of memory");
-	return p;
-}
-
 /* ---- statistics ------------------------------------------------------------ */
 
 void samples_add(struct samples *s, uint64_t ns)

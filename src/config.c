@@ -2,11 +2,13 @@
  * config: load and validate a game configuration (docs/configuration.md).
  *
  * Three passes over the text:
- *   1. src/json.c parses it strictly (RFC 8259: no leading zeros, no "1.",
- *      no raw control characters, valid UTF-8 only -- the text is sent
- *      verbatim to clients whose parsers may be strict) into a tree;
+ *   1. json_check (src/json.c) checks it strictly (RFC 8259: no leading
+ *      zeros, no "1.", no raw control characters, valid UTF-8 only -- the
+ *      text is sent verbatim to clients whose parsers may be strict), then
+ *      cJSON parses it into a tree;
  *   2. the tree is walked against the schema, filling a struct config and
- *      reporting every type/key/minimum problem;
+ *      reporting every type/key/minimum problem (duplicate keys and numbers
+ *      beyond a double, which cJSON accepts, among them);
  *   3. cross-checks on what parsed (counts, duplicates, references, zombies,
  *      goal), skipping values that already failed in pass 2.
  *
@@ -14,9 +16,16 @@
  * (ids and references are >= 1, entrances >= 1, maxPlayers >= 1, rounds >= 1),
  * so pass 3 skips it without reporting it twice; other values carry an
  * explicit "ok" flag.
+ *
+ * Running out of memory is reported as a problem ("(root): out of memory"),
+ * not fatal: this file allocates with malloc and checks every result
+ * instead of using xalloc's aborting helpers.
  */
 #include "sopra/config.h"
 #include "sopra/json.h"
+#include "sopra/xalloc.h"
+
+#include <cjson/cJSON.h>
 
 #include <errno.h>
 #include <limits.h>
@@ -40,7 +49,9 @@
 #define CONFIG_MAX_CHILDREN 100000
 /* Messages stored per config_parse call; one more says the rest were cut. */
 #define CONFIG_MAX_ERRORS 1000
-/* Deepest nesting of arrays/objects accepted (a valid config needs 5). */
+/* (Nesting deeper than JSON_MAX_DEPTH, json.h, fails the syntax check; a
+ * valid config needs 5 levels.) */
+
 /* Room for a JSON path such as "characters[12].ability.kill.locationId". */
 #define PATH_LEN 256
 
@@ -216,20 +227,20 @@ static void report_syntax(struct ctx *c, const char *text, size_t len, size_t at
 /* ------------------------------------------------------------------------ */
 
 /* Returns the first member of obj named key (case-sensitive), or NULL. */
-static const struct json_value *member(const struct json_value *obj, const char *key)
+static const cJSON *member(const cJSON *obj, const char *key)
 {
-	return json_member(obj, key);
+	return cJSON_GetObjectItemCaseSensitive(obj, key);
 }
 
 /* Reports every member of obj whose name is not in allowed[] as unknown,
  * and every allowed name that occurs more than once as a duplicate key.
  * O(members * allowed). */
-static void check_keys(struct ctx *c, const struct json_value *obj, const char *base,
+static void check_keys(struct ctx *c, const cJSON *obj, const char *base,
                        const char *const *allowed, int nallowed)
 {
 	char p[PATH_LEN];
-	for (const struct json_value *m = obj->child; m; m = m->next) {
-		const char *key = m->key ? m->key : "";
+	for (const cJSON *m = obj->child; m; m = m->next) {
+		const char *key = m->string ? m->string : "";
 		int k = 0;
 		while (k < nallowed && strcmp(allowed[k], key) != 0)
 			k++;
@@ -240,8 +251,8 @@ static void check_keys(struct ctx *c, const struct json_value *obj, const char *
 	}
 	for (int k = 0; k < nallowed; k++) {
 		int seen = 0;
-		for (const struct json_value *m = obj->child; m; m = m->next)
-			if (m->key && strcmp(m->key, allowed[k]) == 0 && ++seen == 2) {
+		for (const cJSON *m = obj->child; m; m = m->next)
+			if (m->string && strcmp(m->string, allowed[k]) == 0 && ++seen == 2) {
 				path_key(p, base, allowed[k]);
 				perr(c, p, "duplicate key");
 			}
@@ -259,39 +270,40 @@ static bool is_integral(double d)
 }
 
 /* Checks that v is an integral JSON number within int range; reports at path
- * and returns false otherwise. */
-static bool as_int(struct ctx *c, const struct json_value *v, const char *path, int *out)
+ * and returns false otherwise. A number beyond a double (1e400) is valid
+ * JSON that cJSON stores as +-infinity: out of range. */
+static bool as_int(struct ctx *c, const cJSON *v, const char *path, int *out)
 {
-	if (json_is(v, JSON_NUMBER) && isinf(v->num)) {
+	if (cJSON_IsNumber(v) && isinf(v->valuedouble)) {
 		perr(c, path, "integer out of range");
 		return false;
 	}
-	if (!json_is(v, JSON_NUMBER) || isnan(v->num) || !is_integral(v->num)) {
+	if (!cJSON_IsNumber(v) || isnan(v->valuedouble) || !is_integral(v->valuedouble)) {
 		perr(c, path, "must be an integer");
 		return false;
 	}
-	if (v->num < (double)INT_MIN || v->num > (double)INT_MAX) {
+	if (v->valuedouble < (double)INT_MIN || v->valuedouble > (double)INT_MAX) {
 		perr(c, path, "integer out of range");
 		return false;
 	}
-	*out = (int)v->num;
+	*out = (int)v->valuedouble;
 	return true;
 }
 
 /* Reads the required string member key of obj (at path) into a new copy
  * in *out; reports a missing key, a wrong type or OOM. */
-static void get_string(struct ctx *c, const struct json_value *obj, const char *path,
-                       const char *key, char **out)
+static void get_string(struct ctx *c, const cJSON *obj, const char *path, const char *key,
+                       char **out)
 {
 	char p[PATH_LEN];
 	path_key(p, path, key);
-	const struct json_value *v = member(obj, key);
+	const cJSON *v = member(obj, key);
 	if (!v) {
 		perr(c, p, "missing required key");
-	} else if (!json_is(v, JSON_STRING)) {
+	} else if (!cJSON_IsString(v)) {
 		perr(c, p, "must be a string");
 	} else {
-		*out = strdup(v->str);
+		*out = strdup(v->valuestring);
 		if (!*out)
 			report_oom(c);
 	}
@@ -299,8 +311,7 @@ static void get_string(struct ctx *c, const struct json_value *obj, const char *
 
 /* Checks v is an integer in [min, max] (max == INT_MAX: no upper bound);
  * reports at path. *out is written only on success. */
-static bool int_range(struct ctx *c, const struct json_value *v, const char *path, int min, int max,
-                      int *out)
+static bool int_range(struct ctx *c, const cJSON *v, const char *path, int min, int max, int *out)
 {
 	int x;
 	if (!as_int(c, v, path, &x))
@@ -318,12 +329,12 @@ static bool int_range(struct ctx *c, const struct json_value *v, const char *pat
 
 /* Reads integer member key of obj (at base) in [min, max]. A missing key is
  * reported when required. *out is written only on success. */
-static bool get_int(struct ctx *c, const struct json_value *obj, const char *base, const char *key,
+static bool get_int(struct ctx *c, const cJSON *obj, const char *base, const char *key,
                     bool required, int min, int max, int *out)
 {
 	char p[PATH_LEN];
 	path_key(p, base, key);
-	const struct json_value *v = member(obj, key);
+	const cJSON *v = member(obj, key);
 	if (!v) {
 		if (required)
 			perr(c, p, "missing required key");
@@ -333,34 +344,33 @@ static bool get_int(struct ctx *c, const struct json_value *obj, const char *bas
 }
 
 /* Reads optional boolean member key of obj; leaves *out alone if absent. */
-static bool get_bool(struct ctx *c, const struct json_value *obj, const char *base, const char *key,
-                     bool *out)
+static bool get_bool(struct ctx *c, const cJSON *obj, const char *base, const char *key, bool *out)
 {
-	const struct json_value *v = member(obj, key);
+	const cJSON *v = member(obj, key);
 	if (!v)
 		return false;
-	if (!json_is_bool(v)) {
+	if (!cJSON_IsBool(v)) {
 		char p[PATH_LEN];
 		path_key(p, base, key);
 		perr(c, p, "must be a boolean");
 		return false;
 	}
-	*out = (v->type == JSON_TRUE);
+	*out = cJSON_IsTrue(v);
 	return true;
 }
 
 /* Returns required member key of obj if it is an array (else reports and
  * returns NULL); path of the member goes to p[PATH_LEN]. */
-static const struct json_value *get_array(struct ctx *c, const struct json_value *obj,
-                                          const char *base, const char *key, char *p)
+static const cJSON *get_array(struct ctx *c, const cJSON *obj, const char *base, const char *key,
+                              char *p)
 {
 	path_key(p, base, key);
-	const struct json_value *v = member(obj, key);
+	const cJSON *v = member(obj, key);
 	if (!v) {
 		perr(c, p, "missing required key");
 		return NULL;
 	}
-	if (!json_is(v, JSON_ARRAY)) {
+	if (!cJSON_IsArray(v)) {
 		perr(c, p, "must be an array");
 		return NULL;
 	}
@@ -368,12 +378,9 @@ static const struct json_value *get_array(struct ctx *c, const struct json_value
 }
 
 /* Returns the number of members/elements of a JSON container. */
-static int count_children(const struct json_value *v)
+static int count_children(const cJSON *v)
 {
-	int n = 0;
-	for (const struct json_value *m = v->child; m; m = m->next)
-		n++;
-	return n;
+	return cJSON_GetArraySize(v);
 }
 
 /* Joins names with ", " into out[size]. */
@@ -389,11 +396,10 @@ static void join_names(char *out, size_t size, const char *const *names, int n)
  * On success stores the index of the type in names[] in *type, writes the
  * params' path to sub[PATH_LEN] and returns the params object; otherwise
  * reports and returns NULL. `what` names the kind ("card", ...). */
-static const struct json_value *poly(struct ctx *c, const struct json_value *v, const char *path,
-                                     const char *const *names, int nnames, const char *what,
-                                     int *type, char *sub)
+static const cJSON *poly(struct ctx *c, const cJSON *v, const char *path, const char *const *names,
+                         int nnames, const char *what, int *type, char *sub)
 {
-	if (!json_is(v, JSON_OBJECT)) {
+	if (!cJSON_IsObject(v)) {
 		perr(c, path, "must be an object");
 		return NULL;
 	}
@@ -405,17 +411,17 @@ static const struct json_value *poly(struct ctx *c, const struct json_value *v, 
 		     list, n);
 		return NULL;
 	}
-	const struct json_value *m = v->child;
-	path_key(sub, path, m->key ? m->key : "");
+	const cJSON *m = v->child;
+	path_key(sub, path, m->string ? m->string : "");
 	int k = 0;
-	while (k < nnames && strcmp(names[k], m->key ? m->key : "") != 0)
+	while (k < nnames && strcmp(names[k], m->string ? m->string : "") != 0)
 		k++;
 	if (k == nnames) {
 		join_names(list, sizeof list, names, nnames);
 		perr(c, sub, "unknown %s type (expected one of %s)", what, list);
 		return NULL;
 	}
-	if (!json_is(m, JSON_OBJECT)) {
+	if (!cJSON_IsObject(m)) {
 		perr(c, sub, "must be an object");
 		return NULL;
 	}
@@ -450,13 +456,12 @@ static const char *const crisis_names[] = {"food", "stuff", "medicine", "fuel"};
 static const char *const injury_names[] = {"wound", "frostBite", "bite"};
 
 /* Parses one card entry into *card (id 0 when its id did not parse). */
-static void parse_card(struct ctx *c, const struct json_value *v, const char *path,
-                       struct config_card *card)
+static void parse_card(struct ctx *c, const cJSON *v, const char *path, struct config_card *card)
 {
 	char sub[PATH_LEN];
 	int type;
-	const struct json_value *o =
-	        poly(c, v, path, card_names, CARD_TYPE_COUNT, "card", &type, sub);
+	const cJSON *o =
+	        poly(c, v, path, card_names, (int)COUNT_OF(card_names), "card", &type, sub);
 	if (!o)
 		return;
 	card->type = (enum card_type)type;
@@ -464,11 +469,11 @@ static void parse_card(struct ctx *c, const struct json_value *v, const char *pa
 	static const char *const k_food[] = {"identifier", "amount"};
 	static const char *const k_blue[] = {"identifier", "location"};
 	if (type == CARD_FOOD)
-		check_keys(c, o, sub, k_food, 2);
+		check_keys(c, o, sub, k_food, (int)COUNT_OF(k_food));
 	else if (type == CARD_BLUEPRINT)
-		check_keys(c, o, sub, k_blue, 2);
+		check_keys(c, o, sub, k_blue, (int)COUNT_OF(k_blue));
 	else
-		check_keys(c, o, sub, k_plain, 1);
+		check_keys(c, o, sub, k_plain, (int)COUNT_OF(k_plain));
 	get_int(c, o, sub, "identifier", true, 1, INT_MAX, &card->id);
 	if (type == CARD_FOOD)
 		get_int(c, o, sub, "amount", true, 1, INT_MAX, &card->amount);
@@ -477,18 +482,18 @@ static void parse_card(struct ctx *c, const struct json_value *v, const char *pa
 }
 
 /* Reads an injury name member key of obj into *out. */
-static void get_injury(struct ctx *c, const struct json_value *obj, const char *base,
-                       const char *key, enum injury *out)
+static void get_injury(struct ctx *c, const cJSON *obj, const char *base, const char *key,
+                       enum injury *out)
 {
 	char p[PATH_LEN];
 	path_key(p, base, key);
-	const struct json_value *v = member(obj, key);
+	const cJSON *v = member(obj, key);
 	if (!v) {
 		perr(c, p, "missing required key");
 		return;
 	}
-	for (int k = 0; k < 3; k++)
-		if (json_is(v, JSON_STRING) && strcmp(v->str, injury_names[k]) == 0) {
+	for (int k = 0; k < (int)COUNT_OF(injury_names); k++)
+		if (cJSON_IsString(v) && strcmp(v->valuestring, injury_names[k]) == 0) {
 			*out = (enum injury)k;
 			return;
 		}
@@ -496,12 +501,12 @@ static void get_injury(struct ctx *c, const struct json_value *obj, const char *
 }
 
 /* Parses a character's ability object (at path) into *a. */
-static void parse_ability(struct ctx *c, const struct json_value *v, const char *path,
-                          struct config_ability *a)
+static void parse_ability(struct ctx *c, const cJSON *v, const char *path, struct config_ability *a)
 {
 	char sub[PATH_LEN];
 	int type;
-	const struct json_value *o = poly(c, v, path, ability_names, 8, "ability", &type, sub);
+	const cJSON *o = poly(c, v, path, ability_names, (int)COUNT_OF(ability_names), "ability",
+	                      &type, sub);
 	if (!o)
 		return;
 	a->type = (enum ability_type)type;
@@ -514,7 +519,7 @@ static void parse_ability(struct ctx *c, const struct json_value *v, const char 
 	                                     "maxActivations", "infectionDie", "children"};
 	switch (a->type) {
 	case ABILITY_WOUND:
-		check_keys(c, o, sub, k_wound, 2);
+		check_keys(c, o, sub, k_wound, (int)COUNT_OF(k_wound));
 		get_injury(c, o, sub, "before", &a->before);
 		get_injury(c, o, sub, "after", &a->after);
 		break;
@@ -523,26 +528,26 @@ static void parse_ability(struct ctx *c, const struct json_value *v, const char 
 		check_keys(c, o, sub, NULL, 0);
 		break;
 	case ABILITY_SEARCH:
-		check_keys(c, o, sub, k_search, 3);
+		check_keys(c, o, sub, k_search, (int)COUNT_OF(k_search));
 		get_int(c, o, sub, "location", true, 1, INT_MAX, &a->location);
 		get_int(c, o, sub, "numCards", true, 1, INT_MAX, &a->num_cards);
 		get_int(c, o, sub, "maxActivations", true, 1, INT_MAX, &a->max_activations);
 		break;
 	case ABILITY_TRASH:
-		check_keys(c, o, sub, k_trash, 1);
+		check_keys(c, o, sub, k_trash, (int)COUNT_OF(k_trash));
 		get_int(c, o, sub, "numCards", true, 1, INT_MAX, &a->num_cards);
 		break;
 	case ABILITY_FEED:
-		check_keys(c, o, sub, k_feed, 1);
+		check_keys(c, o, sub, k_feed, (int)COUNT_OF(k_feed));
 		get_int(c, o, sub, "numFood", true, 1, INT_MAX, &a->num_food);
 		break;
 	case ABILITY_BARRICADE:
-		check_keys(c, o, sub, k_barr, 2);
+		check_keys(c, o, sub, k_barr, (int)COUNT_OF(k_barr));
 		get_int(c, o, sub, "numBarricades", true, 1, INT_MAX, &a->num_barricades);
 		get_int(c, o, sub, "maxActivations", true, 1, INT_MAX, &a->max_activations);
 		break;
 	case ABILITY_KILL:
-		check_keys(c, o, sub, k_kill, 6);
+		check_keys(c, o, sub, k_kill, (int)COUNT_OF(k_kill));
 		get_int(c, o, sub, "locationId", true, 1, INT_MAX, &a->location);
 		get_int(c, o, sub, "dieValue", true, 0, 6, &a->die_value);
 		get_int(c, o, sub, "numZombies", true, 1, INT_MAX, &a->num_zombies);
@@ -554,17 +559,17 @@ static void parse_ability(struct ctx *c, const struct json_value *v, const char 
 }
 
 /* Parses one character entry; sets c->status_ok[i] when its status parsed. */
-static void parse_character(struct ctx *c, const struct json_value *v, const char *path,
+static void parse_character(struct ctx *c, const cJSON *v, const char *path,
                             struct config_character *ch, int i)
 {
 	static const char *const keys[] = {"name",   "identifier", "status",
 	                                   "attack", "search",     "ability"};
 	char p[PATH_LEN];
-	if (!json_is(v, JSON_OBJECT)) {
+	if (!cJSON_IsObject(v)) {
 		perr(c, path, "must be an object");
 		return;
 	}
-	check_keys(c, v, path, keys, 6);
+	check_keys(c, v, path, keys, (int)COUNT_OF(keys));
 	get_string(c, v, path, "name", &ch->name);
 	get_int(c, v, path, "identifier", true, 1, INT_MAX, &ch->id);
 	if (get_int(c, v, path, "status", true, INT_MIN, INT_MAX, &ch->status))
@@ -572,7 +577,7 @@ static void parse_character(struct ctx *c, const struct json_value *v, const cha
 	get_int(c, v, path, "attack", true, 1, 6, &ch->attack);
 	get_int(c, v, path, "search", true, 1, 6, &ch->search);
 	path_key(p, path, "ability");
-	const struct json_value *ab = member(v, "ability");
+	const cJSON *ab = member(v, "ability");
 	if (!ab)
 		perr(c, p, "missing required key");
 	else
@@ -580,22 +585,22 @@ static void parse_character(struct ctx *c, const struct json_value *v, const cha
 }
 
 /* Parses the goal object (required key "goal" of root). */
-static void parse_goal(struct ctx *c, const struct json_value *root, struct config_goal *g)
+static void parse_goal(struct ctx *c, const cJSON *root, struct config_goal *g)
 {
 	static const char *const keys[] = {
 	        "rounds",           "moral",   "zombiesColony", "zombiesLocations",
 	        "childrenInColony", "survive", "barricades",    "locationWithZombies"};
-	const struct json_value *o = member(root, "goal");
+	const cJSON *o = member(root, "goal");
 	if (!o) {
 		perr(c, "goal", "missing required key");
 		return;
 	}
-	if (!json_is(o, JSON_OBJECT)) {
+	if (!cJSON_IsObject(o)) {
 		perr(c, "goal", "must be an object");
 		return;
 	}
 	c->goal_present = true;
-	check_keys(c, o, "goal", keys, 8);
+	check_keys(c, o, "goal", keys, (int)COUNT_OF(keys));
 	get_int(c, o, "goal", "rounds", true, 1, INT_MAX, &g->rounds);
 	get_int(c, o, "goal", "moral", true, 1, INT_MAX, &g->moral);
 	c->zc_ok = get_int(c, o, "goal", "zombiesColony", true, 0, INT_MAX, &g->zombies_colony);
@@ -627,11 +632,11 @@ static void parse_goal(struct ctx *c, const struct json_value *root, struct conf
 /* Parses a card-id list (array member key of obj at base) into
  * loc->cards; entries that fail are stored as 0. Returns true if it was an
  * array. */
-static bool parse_stack(struct ctx *c, const struct json_value *obj, const char *base,
-                        const char *key, struct config_location *loc)
+static bool parse_stack(struct ctx *c, const cJSON *obj, const char *base, const char *key,
+                        struct config_location *loc)
 {
 	char p[PATH_LEN], q[PATH_LEN];
-	const struct json_value *arr = get_array(c, obj, base, key, p);
+	const cJSON *arr = get_array(c, obj, base, key, p);
 	if (!arr)
 		return false;
 	int n = count_children(arr);
@@ -640,7 +645,7 @@ static bool parse_stack(struct ctx *c, const struct json_value *obj, const char 
 		return false;
 	loc->ncards = n;
 	int k = 0;
-	for (const struct json_value *e = arr->child; e; e = e->next, k++) {
+	for (const cJSON *e = arr->child; e; e = e->next, k++) {
 		path_idx(q, p, k);
 		int_range(c, e, q, 1, INT_MAX, &loc->cards[k]);
 	}
@@ -648,15 +653,15 @@ static bool parse_stack(struct ctx *c, const struct json_value *obj, const char 
 }
 
 /* Parses one entry of "locations" (a location or the colony wrapper). */
-static void parse_location(struct ctx *c, const struct json_value *v, const char *path,
+static void parse_location(struct ctx *c, const cJSON *v, const char *path,
                            struct config_location *loc, int i)
 {
 	char p[PATH_LEN];
-	if (!json_is(v, JSON_OBJECT)) {
+	if (!cJSON_IsObject(v)) {
 		perr(c, path, "must be an object");
 		return;
 	}
-	const struct json_value *col = member(v, "colony");
+	const cJSON *col = member(v, "colony");
 	if (col) {
 		static const char *const wrap[] = {"colony"};
 		static const char *const keys[] = {"identifier", "entrances", "startCards"};
@@ -664,13 +669,13 @@ static void parse_location(struct ctx *c, const struct json_value *v, const char
 		loc->name = strdup("colony");
 		if (!loc->name)
 			report_oom(c);
-		check_keys(c, v, path, wrap, 1);
+		check_keys(c, v, path, wrap, (int)COUNT_OF(wrap));
 		path_key(p, path, "colony");
-		if (!json_is(col, JSON_OBJECT)) {
+		if (!cJSON_IsObject(col)) {
 			perr(c, p, "must be an object");
 			return;
 		}
-		check_keys(c, col, p, keys, 3);
+		check_keys(c, col, p, keys, (int)COUNT_OF(keys));
 		get_int(c, col, p, "identifier", true, 1, INT_MAX, &loc->id);
 		get_int(c, col, p, "entrances", true, 1, INT_MAX, &loc->entrances);
 		c->cards_ok[i] = parse_stack(c, col, p, "startCards", loc);
@@ -678,7 +683,7 @@ static void parse_location(struct ctx *c, const struct json_value *v, const char
 	}
 	static const char *const keys[] = {"name", "identifier", "entrances", "survivorSpaces",
 	                                   "cards"};
-	check_keys(c, v, path, keys, 5);
+	check_keys(c, v, path, keys, (int)COUNT_OF(keys));
 	get_string(c, v, path, "name", &loc->name);
 	get_int(c, v, path, "identifier", true, 1, INT_MAX, &loc->id);
 	get_int(c, v, path, "entrances", true, 1, INT_MAX, &loc->entrances);
@@ -687,36 +692,36 @@ static void parse_location(struct ctx *c, const struct json_value *v, const char
 }
 
 /* Parses one crisis entry. */
-static void parse_crisis(struct ctx *c, const struct json_value *v, const char *path,
-                         struct config_crisis *cr)
+static void parse_crisis(struct ctx *c, const cJSON *v, const char *path, struct config_crisis *cr)
 {
 	static const char *const keys[] = {"identifier", "moralChange", "requiredCards"};
 	char sub[PATH_LEN];
 	int type;
-	const struct json_value *o = poly(c, v, path, crisis_names, 4, "crisis", &type, sub);
+	const cJSON *o =
+	        poly(c, v, path, crisis_names, (int)COUNT_OF(crisis_names), "crisis", &type, sub);
 	if (!o)
 		return;
 	cr->type = (enum crisis_type)type;
-	check_keys(c, o, sub, keys, 3);
+	check_keys(c, o, sub, keys, (int)COUNT_OF(keys));
 	get_int(c, o, sub, "identifier", true, 1, INT_MAX, &cr->id);
 	get_int(c, o, sub, "moralChange", true, 1, INT_MAX, &cr->moral_change);
 	get_int(c, o, sub, "requiredCards", true, 1, INT_MAX, &cr->required_cards);
 }
 
 /* Walks the whole tree against the schema, filling cfg. */
-static void parse_root(struct ctx *c, const struct json_value *root, struct config *cfg)
+static void parse_root(struct ctx *c, const cJSON *root, struct config *cfg)
 {
 	static const char *const keys[] = {"maxPlayers", "cards",     "characters",
 	                                   "goal",       "locations", "crises"};
 	char p[PATH_LEN], q[PATH_LEN];
-	const struct json_value *arr;
+	const cJSON *arr;
 	int k;
 
-	if (!json_is(root, JSON_OBJECT)) {
+	if (!cJSON_IsObject(root)) {
 		perr(c, "(root)", "must be an object");
 		return;
 	}
-	check_keys(c, root, "", keys, 6);
+	check_keys(c, root, "", keys, (int)COUNT_OF(keys));
 	get_int(c, root, "", "maxPlayers", true, 1, INT_MAX, &cfg->max_players);
 
 	if ((arr = get_array(c, root, "", "cards", p)) != NULL) {
@@ -725,7 +730,7 @@ static void parse_root(struct ctx *c, const struct json_value *root, struct conf
 			cfg->ncards = n;
 			c->cards_list_ok = true;
 			k = 0;
-			for (const struct json_value *e = arr->child; e; e = e->next, k++) {
+			for (const cJSON *e = arr->child; e; e = e->next, k++) {
 				path_idx(q, p, k);
 				parse_card(c, e, q, &cfg->cards[k]);
 			}
@@ -740,7 +745,7 @@ static void parse_root(struct ctx *c, const struct json_value *root, struct conf
 			cfg->ncharacters = n;
 			c->chars_ok = true;
 			k = 0;
-			for (const struct json_value *e = arr->child; e; e = e->next, k++) {
+			for (const cJSON *e = arr->child; e; e = e->next, k++) {
 				path_idx(q, p, k);
 				parse_character(c, e, q, &cfg->characters[k], k);
 			}
@@ -757,7 +762,7 @@ static void parse_root(struct ctx *c, const struct json_value *root, struct conf
 			cfg->nlocations = n;
 			c->locs_ok = true;
 			k = 0;
-			for (const struct json_value *e = arr->child; e; e = e->next, k++) {
+			for (const cJSON *e = arr->child; e; e = e->next, k++) {
 				path_idx(q, p, k);
 				parse_location(c, e, q, &cfg->locations[k], k);
 			}
@@ -770,7 +775,7 @@ static void parse_root(struct ctx *c, const struct json_value *root, struct conf
 			cfg->ncrises = n;
 			c->crises_ok = true;
 			k = 0;
-			for (const struct json_value *e = arr->child; e; e = e->next, k++) {
+			for (const cJSON *e = arr->child; e; e = e->next, k++) {
 				path_idx(q, p, k);
 				parse_crisis(c, e, q, &cfg->crises[k]);
 			}
@@ -1158,17 +1163,15 @@ struct config *config_parse(const char *text, size_t len, struct config_errors *
 		     CONFIG_MAX_BYTES);
 		return NULL;
 	}
-	struct json_doc *doc = zalloc(&c, 1, sizeof *doc);
-	if (!doc)
-		return NULL;
 	struct json_error e;
-	if (!json_parse(text ? text : "", len, doc, &e)) {
-		if (doc->oom)
-			report_oom(&c);
-		else
-			report_syntax(&c, text ? text : "", len, e.pos, e.why);
-		goto fail;
+	if (!json_check(text ? text : "", len, &e)) {
+		report_syntax(&c, text ? text : "", len, e.pos, e.why);
+		return NULL;
 	}
+	/* after json_check, cJSON fails only when malloc does */
+	cJSON *root = cJSON_ParseWithLength(text, len);
+	if (!root)
+		goto fail;
 
 	cfg = zalloc(&c, 1, sizeof *cfg);
 	if (!cfg)
@@ -1182,12 +1185,11 @@ struct config *config_parse(const char *text, size_t len, struct config_errors *
 	cfg->text[len] = '\0';
 	cfg->text_len = len;
 
-	parse_root(&c, doc->root, cfg);
+	parse_root(&c, root, cfg);
 	if (!c.oom)
 		cross_checks(&c, cfg);
 	if (c.nerr == 0 && !c.oom) {
-		json_doc_free(doc);
-		free(doc);
+		cJSON_Delete(root);
 		free(c.status_ok);
 		free(c.cards_ok);
 		return cfg;
@@ -1195,8 +1197,7 @@ struct config *config_parse(const char *text, size_t len, struct config_errors *
 fail:
 	if (c.nerr == 0)
 		report_oom(&c);
-	json_doc_free(doc);
-	free(doc);
+	cJSON_Delete(root);
 	free(c.status_ok);
 	free(c.cards_ok);
 	config_free(cfg);

@@ -1,49 +1,15 @@
-/* json: a strict RFC 8259 parser (see include/sopra/json.h). One scanner
- * serves both json_check (doc == NULL: nothing is built) and json_parse
- * (nodes and decoded strings go to the document's arena). */
+/* json: the strict RFC 8259 check in front of cJSON (see
+ * include/sopra/json.h). One pass over the text, nothing allocated, no tree
+ * built: cJSON builds the tree of what passes. */
 #include "sopra/json.h"
 
-#include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
-
-struct json_block {
-	struct json_block *next;
-	_Alignas(16) char data[];
-};
 
 struct jscan {
 	const unsigned char *s;
-	size_t n, i;          /* text, length, position */
-	const char *why;      /* set on error; i is then the error position */
-	struct json_doc *doc; /* NULL: check only */
+	size_t n, i;     /* text, length, position */
+	const char *why; /* set on error; i is then the error position */
 };
-
-#define JSON_BLOCK_MIN 16384u
-
-/* size bytes from the document's arena (8-byte aligned), or NULL. */
-static void *arena_alloc(struct json_doc *d, size_t size)
-{
-	size = (size + 7u) & ~(size_t)7u;
-	if (d->cap - d->used < size) {
-		size_t cap = d->cap < JSON_BLOCK_MIN ? JSON_BLOCK_MIN : d->cap * 2;
-		if (cap < size)
-			cap = size;
-		if (cap > SIZE_MAX - sizeof(struct json_block))
-			return NULL;
-		struct json_block *b = malloc(sizeof *b + cap);
-		if (!b)
-			return NULL;
-		b->next = d->blocks;
-		d->blocks = b;
-		d->cur = b->data;
-		d->cap = cap;
-		d->used = 0;
-	}
-	void *p = d->cur + d->used;
-	d->used += size;
-	return p;
-}
 
 /* Marks a syntax error at the current position; always returns false. */
 static bool js_fail(struct jscan *j, const char *why)
@@ -126,67 +92,11 @@ static bool js_utf8(struct jscan *j)
 	return true;
 }
 
-/* Encodes code point cp as UTF-8 at *o and advances *o. */
-static void put_utf8(char **o, uint32_t cp)
+/* Checks a string starting at the opening quote and advances past it.
+ * Rejects control characters, bad escapes, lone surrogates and \u0000. */
+static bool js_string(struct jscan *j)
 {
-	unsigned char *p = (unsigned char *)*o;
-	if (cp < 0x80) {
-		*p++ = (unsigned char)cp;
-	} else if (cp < 0x800) {
-		*p++ = (unsigned char)(0xC0 | (cp >> 6));
-		*p++ = (unsigned char)(0x80 | (cp & 0x3F));
-	} else if (cp < 0x10000) {
-		*p++ = (unsigned char)(0xE0 | (cp >> 12));
-		*p++ = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-		*p++ = (unsigned char)(0x80 | (cp & 0x3F));
-	} else {
-		*p++ = (unsigned char)(0xF0 | (cp >> 18));
-		*p++ = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
-		*p++ = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-		*p++ = (unsigned char)(0x80 | (cp & 0x3F));
-	}
-	*o = (char *)p;
-}
-
-/* Decodes the checked string body s[0..n) (between the quotes) into out,
- * which has room for n + 1 bytes: no escape grows. */
-static void decode_string(const unsigned char *s, size_t n, char *out)
-{
-	static const char simple[][2] = {{'"', '"'},  {'\\', '\\'}, {'/', '/'},  {'b', '\b'},
-	                                 {'f', '\f'}, {'n', '\n'},  {'r', '\r'}, {'t', '\t'}};
-	char *o = out;
-	const struct jscan hex = {s, n, 0, NULL, NULL};
-	for (size_t i = 0; i < n;) {
-		if (s[i] != '\\') {
-			*o++ = (char)s[i++];
-			continue;
-		}
-		unsigned char e = s[i + 1];
-		if (e != 'u') {
-			for (size_t k = 0; k < sizeof simple / sizeof simple[0]; k++)
-				if (simple[k][0] == (char)e)
-					*o++ = simple[k][1];
-			i += 2;
-			continue;
-		}
-		uint32_t cp = (uint32_t)js_hex4(&hex, i + 2);
-		i += 6;
-		if (cp >= 0xD800 && cp <= 0xDBFF) { /* checked: a low surrogate follows */
-			uint32_t lo = (uint32_t)js_hex4(&hex, i + 2);
-			cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-			i += 6;
-		}
-		put_utf8(&o, cp);
-	}
-	*o = '\0';
-}
-
-/* Checks a string starting at the opening quote. Rejects control
- * characters, bad escapes, lone surrogates and \u0000. When out is given
- * (building), stores the decoded string from the arena there. */
-static bool js_string(struct jscan *j, const char **out)
-{
-	size_t start = ++j->i; /* after the opening quote */
+	j->i++; /* the opening quote */
 	for (;;) {
 		if (j->i >= j->n)
 			return js_fail(j, "unterminated string");
@@ -232,52 +142,16 @@ static bool js_string(struct jscan *j, const char **out)
 		}
 		j->i += 6;
 	}
-	size_t len = j->i - start;
-	j->i++; /* closing quote */
-	if (out) {
-		char *dst = arena_alloc(j->doc, len + 1);
-		if (!dst)
-			return js_fail(j, "out of memory");
-		decode_string(j->s + start, len, dst);
-		*out = dst;
-	}
+	j->i++; /* the closing quote */
 	return true;
 }
 
-/* Converts the checked number text s[0..n) as strtod does. Up to 15 digits
- * without fraction or exponent are exact integers in a double, so those
- * skip strtod; the rest go through a NUL-terminated copy. */
-static bool number_value(struct jscan *j, const unsigned char *s, size_t n, double *out)
-{
-	size_t k = s[0] == '-';
-	if (n - k <= 15) {
-		int64_t v = 0;
-		size_t d = k;
-		while (d < n && s[d] >= '0' && s[d] <= '9')
-			v = v * 10 + (s[d++] - '0');
-		if (d == n) {
-			*out = k ? -(double)v : (double)v;
-			return true;
-		}
-	}
-	char small[64];
-	char *buf = n < sizeof small ? small : malloc(n + 1);
-	if (!buf)
-		return js_fail(j, "out of memory");
-	memcpy(buf, s, n);
-	buf[n] = '\0';
-	*out = strtod(buf, NULL);
-	if (buf != small)
-		free(buf);
-	return true;
-}
-
-/* Checks a number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?; when out
- * is given, converts it. */
-static bool js_number(struct jscan *j, double *out)
+/* Checks a number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?. Its
+ * value is cJSON's business (strtod; 1e400 is valid JSON and becomes
+ * infinity there). */
+static bool js_number(struct jscan *j)
 {
 	const unsigned char *s = j->s;
-	size_t start = j->i;
 	if (j->i < j->n && s[j->i] == '-')
 		j->i++;
 	if (j->i >= j->n || s[j->i] < '0' || s[j->i] > '9')
@@ -306,7 +180,7 @@ static bool js_number(struct jscan *j, double *out)
 		while (j->i < j->n && s[j->i] >= '0' && s[j->i] <= '9')
 			j->i++;
 	}
-	return out ? number_value(j, s + start, j->i - start, out) : true;
+	return true;
 }
 
 /* Checks the literal word at the position (true, false, null). */
@@ -319,29 +193,15 @@ static bool js_word(struct jscan *j, const char *w)
 	return true;
 }
 
-/* A new node of type t from the arena (building), or NULL after js_fail. */
-static struct json_value *new_node(struct jscan *j, enum json_type t)
-{
-	struct json_value *v = arena_alloc(j->doc, sizeof *v);
-	if (!v) {
-		js_fail(j, "out of memory");
-		return NULL;
-	}
-	*v = (struct json_value){.type = t};
-	return v;
-}
+static bool js_value(struct jscan *j, int depth);
 
-static bool js_value(struct jscan *j, int depth, struct json_value **out);
-
-/* Checks an object or array starting at its opening bracket; v is its node
- * when building (elements and members are appended in text order). The
- * recursion through js_value is bounded by JSON_MAX_DEPTH. */
+/* Checks an object or array starting at its opening bracket. The recursion
+ * through js_value is bounded by JSON_MAX_DEPTH. */
 // NOLINTNEXTLINE(misc-no-recursion)
-static bool js_container(struct jscan *j, int depth, struct json_value *v)
+static bool js_container(struct jscan *j, int depth)
 {
 	bool obj = j->s[j->i] == '{';
 	unsigned char close = obj ? '}' : ']';
-	struct json_value **tail = v ? &v->child : NULL;
 	if (depth >= JSON_MAX_DEPTH)
 		return js_fail(j, "nesting too deep");
 	j->i++;
@@ -351,14 +211,13 @@ static bool js_container(struct jscan *j, int depth, struct json_value *v)
 		return true;
 	}
 	for (;;) {
-		const char *key = NULL;
 		if (obj) {
 			js_ws(j);
 			if (j->i >= j->n)
 				return js_fail(j, "unexpected end of input");
 			if (j->s[j->i] != '"')
 				return js_fail(j, "expected a string key");
-			if (!js_string(j, v ? &key : NULL))
+			if (!js_string(j))
 				return false;
 			js_ws(j);
 			if (j->i >= j->n || j->s[j->i] != ':')
@@ -366,12 +225,8 @@ static bool js_container(struct jscan *j, int depth, struct json_value *v)
 				                               : "expected ':'");
 			j->i++;
 		}
-		if (!js_value(j, depth + 1, tail))
+		if (!js_value(j, depth + 1))
 			return false;
-		if (tail) {
-			(*tail)->key = key;
-			tail = &(*tail)->next;
-		}
 		js_ws(j);
 		if (j->i >= j->n)
 			return js_fail(j, "unexpected end of input");
@@ -387,138 +242,61 @@ static bool js_container(struct jscan *j, int depth, struct json_value *v)
 	}
 }
 
-/* Checks one value with surrounding whitespace; when out is given
- * (building), stores its node there. */
+/* Checks one value with the whitespace around it. */
 // NOLINTNEXTLINE(misc-no-recursion): bounded by JSON_MAX_DEPTH
-static bool js_value(struct jscan *j, int depth, struct json_value **out)
+static bool js_value(struct jscan *j, int depth)
 {
 	js_ws(j);
 	if (j->i >= j->n)
 		return js_fail(j, "unexpected end of input");
-	unsigned char ch = j->s[j->i];
-	enum json_type t;
-	switch (ch) {
+	bool ok;
+	switch (j->s[j->i]) {
 	case '{':
-		t = JSON_OBJECT;
-		break;
 	case '[':
-		t = JSON_ARRAY;
+		ok = js_container(j, depth);
 		break;
 	case '"':
-		t = JSON_STRING;
+		ok = js_string(j);
 		break;
 	case 't':
-		t = JSON_TRUE;
-		break;
-	case 'f':
-		t = JSON_FALSE;
-		break;
-	case 'n':
-		t = JSON_NULL;
-		break;
-	default:
-		if (ch != '-' && (ch < '0' || ch > '9'))
-			return js_fail(j, "unexpected character");
-		t = JSON_NUMBER;
-	}
-	struct json_value *v = NULL;
-	if (out && !(v = *out = new_node(j, t)))
-		return false;
-	bool ok;
-	switch (t) {
-	case JSON_OBJECT:
-	case JSON_ARRAY:
-		ok = js_container(j, depth, v);
-		break;
-	case JSON_STRING:
-		ok = js_string(j, v ? &v->str : NULL);
-		break;
-	case JSON_TRUE:
 		ok = js_word(j, "true");
 		break;
-	case JSON_FALSE:
+	case 'f':
 		ok = js_word(j, "false");
 		break;
-	case JSON_NULL:
+	case 'n':
 		ok = js_word(j, "null");
 		break;
 	default:
-		ok = js_number(j, v ? &v->num : NULL);
+		if (j->s[j->i] != '-' && (j->s[j->i] < '0' || j->s[j->i] > '9'))
+			return js_fail(j, "unexpected character");
+		ok = js_number(j);
 	}
 	if (ok)
 		js_ws(j);
 	return ok;
 }
 
-/* The whole text: one value, nothing else. */
-static bool js_document(struct jscan *j, struct json_value **root, struct json_error *err)
-{
-	const char *nul = memchr(j->s, '\0', j->n);
-	if (nul) {
-		j->i = (size_t)(nul - (const char *)j->s);
-		j->why = "NUL byte";
-	} else if (j->n >= 3 && memcmp(j->s, "\xEF\xBB\xBF", 3) == 0) {
-		j->why = "byte order mark not allowed";
-	} else {
-		js_ws(j);
-		if (j->i >= j->n)
-			j->why = "empty input";
-		else if (js_value(j, 0, root) && j->i < j->n)
-			j->why = "unexpected text after the JSON value";
-	}
-	if (j->why) {
-		err->pos = j->i;
-		err->why = j->why;
-		return false;
-	}
-	return true;
-}
-
 bool json_check(const char *text, size_t len, struct json_error *err)
 {
-	struct jscan j = {(const unsigned char *)text, len, 0, NULL, NULL};
-	return js_document(&j, NULL, err);
-}
-
-bool json_parse(const char *text, size_t len, struct json_doc *doc, struct json_error *err)
-{
-	doc->root = NULL;
-	doc->oom = false;
-	doc->blocks = NULL;
-	doc->cur = doc->inline_block;
-	doc->cap = sizeof doc->inline_block;
-	doc->used = 0;
-	struct jscan j = {(const unsigned char *)text, len, 0, NULL, doc};
-	struct json_value *root = NULL;
-	if (!js_document(&j, &root, err)) {
-		doc->oom = strcmp(err->why, "out of memory") == 0;
+	struct jscan j = {(const unsigned char *)text, len, 0, NULL};
+	const char *nul = memchr(text, '\0', len);
+	if (nul) {
+		j.i = (size_t)(nul - text);
+		j.why = "NUL byte";
+	} else if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
+		j.why = "byte order mark not allowed";
+	} else {
+		js_ws(&j);
+		if (j.i >= j.n)
+			j.why = "empty input";
+		else if (js_value(&j, 0) && j.i < j.n)
+			j.why = "unexpected text after the JSON value";
+	}
+	if (j.why) {
+		err->pos = j.i;
+		err->why = j.why;
 		return false;
 	}
-	doc->root = root;
 	return true;
-}
-
-void json_doc_free(struct json_doc *doc)
-{
-	struct json_block *b = doc->blocks;
-	while (b) {
-		struct json_block *next = b->next;
-		free(b);
-		b = next;
-	}
-	doc->blocks = NULL;
-	doc->root = NULL;
-	doc->cur = doc->inline_block;
-	doc->cap = sizeof doc->inline_block;
-	doc->used = 0;
-}
-
-const struct json_value *json_member(const struct json_value *obj, const char *key)
-{
-	if (!obj)
-		return NULL;
-	for (const struct json_value *m = obj->child; m; m = m->next)
-		if (m->key && strcmp(m->key, key) == 0)
-			return m;
-	return NULL;
 }

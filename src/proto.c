@@ -4,14 +4,19 @@
  * Decoding is table-driven: one row per command lists its parameters (JSON
  * key, type, destination field, flags); a generic loop validates them all
  * before the game ever sees the command. Encoding is a switch over the event
- * type without a default label, so -Wswitch flags an event nobody encodes;
- * lines are parsed by src/json.c and the output JSON is written by hand.
+ * type without a default label, so -Wswitch flags an event nobody encodes.
+ * A line is checked by json_check (src/json.c: strict RFC 8259) and then
+ * parsed by cJSON; the output JSON is written by hand.
  */
 #include "sopra/proto.h"
 #include "sopra/json.h"
+#include "sopra/xalloc.h"
+
+#include <cjson/cJSON.h>
 
 #include <limits.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <math.h>
 #include <stdio.h>
@@ -122,15 +127,16 @@ static int utf8_prefix(const char *s, int max)
 	return max;
 }
 
-static const char *decode_param(const struct param_spec *ps, const struct json_value *item,
-                                const char *cname, struct proto_cmd *out)
+static const char *decode_param(const struct param_spec *ps, const cJSON *item, const char *cname,
+                                struct proto_cmd *out)
 {
 	char *dst = (char *)&out->cmd + ps->offset;
 	switch (ps->type) {
 	case PT_INT: {
-		if (!json_is(item, JSON_NUMBER))
+		if (!cJSON_IsNumber(item))
 			return errf(out, "%s.%s: expected an integer", cname, ps->key);
-		double d = item->num;
+		/* +-infinity for a number beyond a double (1e400): out of range */
+		double d = item->valuedouble;
 		if (!isfinite(d) || d < (double)INT_MIN || d > (double)INT_MAX)
 			return errf(out, "%s.%s: integer out of range", cname, ps->key);
 		int v = (int)d;
@@ -141,20 +147,16 @@ static const char *decode_param(const struct param_spec *ps, const struct json_v
 		return NULL;
 	}
 	case PT_BOOL: {
-		if (!json_is_bool(item))
+		if (!cJSON_IsBool(item))
 			return errf(out, "%s.%s: expected a boolean", cname, ps->key);
-		bool v = item->type == JSON_TRUE;
+		bool v = cJSON_IsTrue(item);
 		memcpy(dst, &v, sizeof v);
 		return NULL;
 	}
 	case PT_STRING: {
-		if (!json_is(item, JSON_STRING))
+		if (!cJSON_IsString(item))
 			return errf(out, "%s.%s: expected a string", cname, ps->key);
-		out->name_storage = strdup(item->str);
-		if (!out->name_storage) {
-			fputs("sopra-server: out of memory\n", stderr);
-			abort();
-		}
+		out->name_storage = xstrdup(item->valuestring);
 		out->cmd.name = out->name_storage;
 		return NULL;
 	}
@@ -162,15 +164,14 @@ static const char *decode_param(const struct param_spec *ps, const struct json_v
 	return errf(out, "%s.%s: unsupported parameter type", cname, ps->key);
 }
 
-/* Decode the parameters of a command object; returns NULL or an error. */
 /* The member of obj named key, or NULL; a key given twice is ambiguous
- * (most parsers silently take one of them), reported through *dup. */
-static const struct json_value *unique_member(const struct json_value *obj, const char *key,
-                                              bool *dup)
+ * (cJSON, like most parsers, would silently take the first), reported
+ * through *dup. */
+static const cJSON *unique_member(const cJSON *obj, const char *key, bool *dup)
 {
-	const struct json_value *found = NULL;
-	for (const struct json_value *it = obj->child; it; it = it->next) {
-		if (it->key && strcmp(it->key, key) == 0) {
+	const cJSON *found = NULL;
+	for (const cJSON *it = obj->child; it; it = it->next) {
+		if (it->string && strcmp(it->string, key) == 0) {
 			if (found) {
 				*dup = true;
 				return NULL;
@@ -181,8 +182,9 @@ static const struct json_value *unique_member(const struct json_value *obj, cons
 	return found;
 }
 
-static const char *decode_params(const struct json_value *root, enum cmd_type type,
-                                 enum game_rules rules, struct proto_cmd *out)
+/* Decode the parameters of a command object; returns NULL or an error. */
+static const char *decode_params(const cJSON *root, enum cmd_type type, enum game_rules rules,
+                                 struct proto_cmd *out)
 {
 	const struct cmd_spec *spec = &cmd_specs[type];
 	const char *cname = cmd_name(type);
@@ -194,7 +196,7 @@ static const char *decode_params(const struct json_value *root, enum cmd_type ty
 		if ((ps->flags & PF_BASE_ONLY) && rules != RULES_BASE)
 			continue;
 		bool dup = false;
-		const struct json_value *item = unique_member(root, ps->key, &dup);
+		const cJSON *item = unique_member(root, ps->key, &dup);
 		if (dup)
 			return errf(out, "%s.%s: given more than once", cname, ps->key);
 		if (ps->flags & PF_PAIR) {
@@ -221,20 +223,19 @@ static const char *decode_params(const struct json_value *root, enum cmd_type ty
 	return NULL;
 }
 
-static const char *decode_root(const struct json_value *root, enum game_rules rules,
-                               struct proto_cmd *out)
+static const char *decode_root(const cJSON *root, enum game_rules rules, struct proto_cmd *out)
 {
-	if (!json_is(root, JSON_OBJECT))
+	if (!cJSON_IsObject(root))
 		return "not a JSON object";
 	bool dup = false;
-	const struct json_value *jc = unique_member(root, "command", &dup);
+	const cJSON *jc = unique_member(root, "command", &dup);
 	if (dup)
 		return "\"command\" given more than once";
 	if (!jc)
 		return "missing \"command\"";
-	if (!json_is(jc, JSON_STRING))
+	if (!cJSON_IsString(jc))
 		return "\"command\" must be a string";
-	const char *name = jc->str;
+	const char *name = jc->valuestring;
 	for (int t = 0; t < CMD_TYPE_COUNT; t++) {
 		if (strcmp(name, cmd_name((enum cmd_type)t)) == 0) {
 			out->cmd.type = (enum cmd_type)t;
@@ -247,13 +248,96 @@ static const char *decode_root(const struct json_value *root, enum game_rules ru
 	            strlen(name) > 64 ? "..." : "");
 }
 
+/* ---- cJSON's memory while a line is decoded -----------------------------
+ *
+ * cJSON allocates every value and every string on its own: 8-10 malloc and
+ * free pairs for a command line. While a line is parsed and decoded,
+ * cJSON's hooks hand out memory from a small static arena instead (a bump
+ * pointer, reset for every line; free does nothing there), and the tree is
+ * dropped with the arena rather than freed node by node. What does not fit
+ * comes from malloc and goes back with cJSON_Delete.
+ *
+ * The hooks are process-global: they are installed for one parse + decode
+ * only and reset to malloc/free before proto_decode returns, so other users
+ * of cJSON in the process (the tests, the tools) are unaffected as long as
+ * none runs at the same time (the server is single-threaded). The hook also
+ * tells an allocation failure apart from a text cJSON refuses.
+ */
+
+#define LINE_ARENA_SIZE 4096 /* a command line takes 300-700 bytes */
+
+static struct {
+	_Alignas(max_align_t) unsigned char mem[LINE_ARENA_SIZE];
+	size_t used;
+	size_t spilled; /* blocks from malloc not yet freed */
+	bool oom;       /* malloc failed for a block that did not fit */
+} line_arena;
+
+static bool in_line_arena(const void *p)
+{
+	uintptr_t a = (uintptr_t)p, lo = (uintptr_t)line_arena.mem;
+	return a >= lo && a - lo < sizeof line_arena.mem;
+}
+
+static void *line_arena_alloc(size_t n)
+{
+	size_t align = _Alignof(max_align_t);
+	size_t need = (n + align - 1) & ~(align - 1);
+	if (need >= n && need <= sizeof line_arena.mem - line_arena.used) {
+		void *p = line_arena.mem + line_arena.used;
+		line_arena.used += need;
+		return p;
+	}
+	void *p = malloc(n);
+	if (p)
+		line_arena.spilled++;
+	else
+		line_arena.oom = true;
+	return p;
+}
+
+static void line_arena_free(void *p)
+{
+	if (p && !in_line_arena(p)) {
+		line_arena.spilled--;
+		free(p);
+	}
+}
+
+/* Parses the checked line with cJSON in the line arena and decodes the
+ * command; returns NULL or the error. */
+static const char *parse_and_decode(const char *line, size_t len, enum game_rules rules,
+                                    struct proto_cmd *out)
+{
+	cJSON_Hooks hooks = {line_arena_alloc, line_arena_free};
+	cJSON_InitHooks(&hooks);
+	line_arena.used = 0;
+	line_arena.spilled = 0;
+	line_arena.oom = false;
+	const char *e;
+	cJSON *root = cJSON_ParseWithLength(line, len);
+	if (root) {
+		e = decode_root(root, rules, out);
+	} else {
+		if (line_arena.oom)
+			xalloc_die(len);
+		/* Not reached with the cJSON of Debian 12, which parses whatever
+		 * json_check accepts (tests/test_json.c, fuzz/fuzz_json.c); one that
+		 * does not (1.7.15 as released stopped numbers at 63 characters)
+		 * must not bring the server down. */
+		e = "malformed JSON: the JSON decoder (cJSON) refuses it";
+	}
+	if (line_arena.spilled)
+		cJSON_Delete(root); /* the rest goes with the arena */
+	cJSON_InitHooks(NULL);
+	return e;
+}
+
 bool proto_decode(const char *line, size_t len, enum game_rules rules, struct proto_cmd *out,
                   const char **err)
 {
 	proto_cmd_clear(out);
 	const char *e = NULL;
-	struct json_doc doc;
-	doc.blocks = NULL;
 
 	if (len > 0 && line[len - 1] == '\r')
 		len--;
@@ -265,31 +349,25 @@ bool proto_decode(const char *line, size_t len, enum game_rules rules, struct pr
 		e = PROTO_ERR_LINE_TOO_LONG;
 		goto fail;
 	}
-	if (memchr(line, '\0', len)) {
-		e = "line contains a NUL byte";
-		goto fail;
-	}
-	if (!utf8_valid(line, len)) {
-		e = "invalid UTF-8";
-		goto fail;
-	}
 	struct json_error je;
-	if (!json_parse(line, len, &doc, &je)) {
-		if (doc.oom) {
-			fputs("sopra-server: out of memory\n", stderr);
-			abort();
-		}
-		e = errf(out, "malformed JSON at byte %zu: %s", je.pos + 1, je.why);
+	if (!json_check(line, len, &je)) {
+		/* the line's own problems come first */
+		if (memchr(line, '\0', len))
+			e = "line contains a NUL byte";
+		else if (!utf8_valid(line, len))
+			e = "invalid UTF-8";
+		else
+			e = errf(out, "malformed JSON at byte %zu: %s", je.pos + 1, je.why);
 		goto fail;
 	}
-	e = decode_root(doc.root, rules, out);
+	/* json_check passed: no NUL byte, and valid UTF-8 throughout (outside
+	 * strings it allows ASCII only) */
+	e = parse_and_decode(line, len, rules, out);
 	if (e)
 		goto fail;
-	json_doc_free(&doc);
 	return true;
 
 fail:
-	json_doc_free(&doc);
 	proto_cmd_clear(out);
 	*err = e;
 	return false;
@@ -328,12 +406,7 @@ static char *buf_room(struct proto_buf *b, size_t n)
 			}
 			cap *= 2;
 		}
-		char *d = realloc(b->data, cap);
-		if (!d) {
-			fputs("sopra-server: out of memory\n", stderr);
-			abort();
-		}
-		b->data = d;
+		b->data = xrealloc(b->data, cap);
 		b->cap = cap;
 	}
 	return b->data + b->len;
@@ -427,8 +500,6 @@ static void put_json_string(struct proto_buf *b, const char *s)
 	}
 	PUT_LIT(b, "\"");
 }
-
-#define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 enum arg_kind { AK_INT, AK_BOOL, AK_FOOD_REASON, AK_MORAL_REASON };
 

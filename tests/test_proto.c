@@ -482,6 +482,67 @@ static void test_decode_malformed(void **state)
 		 "malformed JSON at byte 1: byte order mark not allowed");
 }
 
+/* cJSON alone accepts line (so the check in front of it is what rejects). */
+static void cjson_accepts(const char *line)
+{
+	cJSON *c = cJSON_ParseWithLength(line, strlen(line));
+	if (!c)
+		fail_msg("cJSON now refuses <%s>: update this test", line);
+	cJSON_Delete(c);
+}
+
+/* One case per kind of input cJSON alone accepts and the protocol rejects
+ * (tests/test_json.c shows what cJSON makes of each): the exact
+ * CommandFailed message, also for a Register whose name is such a value. */
+static void test_decode_rejects_what_cjson_accepts(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *line;
+		const char *want;
+	} cases[] = {
+	        /* an invalid \u escape: cJSON would register "Anna" */
+	        {"{\"command\":\"Register\",\"playerName\":\"Anna\\uZZZZ\"}",
+	         "malformed JSON at byte 41: invalid \\u escape in string"},
+	        {"{\"command\":\"EndTurn\\uXYZW\"}",
+	         "malformed JSON at byte 20: invalid \\u escape in string"},
+	        /* \u0000: cJSON would register "An" */
+	        {"{\"command\":\"Register\",\"playerName\":\"An\\u0000na\"}",
+	         "malformed JSON at byte 39: \\u0000 is not allowed in strings"},
+	        /* duplicate keys: cJSON would take the first */
+	        {"{\"command\":\"Register\",\"playerName\":\"A\",\"playerName\":\"B\"}",
+	         "Register.playerName: given more than once"},
+	        {"{\"command\":\"Register\",\"playerName\":\"A\",\"command\":\"Leave\"}",
+	         "\"command\" given more than once"},
+	        {"{\"command\":\"Search\",\"characterId\":1,\"characterId\":2}",
+	         "Search.characterId: given more than once"},
+	        /* leading zeros: cJSON reads 007 as 7 */
+	        {"{\"command\":\"Search\",\"characterId\":007}",
+	         "malformed JSON at byte 36: leading zero in number"},
+	        {"{\"command\":\"Register\",\"playerName\":007}",
+	         "malformed JSON at byte 37: leading zero in number"},
+	        /* raw control characters: cJSON copies them into the name, or
+	         * skips them as whitespace */
+	        {"{\"command\":\"Register\",\"playerName\":\"a\tb\"}",
+	         "malformed JSON at byte 38: control character in string"},
+	        {"{\"command\":\"Register\",\"playerName\":\"a\x1f\"}",
+	         "malformed JSON at byte 38: control character in string"},
+	        {"\x0b{\"command\":\"EndTurn\"}", "malformed JSON at byte 1: unexpected character"},
+	        /* 1e400: valid JSON that cJSON stores as infinity (printed as null) */
+	        {"{\"command\":\"Search\",\"characterId\":1e400}",
+	         "Search.characterId: integer out of range"},
+	        {"{\"command\":\"Search\",\"characterId\":-1e400}",
+	         "Search.characterId: integer out of range"},
+	        {"{\"command\":\"Register\",\"playerName\":1e400}",
+	         "Register.playerName: expected a string"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		cjson_accepts(cases[i].line);
+		dec_fail(cases[i].line, RULES_BASE, cases[i].want);
+		dec_fail(cases[i].line, RULES_REVISED, cases[i].want);
+	}
+}
+
 static void test_decode_empty_and_cr(void **state)
 {
 	(void)state;
@@ -952,6 +1013,7 @@ int main(void)
 		cmocka_unit_test(test_decode_lone_surrogate_escape),
 		cmocka_unit_test(test_decode_not_an_object),
 		cmocka_unit_test(test_decode_malformed),
+		cmocka_unit_test(test_decode_rejects_what_cjson_accepts),
 		cmocka_unit_test(test_decode_empty_and_cr),
 		cmocka_unit_test(test_decode_command_field),
 		cmocka_unit_test(test_decode_unknown_command_truncated),

@@ -2,8 +2,13 @@
  * proto: the wire format (docs/protocol.md). One client line -> one
  * struct cmd; one struct game_event -> one server line.
  *
- * Pure: no I/O, no globals. cJSON is used by the decoder only (it lives here
- * and in config, nowhere else); the encoder writes JSON by hand.
+ * No I/O. The decoder checks a line with json_check (json.h: what cJSON
+ * alone would accept but the protocol rejects) and parses it with cJSON --
+ * in the server, cJSON is used only here and in config. While proto_decode
+ * runs, cJSON's process-global allocation hooks point at a static per-line
+ * arena (proto.c), so proto_decode is neither reentrant nor thread-safe,
+ * and nothing else may use cJSON at the same time; the server is
+ * single-threaded. The encoder writes JSON by hand.
  */
 #ifndef SOPRA_PROTO_H
 #define SOPRA_PROTO_H
