@@ -4,7 +4,8 @@
  *   sopra-scenario --self-test
  *
  * Each scenario runs in its own forked worker (at most N at a time); results
- * are printed in input order, followed by the line "N passed, M failed".
+ * are printed in input order, followed by the line "N passed, M failed"
+ * (", K skipped" appended when a --conformance folder is missing).
  * Format: ../shared/spec/scenarios.md; see systemtests/README.md. */
 #define _DEFAULT_SOURCE 1
 #include "exec.h"
@@ -41,8 +42,8 @@ typedef struct {
 
 static void usage(FILE *f)
 {
-    fputs("usage: sopra-scenario --server PATH [-j N] [--verbose] [--valgrind] [--fixed-ports] "
-          "FILE_OR_DIR...\n"
+    fputs("usage: sopra-scenario --server PATH [-j N] [--verbose] [--valgrind] [--fixed-ports]\n"
+          "                      [--conformance N DIR]... FILE_OR_DIR...\n"
           "       sopra-scenario --self-test\n"
           "Runs *.scn scenarios (directories: their *.scn files, sorted by name) against\n"
           "the server and prints PASS/FAIL per scenario and \"N passed, M failed\".\n"
@@ -52,6 +53,10 @@ static void usage(FILE *f)
           "  --valgrind     run the server under valgrind (memcheck); waits are 4x longer\n"
           "  --fixed-ports  choose a free port and pass it (for servers that cannot report\n"
           "                 the port they got for --port 0 as \"listening on 0.0.0.0:N\")\n"
+          "  --conformance N DIR  run DIR like any directory; it is a conformance suite of\n"
+          "                 N scenarios from ../shared, which a clone may lack: if DIR is\n"
+          "                 missing, its N scenarios are reported as SKIPPED (failed with\n"
+          "                 CI=true in the environment)\n"
           "  --self-test    check the runner's own parsing code and exit\n",
           f);
 }
@@ -104,8 +109,10 @@ static char *display_name(const char *path)
     return b.s;
 }
 
-static void add_path(joblist *l, const char *arg)
+/* Adds the scenarios of arg (a file or a directory); returns how many. */
+static size_t add_path(joblist *l, const char *arg)
 {
+    size_t before = l->n;
     struct stat st;
     if (stat(arg, &st) < 0) {
         if (ends_with(arg, ".scn")) {
@@ -115,18 +122,18 @@ static void add_path(joblist *l, const char *arg)
         } else {
             fprintf(stderr, "sopra-scenario: note: skipping %s (%s)\n", arg, strerror(errno));
         }
-        return;
+        return l->n - before;
     }
     if (!S_ISDIR(st.st_mode)) {
         char *name = display_name(arg);
         add_job(l, arg, name);
         free(name);
-        return;
+        return l->n - before;
     }
     DIR *d = opendir(arg);
     if (!d) {
         fprintf(stderr, "sopra-scenario: note: skipping directory %s (%s)\n", arg, strerror(errno));
-        return;
+        return 0;
     }
     char **names = NULL;
     size_t n = 0, cap = 0;
@@ -159,6 +166,42 @@ static void add_path(joblist *l, const char *arg)
         free(names[i]);
     }
     free(names);
+    return l->n - before;
+}
+
+/* A conformance suite (--conformance N DIR) from ../shared next to the
+ * repository: its scenarios when DIR is there. When it is not (a clone
+ * without ../shared), its N scenarios count as skipped, loudly; under
+ * CI=true as failed. */
+typedef struct {
+    const char *dir;
+    long expected; /* --conformance N; 0: a plain FILE_OR_DIR argument */
+} suite;
+
+static void add_suite(joblist *l, const suite *su, size_t *skipped, size_t *failed)
+{
+    struct stat st;
+    if (stat(su->dir, &st) == 0) {
+        size_t n = add_path(l, su->dir);
+        if ((long)n != su->expected)
+            fprintf(stderr, "sopra-scenario: note: %s holds %zu scenarios, %ld expected\n", su->dir,
+                    n, su->expected);
+        return;
+    }
+    int e = errno;
+    const char *ci = getenv("CI");
+    if (ci && !strcmp(ci, "true")) {
+        printf("FAIL %s: not found (%s); CI=true needs ../shared/conformance next to the "
+               "repository: %ld conformance scenarios cannot run\n",
+               su->dir, strerror(e), su->expected);
+        *failed += (size_t)su->expected;
+    } else {
+        printf("SKIPPED: %ld conformance scenarios (%s not found: ../shared/conformance is "
+               "not next to the repository)\n",
+               su->expected, su->dir);
+        *skipped += (size_t)su->expected;
+    }
+    fflush(stdout);
 }
 
 static void free_jobs(joblist *l)
@@ -251,7 +294,7 @@ int main(int argc, char **argv)
     long jobs = sysconf(_SC_NPROCESSORS_ONLN);
     if (jobs < 1)
         jobs = 1;
-    const char **paths = xmalloc((size_t)argc * sizeof *paths);
+    suite *paths = xmalloc((size_t)argc * sizeof *paths);
     size_t npaths = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -286,6 +329,16 @@ int main(int argc, char **argv)
             o.valgrind = true;
         } else if (!strcmp(a, "--fixed-ports")) {
             o.fixed_ports = true;
+        } else if (!strcmp(a, "--conformance") && i + 2 < argc) {
+            char *end;
+            long n = strtol(argv[i + 1], &end, 10);
+            if (*end || n < 1) {
+                fprintf(stderr, "sopra-scenario: bad --conformance count %s\n", argv[i + 1]);
+                free(paths);
+                return 2;
+            }
+            paths[npaths++] = (suite){argv[i + 2], n};
+            i += 2;
         } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             free(paths);
@@ -296,7 +349,7 @@ int main(int argc, char **argv)
             free(paths);
             return 2;
         } else {
-            paths[npaths++] = a;
+            paths[npaths++] = (suite){a, 0};
         }
     }
     if (!o.server) {
@@ -314,11 +367,15 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
 
     joblist l = {0};
-    for (size_t i = 0; i < npaths; i++)
-        add_path(&l, paths[i]);
+    size_t passed = 0, failed = 0, skipped = 0, next = 0, printed = 0, running = 0;
+    for (size_t i = 0; i < npaths; i++) {
+        if (paths[i].expected)
+            add_suite(&l, &paths[i], &skipped, &failed);
+        else
+            add_path(&l, paths[i].dir);
+    }
     free(paths);
 
-    size_t passed = 0, failed = 0, next = 0, printed = 0, running = 0;
     int rc_fatal = 0;
     while (printed < l.n) {
         while (!rc_fatal && running < (size_t)jobs && next < l.n) {
@@ -352,7 +409,14 @@ int main(int argc, char **argv)
         printf("FAIL %s: not run\n", l.v[i].name);
         failed++;
     }
-    printf("%zu passed, %zu failed\n", passed, failed);
+    /* CI parses this line: "N passed, M failed", then ", K skipped" if K > 0 */
+    printf("%zu passed, %zu failed", passed, failed);
+    if (skipped)
+        printf(", %zu skipped", skipped);
+    printf("\n");
     free_jobs(&l);
-    return failed ? 1 : 0;
+    if (failed)
+        return 1;
+    /* nothing ran and something was skipped: ctest's SKIP_RETURN_CODE */
+    return passed == 0 && skipped > 0 ? 77 : 0;
 }
