@@ -9,7 +9,8 @@ server sent them. Cases:
   normal     POST /ready (the game port accepts connections by then),
              /health right after and every interval (>= 2 seen), /shutdown
              once GameEnd was flushed to every player: exactly that sequence,
-             each a POST of "{}" as application/json.
+             each a POST of "{}" as application/json, all over one
+             keep-alive connection.
   late       the sidecar's port refuses connections for the first 1.5 s:
              the server retries /ready with backoff, registration goes on
              meanwhile, then the same sequence as "normal".
@@ -66,7 +67,8 @@ class Sidecar:
     in the handler before the answer, under no lock."""
 
     def __init__(self, status=200, listen=True, on_request=None):
-        self.requests = []  # (monotonic time, method, path, content type, body)
+        self.requests = []  # (monotonic time, method, path, content type, body, extra)
+        self.peers = []     # the client port of each POST
         self.lock = threading.Lock()
         self.status = status
         self.on_request = on_request
@@ -86,6 +88,7 @@ class Sidecar:
                 with side.lock:
                     side.requests.append((t, "POST", self.path,
                                           self.headers.get("Content-Type"), body, extra))
+                    side.peers.append(self.client_address[1])
                 log("sidecar:", self.path, side.status)
                 out = b"{}"
                 self.send_response(side.status)
@@ -384,6 +387,8 @@ def lifecycle(args, listen_after):
             check(any("POST /ready failed" in l for l in srv.lines),
                   "the refused /ready was not logged")
         check(srv.exited_at - reqs[-1][0] < 1.0, "server lingered after /shutdown")
+        check(len(set(side.peers)) == 1,
+              "not one keep-alive connection: client ports %s" % side.peers)
         log("sequence:", paths, "in %.2f s" % (time.monotonic() - t0))
     finally:
         srv.kill()

@@ -38,8 +38,10 @@ struct event_base;
  * health.periodSeconds must be at least twice this (deploy/ manifests use
  * 5 s; the manifest check in test.sh --full compares them). */
 #define AGONES_HEALTH_INTERVAL_MS 2000
-/* One request's connect + answer time limit. */
-#define AGONES_REQUEST_TIMEOUT_MS 1000
+/* One request's connect + answer time limit. libevent also closes an idle
+ * keep-alive connection after this long, so it is above the ping interval:
+ * the connection then stays open from ping to ping. */
+#define AGONES_REQUEST_TIMEOUT_MS 5000
 /* Backoff between retries of /ready and /shutdown: doubling, capped. */
 #define AGONES_RETRY_MIN_MS 100
 #define AGONES_RETRY_MAX_MS 1000
