@@ -5,10 +5,8 @@
 #                        (own scenarios + ../shared/conformance), soak, fuzz
 #                        corpus replay -- on the normal build in build/
 #   ./test.sh --full     the above, plus the same suite on an ASan+UBSan build
-#                        (build-asan/), the command line, system tests and soak
-#                        against the static release build that is deployed
-#                        (build-static/, SOPRA_STATIC=ON), valgrind over the unit
-#                        tests and the conformance scenarios, a short fuzz run,
+#                        (build-asan/), valgrind over the unit tests and the
+#                        conformance scenarios, a short fuzz run,
 #                        a clang-format check of src/ and include/ and
 #                        clang-tidy over src/ (warnings are errors).
 #                        CI (CI=true) always runs --full.
@@ -85,14 +83,10 @@ if [ "$full" = 1 ]; then
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		ctest --test-dir build-asan --output-on-failure -j"$jobs" "$@"
 	skips build-asan
-	step "build (static release)" build build-static -DSOPRA_STATIC=ON -DCMAKE_BUILD_TYPE=Release
-	step "tests (static release)" ctest --test-dir build-static --output-on-failure -j"$jobs" \
-		-R '^(cli|system_.*|soak_.*)$' "$@"
-	skips build-static
 	step "deploy manifests (deploy/check_manifests.py)" python3 deploy/check_manifests.py \
-		--server build-static/sopra-server
+		--server build/sopra-server
 	step "container image (deploy/container_test.sh)" deploy/container_test.sh \
-		--server build-static/sopra-server --bot build-static/tools/sopra-bot
+		--server build/sopra-server --bot build/tools/sopra-bot
 	if command -v valgrind >/dev/null; then
 		vg_unit() {
 			local rc=0 t

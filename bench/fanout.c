@@ -2,8 +2,8 @@
  * sopra-fanout-floor FD: the floor for many games at once (bench.c,
  * section "concurrent"). It listens on an ephemeral loopback port, writes
  * the port (an int) to FD and serves until a connection closes. Built like
- * sopra-server (static-PIE with SOPRA_STATIC=ON), so that the comparison is
- * the traffic and not the linking.
+ * sopra-server (Release, dynamically linked with libevent_core), so that
+ * the comparison is the traffic and not the linking.
  *
  * It does what sopra-server does per command on the wire and nothing
  * else. Its clients
