@@ -3,7 +3,7 @@
  * one table (stdout); progress goes to stderr. It asserts nothing: numbers
  * on a shared machine vary, so the targets are printed next to them.
  *
- *   sopra-bench --server PATH [--server-dynamic PATH] [--bot PATH] [--example CFG] [--big-config CFG]
+ *   sopra-bench --server PATH [--bot PATH] [--example CFG] [--big-config CFG]
  *               [--quick] [--only SECTION[,SECTION...]] [--rtt-players N]
  *
  * Sections: rtt, engine, rss, startup, bots, concurrent, scaling.
@@ -32,7 +32,6 @@
 #include <unistd.h>
 
 static const char *opt_server;
-static const char *opt_server_dynamic; /* the dynamically linked build, for comparison */
 static const char *opt_fanout;         /* sopra-fanout-floor; default: next to this program */
 static const char *opt_bot;
 static const char *opt_example = "resources/example.json";
@@ -50,6 +49,38 @@ static bool want(const char *section)
 		if ((p == opt_only || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
 			return true;
 	return false;
+}
+
+/* What a process costs a host that runs many of them, in KiB, from
+ * /proc/PID/smaps_rollup: Pss (each page divided among the processes that
+ * map it, so the shared libraries count a fraction) and private memory
+ * (Private_Clean + Private_Dirty: pages no other process maps). -1 when
+ * unknown. */
+struct mem_kib {
+	long pss, priv;
+};
+
+static struct mem_kib proc_mem_kib(pid_t pid)
+{
+	struct mem_kib m = { -1, -1 };
+	char path[64], line[256];
+	snprintf(path, sizeof path, "/proc/%d/smaps_rollup", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return m;
+	long clean = -1, dirty = -1;
+	while (fgets(line, sizeof line, f)) {
+		if (strncmp(line, "Pss:", 4) == 0)
+			m.pss = strtol(line + 4, NULL, 10);
+		else if (strncmp(line, "Private_Clean:", 14) == 0)
+			clean = strtol(line + 14, NULL, 10);
+		else if (strncmp(line, "Private_Dirty:", 14) == 0)
+			dirty = strtol(line + 14, NULL, 10);
+	}
+	fclose(f);
+	if (clean >= 0 && dirty >= 0)
+		m.priv = clean + dirty;
+	return m;
 }
 
 static char *fmt(const char *f, ...)
@@ -163,7 +194,7 @@ static void bench_rtt(int server_cpu, const char *placement)
 				samples_add(&kinds[kind], t);
 		}
 	}
-	long hwm = proc_status_kib(spid, "VmHWM");
+	struct mem_kib mem = proc_mem_kib(spid);
 	script_close(&s);
 	proc_stop(spid);
 	close(errfd);
@@ -197,7 +228,8 @@ static void bench_rtt(int server_cpu, const char *placement)
 	}
 	table_row("  p50 per command (us)", buf, "",
 		  "UseCard/Move/Barricade/UseAbility/Attack/Search/EndTurn");
-	table_row("  server VmHWM after the round trips (KiB)", fmt("%ld", hwm), "", "");
+	table_row("  server Pss / private after the round trips (KiB)",
+		  fmt("%ld / %ld", mem.pss, mem.priv), "", "");
 	samples_free(&echo);
 	samples_free(&mix);
 }
@@ -237,46 +269,26 @@ static int cmp_long(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Proportional set size (shared pages divided among their users), KiB. */
-static long proc_pss_kib(pid_t pid)
-{
-	char path[64], line[256];
-	snprintf(path, sizeof path, "/proc/%d/smaps_rollup", (int)pid);
-	FILE *f = fopen(path, "r");
-	long v = -1;
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof line, f))
-		if (strncmp(line, "Pss:", 4) == 0)
-			v = strtol(line + 4, NULL, 10);
-	fclose(f);
-	return v;
-}
-
 /* Memory of an idle process, the median of 5 starts (file-backed pages
  * vary from start to start with the kernel's fault-around). */
-static void rss_row(const char *label, const char *target,
+static void mem_row(const char *label, const char *target,
 		    pid_t (*start)(const char *, const char *), const char *server, const char *arg)
 {
 	enum { RUNS = 5 };
-	long rss[RUNS], hwm[RUNS], anon[RUNS], pss[RUNS];
+	long pss[RUNS], priv[RUNS];
 	for (int i = 0; i < RUNS; i++) {
 		pid_t pid = start(server, arg);
 		sleep_ms(30);
-		rss[i] = proc_status_kib(pid, "VmRSS");
-		hwm[i] = proc_status_kib(pid, "VmHWM");
-		anon[i] = proc_status_kib(pid, "RssAnon");
-		pss[i] = proc_pss_kib(pid);
+		struct mem_kib m = proc_mem_kib(pid);
+		pss[i] = m.pss;
+		priv[i] = m.priv;
 		proc_stop(pid);
 	}
-	qsort(rss, RUNS, sizeof(long), cmp_long);
-	qsort(hwm, RUNS, sizeof(long), cmp_long);
-	qsort(anon, RUNS, sizeof(long), cmp_long);
 	qsort(pss, RUNS, sizeof(long), cmp_long);
-	table_row(fmt("RSS idle, %s: VmRSS / VmHWM (KiB)", label),
-		  fmt("%ld / %ld", rss[RUNS / 2], hwm[RUNS / 2]), target,
-		  fmt("private (RssAnon) %ld, Pss %ld KiB; median of %d", anon[RUNS / 2],
-		      pss[RUNS / 2], RUNS));
+	qsort(priv, RUNS, sizeof(long), cmp_long);
+	table_row(fmt("memory idle, %s: Pss / private (KiB)", label),
+		  fmt("%ld / %ld", pss[RUNS / 2], priv[RUNS / 2]), target,
+		  fmt("smaps_rollup; private = Private_Clean + Private_Dirty; median of %d", RUNS));
 }
 
 static pid_t start_server_idle(const char *server, const char *config)
@@ -306,18 +318,11 @@ static pid_t start_listen_floor(const char *unused, const char *unused2)
 static void bench_rss(void)
 {
 	fprintf(stderr, "memory: idle and in a 6-player game\n");
-	rss_row("floor (same libraries, only listens)", "", start_listen_floor, NULL,
-		NULL);
-	rss_row("server, example.json", "<= 2048", start_server_idle, opt_server, opt_example);
+	mem_row("floor (sopra-bench: libc, libevent, libcjson; only listens)", "",
+		start_listen_floor, NULL, NULL);
+	mem_row("server, example.json", "<= 2048", start_server_idle, opt_server, opt_example);
 	if (opt_big)
-		rss_row("server, largest config", "<= 2048", start_server_idle, opt_server, opt_big);
-	if (opt_server_dynamic) {
-		rss_row("dynamically linked build, example.json", "", start_server_idle,
-			opt_server_dynamic, opt_example);
-		if (opt_big)
-			rss_row("dynamically linked build, largest config", "",
-				start_server_idle, opt_server_dynamic, opt_big);
-	}
+		mem_row("server, largest config", "<= 2048", start_server_idle, opt_server, opt_big);
 
 	struct cfg_params cp = { .players = 6, .locations = 6, .cards_per_deck = 30,
 				 .rounds = 60, .feed = true };
@@ -330,23 +335,31 @@ static void bench_rss(void)
 	struct script s;
 	script_open(&s, port, 6);
 	script_setup_blocking(&s);
-	long rss_mid = 0;
+	/* Pss and private memory mid-game and the most seen (sampled every 100
+	 * commands, while the server lives) */
+	struct mem_kib mid = { -1, -1 }, most = { -1, -1 };
 	while (!s.over && script_send_next(&s)) {
 		script_wait_blocking(&s);
+		if (s.commands % 100 != 0 && s.commands != 6 * 7 * 30)
+			continue;
+		struct mem_kib m = proc_mem_kib(pid);
 		if (s.commands == 6 * 7 * 30)
-			rss_mid = proc_status_kib(pid, "VmRSS");
+			mid = m;
+		if (m.pss > most.pss)
+			most.pss = m.pss;
+		if (m.priv > most.priv)
+			most.priv = m.priv;
 	}
-	long hwm = proc_status_kib(pid, "VmHWM");
 	long cmds = s.commands;
 	script_close(&s);
 	int st = proc_wait(pid, 3000);
 	close(errfd);
 	unlink(path);
 	free(path);
-	table_row("server RSS in a 6-player game: VmRSS mid / VmHWM (KiB)",
-		  fmt("%ld / %ld", rss_mid, hwm), "",
-		  fmt("%ld commands, 60 rounds to GameEnd, exit %d", cmds,
-		      WIFEXITED(st) ? WEXITSTATUS(st) : -1));
+	table_row("server in a 6-player game: Pss / private mid-game, most seen (KiB)",
+		  fmt("%ld / %ld, %ld / %ld", mid.pss, mid.priv, most.pss, most.priv), "",
+		  fmt("%ld commands, 60 rounds to GameEnd, exit %d; sampled every 100 commands",
+		      cmds, WIFEXITED(st) ? WEXITSTATUS(st) : -1));
 }
 
 /* ---- 4. start-up ------------------------------------------------------------------- */
@@ -422,12 +435,6 @@ static void bench_startup(void)
 					   "--seed", "1", "--timeout", "60", NULL };
 		startup_row(fmt("largest config (%lld KiB)", (long long)st.st_size / 1024), big_argv,
 			    "<= 5");
-		if (opt_server_dynamic) {
-			big_argv[0] = opt_server_dynamic;
-			startup_row(fmt("dynamically linked build, largest config (%lld KiB)",
-					(long long)st.st_size / 1024),
-				    big_argv, "");
-		}
 	}
 }
 
@@ -918,11 +925,15 @@ static void bench_concurrent(void)
 	/* setup (registration, selection) through the same loop, unmeasured */
 	for (int i = 0; i < ngames; i++)
 		script_setup_blocking(&g[i].s);
-	long rss = 0;
-	for (int i = 0; i < ngames; i++)
-		rss += proc_status_kib(g[i].pid, "VmRSS");
+	long pss = 0, priv = 0;
+	for (int i = 0; i < ngames; i++) {
+		struct mem_kib m = proc_mem_kib(g[i].pid);
+		pss += m.pss;
+		priv += m.priv;
+	}
 	table_row(fmt("%d servers started and set up", ngames), fmt("%.2f s", spawn_s), "",
-		  fmt("sum of VmRSS %.1f MiB (shared pages counted each time)", (double)rss / 1024));
+		  fmt("sum of Pss %.1f MiB, of private memory %.1f MiB", (double)pss / 1024,
+		      (double)priv / 1024));
 
 	struct conc_result sat, paced;
 	concurrent_run(g, ngames, epfd, opt_quick ? 2 : 5, 0, &sat);
@@ -990,7 +1001,7 @@ static void bench_scaling(void)
 
 static void usage(void)
 {
-	fputs("usage: sopra-bench --server PATH [--server-dynamic PATH] [--bot PATH]\n"
+	fputs("usage: sopra-bench --server PATH [--bot PATH]\n"
 	      "                   [--fanout-floor PATH]   (default: next to sopra-bench)\n"
 	      "                   [--example CFG] [--big-config CFG] [--quick]\n"
 	      "                   [--only rtt,engine,rss,startup,bots,concurrent,scaling]\n"
@@ -1009,8 +1020,6 @@ int main(int argc, char **argv)
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (strcmp(a, "--server") == 0 && v)
 			opt_server = argv[++i];
-		else if (strcmp(a, "--server-dynamic") == 0 && v)
-			opt_server_dynamic = argv[++i];
 		else if (strcmp(a, "--fanout-floor") == 0 && v)
 			opt_fanout = argv[++i];
 		else if (strcmp(a, "--bot") == 0 && v)
