@@ -76,7 +76,7 @@ extern int child_cpu;
  * for its "listening on" line on stderr and returns its port. *pid gets the
  * child's pid; *errfd the read end of its stderr (caller closes it). */
 int server_spawn(const char *server, const char *config, int64_t seed, const char *rules,
-		 pid_t *pid, int *errfd);
+                 pid_t *pid, int *errfd);
 /* VmHWM / VmRSS of a process in KiB (-1 when unknown). */
 long proc_status_kib(pid_t pid, const char *field);
 /* SIGTERM, then wait; returns the exit status (as from waitpid). */
@@ -117,16 +117,16 @@ size_t wire_encode_cmd(const struct cmd *c, enum game_rules rules, char *buf, si
 /* ---- generated configurations (cfggen.c) ---------------------------------- */
 
 struct cfg_params {
-	int players;   /* maxPlayers */
-	int locations; /* besides the colony */
-	int cards_per_deck; /* each location deck and the start pile; >= 5 * players */
-	int rounds;    /* goal rounds = number of crises */
+	int players;          /* maxPlayers */
+	int locations;        /* besides the colony */
+	int cards_per_deck;   /* each location deck and the start pile; >= 5 * players */
+	int rounds;           /* goal rounds = number of crises */
 	int extra_characters; /* beyond 2 * players + 2 */
-	bool feed;     /* every character has a FEED ability (long scripted games) */
+	bool feed;            /* every character has a FEED ability (long scripted games) */
 };
 
 /* The ids the scripted client relies on. */
-#define CFG_COLONY_ID 1000
+#define CFG_COLONY_ID         1000
 #define CFG_FIRST_LOCATION_ID 1
 
 /* A valid configuration text (caller frees). Colony: `players` entrances. */
@@ -144,7 +144,7 @@ char *cfg_write_temp(const char *text, const char *tag);
  * connection. Used by the round-trip, RSS and concurrency measurements.
  */
 #define SCRIPT_MAX_PLAYERS 8
-#define SCRIPT_MIX_LEN 7
+#define SCRIPT_MIX_LEN     7
 
 struct script {
 	int nplayers;
@@ -152,9 +152,9 @@ struct script {
 	struct linebuf in[SCRIPT_MAX_PLAYERS];
 	int chars[SCRIPT_MAX_PLAYERS][2]; /* the first two characters of each player */
 	int nchars[SCRIPT_MAX_PLAYERS];
-	int registered;  /* Config events seen */
-	int sel_for;     /* the player offered Characters and not yet answered, or -1 */
-	int offer[2];    /* the first two characters offered to sel_for */
+	int registered; /* Config events seen */
+	int sel_for;    /* the player offered Characters and not yet answered, or -1 */
+	int offer[2];   /* the first two characters offered to sel_for */
 	int step[SCRIPT_MAX_PLAYERS]; /* position in the per-turn mix */
 	bool over;
 	/* the command in flight: sent on fds[pending_on] at sent_ns, -1 if none */
@@ -162,9 +162,9 @@ struct script {
 	int pending_kind; /* index into the mix, or -1 for setup commands */
 	uint64_t sent_ns;
 	bool pending_failed; /* a CommandFailed came for it */
-	int act_now_for; /* the player the last ActNow went to, -1 if none pending */
-	long commands;   /* measured commands completed */
-	long failed;     /* of which answered with CommandFailed */
+	int act_now_for;     /* the player the last ActNow went to, -1 if none pending */
+	long commands;       /* measured commands completed */
+	long failed;         /* of which answered with CommandFailed */
 };
 
 /* What the command of mix slot i is called (for tables). */
@@ -204,18 +204,18 @@ struct engine_result {
 	long games;
 	long commands;
 	long events;
-	double apply_s;    /* game_apply only */
-	double full_s;     /* proto_decode + game_apply + proto_encode of every event */
-	double setup_s;    /* of full_s: game_new and the registrations */
-	double play_s;     /* of full_s: the rest (the game proper, game_free) */
+	double apply_s;     /* game_apply only */
+	double full_s;      /* proto_decode + game_apply + proto_encode of every event */
+	double setup_s;     /* of full_s: game_new and the registrations */
+	double play_s;      /* of full_s: the rest (the game proper, game_free) */
 	long play_commands; /* commands after the registrations */
 	long cmds_per_game_min, cmds_per_game_max;
 };
 
 /* Generate `games` command streams with a random player against the game
  * API (seeded, reproducible), then replay them `reps` times for timing. */
-void engine_bench(const struct config *cfg, enum game_rules rules, int players, int games,
-		  int reps, struct engine_result *out);
+void engine_bench(const struct config *cfg, enum game_rules rules, int players, int games, int reps,
+                  struct engine_result *out);
 
 /* ---- the echo floor (echo.c) ----------------------------------------------- */
 

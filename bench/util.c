@@ -161,7 +161,7 @@ void table_print(void)
 		w2 = c > w2 ? c : w2;
 	}
 	printf("| %-*s | %-*s | %-*s | %s\n", w0, "what", w1, "value", w2, "target", "note |");
-	int w[3] = { w0, w1, w2 };
+	int w[3] = {w0, w1, w2};
 	for (int k = 0; k < 3; k++) {
 		fputs("|-", stdout);
 		for (int i = 0; i < w[k]; i++)
@@ -191,7 +191,7 @@ pid_t spawn_argv(const char *const *argv, int in, int out, int err)
 	if (c == 0) {
 		child_setup();
 		int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
-		const int to[3] = { in, out, err };
+		const int to[3] = {in, out, err};
 		for (int fd = 0; fd < 3; fd++) {
 			if (to[fd] == SPAWN_NULL && nul >= 0)
 				dup2(nul, fd);
@@ -206,14 +206,14 @@ pid_t spawn_argv(const char *const *argv, int in, int out, int err)
 }
 
 int server_spawn(const char *server, const char *config, int64_t seed, const char *rules,
-		 pid_t *pid, int *errfd)
+                 pid_t *pid, int *errfd)
 {
 	int p[2];
 	pipe_cloexec(p);
 	char seedbuf[32];
 	snprintf(seedbuf, sizeof seedbuf, "%lld", (long long)seed);
-	const char *argv[] = { server, "--config", config, "--port", "0", "--seed", seedbuf,
-			       "--timeout", "3600", "--rules", rules, NULL };
+	const char *argv[] = {server,  "--config",  config, "--port",  "0",   "--seed",
+	                      seedbuf, "--timeout", "3600", "--rules", rules, NULL};
 	pid_t c = spawn_argv(argv, SPAWN_NULL, SPAWN_NULL, p[1]);
 	close(p[1]);
 	/* read up to the "listening on" line; the rest of the log stays in the pipe */
@@ -263,7 +263,7 @@ int proc_wait(pid_t pid, int ms)
 			child_reaped(pid);
 			return st;
 		}
-		struct timespec ts = { 0, 1000000 };
+		struct timespec ts = {0, 1000000};
 		nanosleep(&ts, NULL);
 	}
 	return proc_stop(pid);
@@ -308,7 +308,7 @@ void write_all(int fd, const char *buf, size_t n)
 			if (errno == EINTR)
 				continue;
 			if (errno == EAGAIN) {
-				struct pollfd pf = { fd, POLLOUT, 0 };
+				struct pollfd pf = {fd, POLLOUT, 0};
 				poll(&pf, 1, 1000);
 				continue;
 			}
@@ -402,7 +402,7 @@ size_t wire_encode_cmd(const struct cmd *c, enum game_rules rules, char *buf, si
 	switch (c->type) {
 	case CMD_REGISTER:
 		k = snprintf(buf, n, "{\"command\":\"%s\",\"playerName\":\"%s\"}\n", name,
-			     c->name ? c->name : "");
+		             c->name ? c->name : "");
 		break;
 	case CMD_START_GAME:
 	case CMD_LEAVE:
@@ -410,28 +410,30 @@ size_t wire_encode_cmd(const struct cmd *c, enum game_rules rules, char *buf, si
 		k = snprintf(buf, n, "{\"command\":\"%s\"}\n", name);
 		break;
 	case CMD_SELECT_CHARACTERS:
-		k = snprintf(buf, n, "{\"command\":\"%s\",\"characterId0\":%d,\"characterId1\":%d}\n",
-			     name, c->character, c->character2);
+		k = snprintf(buf, n,
+		             "{\"command\":\"%s\",\"characterId0\":%d,\"characterId1\":%d}\n", name,
+		             c->character, c->character2);
 		break;
 	case CMD_MOVE:
 		if (rules == RULES_BASE)
 			k = snprintf(buf, n,
-				     "{\"command\":\"%s\",\"characterId\":%d,\"locationId\":%d,"
-				     "\"fuel\":%s}\n",
-				     name, c->character, c->location, c->fuel ? "true" : "false");
+			             "{\"command\":\"%s\",\"characterId\":%d,\"locationId\":%d,"
+			             "\"fuel\":%s}\n",
+			             name, c->character, c->location, c->fuel ? "true" : "false");
 		else
 			k = snprintf(buf, n,
-				     "{\"command\":\"%s\",\"characterId\":%d,\"locationId\":%d}\n",
-				     name, c->character, c->location);
+			             "{\"command\":\"%s\",\"characterId\":%d,\"locationId\":%d}\n",
+			             name, c->character, c->location);
 		break;
 	case CMD_SEARCH:
 	case CMD_CLEAN_WASTE:
-		k = snprintf(buf, n, "{\"command\":\"%s\",\"characterId\":%d}\n", name, c->character);
+		k = snprintf(buf, n, "{\"command\":\"%s\",\"characterId\":%d}\n", name,
+		             c->character);
 		break;
 	case CMD_ATTACK:
 	case CMD_BARRICADE:
 		k = snprintf(buf, n, "{\"command\":\"%s\",\"characterId\":%d,\"entrance\":%d}\n",
-			     name, c->character, c->entrance);
+		             name, c->character, c->entrance);
 		break;
 	case CMD_CONTRIBUTE_CARD:
 		k = snprintf(buf, n, "{\"command\":\"%s\",\"cardId\":%d}\n", name, c->card);
@@ -439,19 +441,20 @@ size_t wire_encode_cmd(const struct cmd *c, enum game_rules rules, char *buf, si
 	case CMD_USE_CARD:
 		if (c->has_target)
 			k = snprintf(buf, n,
-				     "{\"command\":\"%s\",\"cardId\":%d,\"characterId\":%d,"
-				     "\"target\":%d}\n",
-				     name, c->card, c->character, c->target);
+			             "{\"command\":\"%s\",\"cardId\":%d,\"characterId\":%d,"
+			             "\"target\":%d}\n",
+			             name, c->card, c->character, c->target);
 		else
 			k = snprintf(buf, n, "{\"command\":\"%s\",\"cardId\":%d}\n", name, c->card);
 		break;
 	case CMD_USE_ABILITY:
 		if (c->has_target)
-			k = snprintf(buf, n, "{\"command\":\"%s\",\"characterId\":%d,\"target\":%d}\n",
-				     name, c->character, c->target);
+			k = snprintf(buf, n,
+			             "{\"command\":\"%s\",\"characterId\":%d,\"target\":%d}\n",
+			             name, c->character, c->target);
 		else
 			k = snprintf(buf, n, "{\"command\":\"%s\",\"characterId\":%d}\n", name,
-				     c->character);
+			             c->character);
 		break;
 	}
 	if (k < 0 || (size_t)k >= n)
