@@ -57,13 +57,14 @@ void table_print(void);
 void child_started(pid_t pid);
 void child_reaped(pid_t pid);
 void child_setup(void);
-/* Fork and exec argv[0] with argv; in the child, child_setup() and then
- * stdin, stdout and stderr become in, out and err: SPAWN_NULL is
- * /dev/null, SPAWN_INHERIT keeps the bench's. Descriptors to hand over
- * must not be close-on-exec; every other pipe end should be. Returns the
- * pid (registered with child_started); dies if fork fails. */
 /* A pipe whose ends are close-on-exec (dies on failure). */
 void pipe_cloexec(int p[2]);
+/* toolutil's spawn() of argv with stdin, stdout and stderr in, out and err
+ * (SPAWN_NULL: /dev/null, SPAWN_INHERIT: the bench's own) and child_setup()
+ * in the child. Returns the pid (registered with child_started); dies if
+ * argv[0] cannot be started. The two values and proc_status_kib below are
+ * toolutil.h's (bench.c has names of its own that toolutil.h also uses, so
+ * only util.c includes it: a difference does not compile there). */
 #define SPAWN_NULL    (-1)
 #define SPAWN_INHERIT (-2)
 pid_t spawn_argv(const char *const *argv, int in, int out, int err);
@@ -77,7 +78,7 @@ extern int child_cpu;
  * child's pid; *errfd the read end of its stderr (caller closes it). */
 int server_spawn(const char *server, const char *config, int64_t seed, const char *rules,
                  pid_t *pid, int *errfd);
-/* VmHWM / VmRSS of a process in KiB (-1 when unknown). */
+/* VmHWM / VmRSS of a process in KiB (-1 when unknown); toolutil.h's. */
 long proc_status_kib(pid_t pid, const char *field);
 /* SIGTERM, then wait; returns the exit status (as from waitpid). */
 int proc_stop(pid_t pid);

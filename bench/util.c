@@ -1,6 +1,7 @@
 /* bench: time, statistics, the table, processes, sockets, line framing. */
 #define _GNU_SOURCE 1 /* sched_setaffinity */
 #include "bench.h"
+#include "toolutil.h"
 
 #include <sched.h>
 #include <errno.h>
@@ -185,22 +186,10 @@ void pipe_cloexec(int p[2])
 
 pid_t spawn_argv(const char *const *argv, int in, int out, int err)
 {
-	pid_t c = fork();
+	const struct spawn_opts so = {.setup = child_setup};
+	pid_t c = spawn(argv, in, out, err, &so);
 	if (c < 0)
-		die("fork: %s", strerror(errno));
-	if (c == 0) {
-		child_setup();
-		int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
-		const int to[3] = {in, out, err};
-		for (int fd = 0; fd < 3; fd++) {
-			if (to[fd] == SPAWN_NULL && nul >= 0)
-				dup2(nul, fd);
-			else if (to[fd] >= 0)
-				dup2(to[fd], fd);
-		}
-		execv(argv[0], (char *const *)argv);
-		_exit(127);
-	}
+		die("cannot start %s: %s", argv[0], strerror(errno));
 	child_started(c);
 	return c;
 }
@@ -234,24 +223,6 @@ int server_spawn(const char *server, const char *config, int64_t seed, const cha
 		if (len == sizeof buf - 1)
 			die("%s: unexpected log output", server);
 	}
-}
-
-long proc_status_kib(pid_t pid, const char *field)
-{
-	char path[64], line[256];
-	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return -1;
-	size_t fl = strlen(field);
-	long v = -1;
-	while (fgets(line, sizeof line, f))
-		if (strncmp(line, field, fl) == 0 && line[fl] == ':') {
-			v = strtol(line + fl + 1, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return v;
 }
 
 int proc_wait(pid_t pid, int ms)
