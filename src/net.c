@@ -141,10 +141,12 @@ struct conn {
 	bool registered;     /* got its Config: a player, not a stranger */
 	bool watcher;        /* came in on the watch port: read-only */
 	bool framing_broken; /* sent an over-long line: no more lines taken */
+	bool paused;         /* a stranger whose answers pile up: not read */
 	long opened_ms;      /* when it was accepted */
 	long line_ms;        /* when its last complete line arrived (or opened_ms) */
 	long partial_ms;     /* since when a partial line waits in `in`, or 0 */
 	long progress_ms;    /* last time its output moved (or became non-empty) */
+	size_t out_shared;   /* bytes of `out` that are references to shared lines */
 	bool dirty;          /* in srv->dirty: output queued, not yet flushed */
 	int linger_polls;
 	char peer[64];
@@ -503,12 +505,49 @@ static void shared_unref(struct shared_line *b)
 	free(b);
 }
 
+/* One connection's reference to a shared line (b NULL: the Config line,
+ * which lives as long as the server). */
+struct shared_ref {
+	struct conn *c;
+	struct shared_line *b;
+	size_t len;
+};
+
 /* evbuffer's cleanup callback: a reference has been sent or dropped. */
 static void shared_cleanup(const void *data, size_t len, void *arg)
 {
 	(void)data;
 	(void)len;
-	shared_unref(arg);
+	struct shared_ref *r = arg;
+	r->c->out_shared -= r->len;
+	if (r->b)
+		shared_unref(r->b);
+	free(r);
+}
+
+/* Queue len bytes at data for c by reference (b: the shared line they
+ * belong to, or NULL for the Config line). Returns evbuffer's result. */
+static int conn_add_shared(struct conn *c, const char *data, size_t len, struct shared_line *b)
+{
+	struct shared_ref *r = xmalloc(sizeof *r);
+	*r = (struct shared_ref){.c = c, .b = b, .len = len};
+	if (evbuffer_add_reference(c->out, data, len, shared_cleanup, r) != 0) {
+		free(r);
+		return -1;
+	}
+	c->out_shared += len;
+	if (b)
+		b->refs++;
+	return 0;
+}
+
+/* Bytes waiting for c that are its own copies (not shared lines). A
+ * shared line counts as shared until it is sent whole, so this may
+ * undercount by the unsent rest of one line. */
+static size_t conn_private_out(const struct conn *c)
+{
+	size_t n = evbuffer_get_length(c->out);
+	return n > c->out_shared ? n - c->out_shared : 0;
 }
 
 /* The shared copy of the line being routed (made on first use). */
@@ -543,14 +582,14 @@ static bool conn_stalled(const struct conn *c, long now)
 	return evbuffer_get_length(c->out) > 0 && now - c->progress_ms >= NET_STALL_MS;
 }
 
-/* The backlog beyond which a stalled connection is dropped: small for a
- * stranger (it only gets answers to its own lines), NET_MAX_OUTPUT for a
- * player plus the Config line, which carries the whole configuration. */
+/* The backlog of its own copies beyond which a stalled connection is
+ * dropped: small for a stranger (it only gets answers to its own lines),
+ * NET_MAX_OUTPUT for a player. Shared lines (the Config line, long events)
+ * do not count here: they cost one copy for everybody and are held to the
+ * budget instead. */
 static size_t conn_cap(const struct conn *c)
 {
-	if (!c->registered)
-		return NET_STRANGER_MAX_OUTPUT;
-	return NET_MAX_OUTPUT + c->srv->config_line.len;
+	return c->registered ? NET_MAX_OUTPUT : NET_STRANGER_MAX_OUTPUT;
 }
 
 /* Queue one encoded line for c if it is OPEN: the Config line and long
@@ -561,22 +600,19 @@ static void conn_queue(struct conn *c, const struct proto_buf *line)
 	struct server *s = c->srv;
 	if (c->state != CONN_OPEN)
 		return;
-	size_t backlog = evbuffer_get_length(c->out);
 	long now = now_ms();
-	if (backlog == 0) {
+	if (evbuffer_get_length(c->out) == 0) {
 		c->progress_ms = now; /* the stall clock starts with the backlog */
-	} else if (backlog + line->len > conn_cap(c) && conn_stalled(c, now)) {
+	} else if (conn_private_out(c) + line->len > conn_cap(c) && conn_stalled(c, now)) {
 		conn_lost(c, "output buffer overflow (client does not read)");
 		return;
 	}
 	int rc;
 	if (line == &s->config_line) {
-		rc = evbuffer_add_reference(c->out, line->data, line->len, NULL, NULL);
+		rc = conn_add_shared(c, line->data, line->len, NULL);
 	} else if (line->len > NET_COPY_MAX) {
 		struct shared_line *b = shared_current(s);
-		rc = evbuffer_add_reference(c->out, b->data, b->len, shared_cleanup, b);
-		if (rc == 0)
-			b->refs++;
+		rc = conn_add_shared(c, b->data, b->len, b);
 	} else {
 		rc = evbuffer_add(c->out, line->data, line->len);
 	}
@@ -609,6 +645,12 @@ static int conn_send_pending(struct conn *c)
 static void conn_drained(struct conn *c)
 {
 	event_del(c->wev);
+	if (c->paused && c->state == CONN_OPEN) {
+		c->paused = false;
+		event_add(c->rev, NULL);
+		struct timeval zero = {0, 0};
+		evtimer_add(c->resume, &zero); /* lines may wait in c->in */
+	}
 	if (c->state == CONN_DRAINING) {
 		evtimer_del(c->timer);
 		conn_linger(c);
@@ -918,21 +960,23 @@ static bool worse_offender(const struct conn *a, const struct conn *b)
 }
 
 /*
- * The budget (NET_BUDGET): every connection's buffered input plus the
- * output waiting for connections that do not read (stalled). While the sum
- * is over it, the worst stalled connection is dropped: strangers first,
- * then the player with the largest backlog. Connections that read are
- * never dropped for it.
+ * The budget (NET_BUDGET) counts what the server holds for its clients:
+ * every connection's buffered input, the copies queued for connections
+ * that do not read (stalled), and every shared line still referenced (once,
+ * however many connections it is queued for). While the sum is over it,
+ * the worst stalled connection is dropped: strangers first, then the one
+ * holding the largest backlog. Connections that read are never dropped for
+ * it.
  */
 static void enforce_budget(struct server *s, long now)
 {
 	for (;;) {
-		size_t total = 0;
+		size_t total = s->shared_bytes;
 		struct conn *victim = NULL;
 		for (struct conn *c = s->conns; c; c = c->next) {
 			total += evbuffer_get_length(c->in);
 			if (c->state == CONN_OPEN && conn_stalled(c, now)) {
-				total += evbuffer_get_length(c->out);
+				total += conn_private_out(c);
 				if (worse_offender(c, victim))
 					victim = c;
 			}
@@ -954,7 +998,9 @@ static void enforce_idle_limits(struct server *s, long now)
 		next = c->next;
 		if (c->state != CONN_OPEN || c->watcher)
 			continue;
-		if (!c->registered && now - c->line_ms >= limit)
+		if (conn_stalled(c, now) && conn_private_out(c) > conn_cap(c))
+			conn_lost(c, "output buffer overflow (client does not read)");
+		else if (!c->registered && now - c->line_ms >= limit)
 			conn_lost(c, "stranger idle: no command within the timeout");
 		else if (c->partial_ms && now - c->partial_ms >= limit)
 			conn_lost(c, "partial line not completed within the timeout");
@@ -1009,6 +1055,13 @@ static void conn_line_too_long(struct conn *c)
 static bool conn_take_lines(struct conn *c)
 {
 	struct server *s = c->srv;
+	if (!c->registered && conn_private_out(c) > NET_STRANGER_MAX_OUTPUT) {
+		/* a stranger that does not read its answers gets no more: its
+		 * lines wait in the kernel until it reads (or the sweep drops it) */
+		c->paused = true;
+		event_del(c->rev);
+		return false;
+	}
 	if (c->watcher) { /* read-only: what a watcher sends is discarded */
 		evbuffer_drain(c->in, evbuffer_get_length(c->in));
 		return false;
@@ -1077,7 +1130,7 @@ static void conn_resume_cb(evutil_socket_t fd, short what, void *arg)
 	if (c->state != CONN_OPEN)
 		return;
 	conn_handle_input(c);
-	if (!evtimer_pending(c->resume, NULL) && c->state != CONN_CLOSED)
+	if (!evtimer_pending(c->resume, NULL) && c->state != CONN_CLOSED && !c->paused)
 		event_add(c->rev, NULL);
 	run_queue(s);
 	flush_dirty(s);

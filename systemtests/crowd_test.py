@@ -1,0 +1,576 @@
+#!/usr/bin/env python3
+"""Crowd cases: the server stays bounded under many hostile connections
+(issue 10; docs/robustness.md, "Resource model").
+
+Every case starts the real sopra-server on a free port and checks exact
+outcomes (who got which event, who was dropped, exit code 0) plus the
+server's peak memory (VmHWM) against the documented bound. Round-trip
+numbers of an honest player during each flood are printed (not asserted:
+the machine is shared), next to the same player's idle numbers.
+
+  strangers_flood   256 strangers that never read pipeline junk lines
+  half_lines        4000 connections each send half a line, server at
+                    RLIMIT_NOFILE 1024; a second player registers and plays
+                    during the flood
+  free_seat         descriptors used up by idle strangers; a player still
+                    gets in and registers
+  big_names         150 players with 60,000-byte names: every Player event
+                    reaches every reader, nobody is dropped
+  signals           SIGHUP, SIGUSR1, SIGUSR2, SIGALRM during registration and
+                    mid-turn change nothing (SIGUSR1 logs a status line);
+                    SIGQUIT stops with exit 0
+  stranger_no_restart  a stranger's failing commands do not restart the
+                    --timeout after registration: the silent player leaves
+
+Usage: crowd_test.py --server PATH --config PATH [--only NAME] [--verbose]
+Ends with "N passed, M failed".
+"""
+import argparse
+import json
+import os
+import resource
+import select
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+VERBOSE = False
+MIB = 1024 * 1024
+# The documented bound (docs/robustness.md): the 64 MiB budget plus what
+# the connections' fixed parts, libevent and the allocator take.
+PEAK_BOUND_KIB = 160 * 1024
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise Failure(what)
+
+
+def log(*a):
+    if VERBOSE:
+        print("   ", *a, flush=True)
+
+
+class Server:
+    def __init__(self, args, config, timeout=30, nofile=None, extra=()):
+        self.log = tempfile.NamedTemporaryFile(prefix="crowd-", suffix=".log", delete=False)
+
+        def limits():
+            if nofile:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+
+        self.p = subprocess.Popen(
+            [args.server, "--config", config, "--port", "0", "--seed", "56", "--timeout",
+             str(timeout), *extra],
+            stdout=subprocess.DEVNULL, stderr=self.log, preexec_fn=limits)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            text = self.text()
+            at = text.find("listening on 0.0.0.0:")
+            if at >= 0:
+                self.port = int(text[at + 21:].split()[0])
+                return
+            time.sleep(0.02)
+        raise Failure("server did not listen: " + self.text()[-500:])
+
+    def text(self):
+        with open(self.log.name, "r", errors="replace") as f:
+            return f.read()
+
+    def status(self, key):
+        with open("/proc/%d/status" % self.p.pid) as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1])
+        return -1
+
+    def wait_exit(self, timeout=10):
+        try:
+            return self.p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            raise Failure("server did not exit within %d s" % timeout)
+
+    def close(self):
+        if self.p.poll() is None:
+            self.p.kill()
+            self.p.wait()
+        os.unlink(self.log.name)
+
+
+def readable(sock, timeout):
+    """poll() (select() cannot take descriptors above 1023)."""
+    p = select.poll()
+    p.register(sock, select.POLLIN)
+    return bool(p.poll(max(0, int(timeout * 1000))))
+
+
+def drain(c, quiet=0.3):
+    """Read and drop events until none comes for `quiet` seconds."""
+    while readable(c.s, quiet) or b"\n" in c.buf:
+        if c.event() is None:
+            return
+
+
+class Client:
+    """A line client with its own receive buffer."""
+
+    def __init__(self, port, rcvbuf=None, host="127.0.0.1"):
+        self.s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        if rcvbuf:
+            self.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        self.s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.s.connect((host, port))
+        self.buf = b""
+        self.eof = False
+
+    def send(self, line):
+        self.s.sendall(line.encode() + b"\n")
+
+    def event(self, timeout=5.0):
+        """The next event (parsed), or None at EOF."""
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise Failure("no event within %.1f s" % timeout)
+            if readable(self.s, left):
+                try:
+                    d = self.s.recv(1 << 20)
+                except ConnectionResetError:
+                    d = b""
+                if not d:
+                    self.eof = True
+                    return None
+                self.buf += d
+        line, self.buf = self.buf.split(b"\n", 1)
+        return json.loads(line)
+
+    def expect(self, name, timeout=5.0):
+        ev = self.event(timeout)
+        check(ev is not None, "EOF while waiting for %s" % name)
+        check(ev["event"] == name, "expected %s, got %s" % (name, str(ev)[:200]))
+        return ev
+
+    def close(self):
+        self.s.close()
+
+
+def register(c, name):
+    c.send(json.dumps({"command": "Register", "playerName": name}))
+    c.expect("Config")
+
+
+def start_two(srv):
+    """Players A (0) and B (1) registered; A starts; both selected; A active."""
+    a, b = Client(srv.port), Client(srv.port)
+    register(a, "A")
+    register(b, "B")  # maxPlayers 2: the game starts
+    for c in (a, b):
+        c.expect("GameStarted")
+        c.expect("Player")
+        c.expect("Player")
+    for me in (a, b):
+        chars = me.expect("Characters")
+        me.send(json.dumps({"command": "SelectCharacters",
+                            "characterId0": chars["characterId0"],
+                            "characterId1": chars["characterId1"]}))
+        for c in (a, b):  # CharacterSpawned x2, CardDrawn x5 to all
+            for _ in range(7):
+                c.event()
+    while a.event()["event"] != "ActNow":  # NextRound, Crisis, DieRolled...
+        pass
+    drain(a)
+    drain(b)
+    return a, b
+
+
+def rtt(c, n=50):
+    """n round trips of a failing command from the player who is not active
+    (CommandFailed only); sorted times in ms."""
+    out = []
+    for _ in range(n):
+        t0 = time.monotonic()
+        c.send('{"command":"EndTurn"}')
+        c.expect("CommandFailed")
+        out.append((time.monotonic() - t0) * 1e3)
+        time.sleep(0.002)
+    return sorted(out)
+
+
+def p99(v):
+    return v[min(len(v) - 1, int(0.99 * (len(v) - 1) + 0.5))]
+
+
+def report(name, idle, busy):
+    print("    %s: honest round trip idle p50 %.3f p99 %.3f ms; during the flood p50 %.3f "
+          "p99 %.3f ms (%.2fx the idle p99)" % (name, idle[len(idle) // 2], p99(idle),
+                                                 busy[len(busy) // 2], p99(busy),
+                                                 p99(busy) / max(p99(idle), 1e-9)))
+
+
+def finish(a, b, srv):
+    """A ends its turn; both answer every ActNow with EndTurn until both
+    have GameEnd; the server exits 0."""
+    a.send('{"command":"EndTurn"}')
+    done = set()
+    deadline = time.monotonic() + 15
+    while len(done) < 2:
+        check(time.monotonic() < deadline, "no GameEnd within 15 s")
+        for c in (a, b):
+            if c in done or not (readable(c.s, 0.05) or b"\n" in c.buf):
+                continue
+            ev = c.event()
+            check(ev is not None, "EOF before GameEnd")
+            if ev["event"] == "ActNow":
+                c.send('{"command":"EndTurn"}')
+            elif ev["event"] == "GameEnd":
+                done.add(c)
+    check(srv.wait_exit() == 0, "exit code not 0")
+
+
+# ---- cases ------------------------------------------------------------------
+
+def case_strangers_flood(args):
+    srv = Server(args, args.config)
+    try:
+        a, b = start_two(srv)
+        idle = rtt(b)
+        junk = b"x\n" * 65536  # 128 KiB of bad lines per write
+        strangers = []
+        for _ in range(256):
+            s = socket.socket()
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            s.connect(("127.0.0.1", srv.port))
+            s.setblocking(False)
+            strangers.append(s)
+        sent = 0
+        t_end = time.monotonic() + 3
+        busy = []
+        while time.monotonic() < t_end:
+            for s in strangers:
+                try:
+                    sent += s.send(junk)
+                except (BlockingIOError, BrokenPipeError, ConnectionResetError):
+                    pass
+            busy += rtt(b, 5)
+        hwm = srv.status("VmHWM")
+        text = srv.text()
+        dropped = text.count("output buffer overflow") + text.count("over the memory budget") \
+            + text.count("evicted")
+        log("sent %d MiB of junk; %d strangers dropped; VmHWM %d KiB" % (sent // MIB, dropped, hwm))
+        report("strangers_flood", idle, sorted(busy))
+        print("    strangers_flood: %d MiB of junk sent by 256 strangers, %d drops, server peak "
+              "%d MiB" % (sent // MIB, dropped, hwm // 1024))
+        check(dropped > 0, "no stranger was dropped although none reads")
+        check(0 < hwm <= PEAK_BOUND_KIB, "server peak %d KiB over the bound" % hwm)
+        for s in strangers:
+            s.close()
+        finish(a, b, srv)
+    finally:
+        srv.close()
+
+
+def case_half_lines(args):
+    srv = Server(args, args.config, nofile=1024, extra=("--max-strangers", "5000"))
+    try:
+        a = Client(srv.port)
+        register(a, "A")
+        half = b'{"command":"Register","playerName":"' + b"h" * 1000
+        conns = []
+        b = None
+        busy = []
+        for i in range(4000):
+            try:
+                s = socket.socket()
+                s.setblocking(False)
+                try:
+                    s.connect(("127.0.0.1", srv.port))
+                except BlockingIOError:
+                    pass
+                conns.append(s)
+            except OSError:
+                break
+            if i % 8 == 7:
+                for t in conns[-8:]:
+                    try:
+                        t.send(half)
+                    except OSError:
+                        pass
+            if i == 2000:  # B arrives in the middle of the flood and plays
+                b = Client(srv.port)
+                register(b, "B")
+                for c in (a, b):
+                    c.expect("GameStarted")
+        hwm = srv.status("VmHWM")
+        text = srv.text()
+        evicted = text.count("evicted")
+        print("    half_lines: %d connections opened, %d evicted, %d accept failures reported, "
+              "server peak %d MiB" % (len(conns), evicted, text.count("accept failed"),
+                                      hwm // 1024))
+        check(b is not None, "B never got to register")
+        check(evicted > 0, "nobody was evicted although the strangers exceed the limit")
+        check(0 < hwm <= PEAK_BOUND_KIB, "server peak %d KiB over the bound" % hwm)
+        # the game goes on: both select, then play out
+        for c in (a, b):
+            c.expect("Player")
+            c.expect("Player")
+        for me in (a, b):
+            chars = me.expect("Characters")
+            me.send(json.dumps({"command": "SelectCharacters",
+                                "characterId0": chars["characterId0"],
+                                "characterId1": chars["characterId1"]}))
+            for c in (a, b):
+                for _ in range(7):
+                    c.event()
+        for s in conns:
+            s.close()
+        while a.event()["event"] != "ActNow":
+            pass
+        drain(b)
+        finish(a, b, srv)
+    finally:
+        srv.close()
+
+
+def case_free_seat(args):
+    srv = Server(args, args.config, nofile=64)
+    try:
+        idle = []
+        for _ in range(200):
+            try:
+                s = socket.create_connection(("127.0.0.1", srv.port), timeout=2)
+                idle.append(s)
+            except OSError:
+                break
+        time.sleep(0.3)
+        a = Client(srv.port)
+        register(a, "A")
+        b = Client(srv.port)
+        register(b, "B")
+        a.expect("GameStarted")
+        print("    free_seat: %d idle strangers opened at RLIMIT_NOFILE 64; both players "
+              "registered" % len(idle))
+        check("accept failed" in srv.text(), "descriptors never ran out")
+        for s in idle:
+            s.close()
+        srv.p.send_signal(signal.SIGTERM)
+        check(srv.wait_exit() == 0, "exit code not 0 after SIGTERM")
+    finally:
+        srv.close()
+
+
+def big_config(path, players):
+    """h_basic.json grown to `players` seats (characters and decks)."""
+    with open(args_global.config) as f:
+        cfg = json.load(f)
+    cfg["maxPlayers"] = players
+    chars = cfg["characters"]
+    need = players * 2 + 2
+    for i in range(len(chars), need):
+        c = dict(chars[i % 12])
+        c["identifier"] = 20000 + i
+        c["status"] = 100000 + i
+        c["name"] = "C%d" % i
+        chars.append(c)
+    ncards = players * 5
+    cards, start, deck = [], [], []
+    for i in range(2 * ncards):
+        cards.append({"stuff": {"identifier": 50000 + i}})
+        (start if i < ncards else deck).append(50000 + i)
+    cfg["cards"] = cards
+    cfg["locations"] = [{"colony": {"identifier": 3000, "entrances": 6, "startCards": start}},
+                        {"name": "Outpost", "identifier": 3001, "entrances": 1,
+                         "survivorSpaces": 3, "cards": deck}]
+    with open(path, "w") as f:
+        json.dump(cfg, f)
+
+
+def read_concurrently(clients, want_lines, on_line, timeout):
+    """Read every client's socket at once (as real clients do) until each
+    has want_lines complete lines; on_line(k, index, line) checks each."""
+    p = select.poll()
+    by_fd = {}
+    rest = {}
+    count = {}
+    for k, c in enumerate(clients):
+        p.register(c.s, select.POLLIN)
+        by_fd[c.s.fileno()] = (k, c)
+        rest[k] = c.buf
+        count[k] = 0
+    deadline = time.monotonic() + timeout
+    wants = want_lines if isinstance(want_lines, list) else [want_lines] * len(clients)
+    while any(count[k] < wants[k] for k in count):
+        check(time.monotonic() < deadline, "readers did not get everything in %d s" % timeout)
+        for fd, _ in p.poll(200):
+            k, c = by_fd[fd]
+            d = c.s.recv(1 << 20)
+            if not d:
+                raise Failure("a reader was disconnected: " + "".join(
+                    l + "\n" for l in srv_global.text().splitlines() if "closed" in l)[:600])
+            buf = rest[k] + d
+            start = 0
+            while True:
+                nl = buf.find(b"\n", start)
+                if nl < 0:
+                    break
+                if count[k] < wants[k]:
+                    on_line(k, count[k], buf[start:nl])
+                count[k] += 1
+                start = nl + 1
+            rest[k] = buf[start:]
+
+
+def case_big_names(args):
+    n, name_len = 150, 60000
+    path = tempfile.mktemp(suffix=".json")
+    big_config(path, n)
+    srv = Server(args, path, timeout=60)
+    global srv_global
+    srv_global = srv
+    clients = []
+    try:
+        for i in range(n):
+            c = Client(srv.port)
+            c.send(json.dumps({"command": "Register", "playerName": ("%03d" % i) * (name_len // 3)}))
+            clients.append(c)
+            if i < n - 1:
+                c.expect("Config", 20)
+
+        # the last Register starts the game: its Config, GameStarted, then
+        # 150 Player events of 60 KB to each of 150 players (1.35 GB if
+        # every copy were separate), all read at once
+        def on_line(k, idx, line):
+            first = 1 if k == n - 1 else 0  # the last one's Config comes first
+            if idx < first:
+                return
+            if idx == first:
+                check(line == b'{"event":"GameStarted"}', "client %d: no GameStarted" % k)
+                return
+            i = idx - first - 1
+            head = b'{"event":"Player","player":%d,"playerName":"' % i
+            check(line.startswith(head) and len(line) == len(head) + name_len + 2 and
+                  line[len(head):len(head) + 3] == b"%03d" % i,
+                  "client %d: Player %d wrong: %s" % (k, i, line[:80]))
+
+        t0 = time.monotonic()
+        read_concurrently(clients, [n + 1] * (n - 1) + [n + 2], on_line, 120)
+        took = time.monotonic() - t0
+        hwm = srv.status("VmHWM")
+        text = srv.text()
+        print("    big_names: %d players each got %d Player events of %d bytes (%.0f MB in "
+              "all, %.1f s); drops %d; server peak %d MiB" %
+              (n, n, name_len, n * n * name_len / 1e6, took,
+               text.count("output buffer overflow"), hwm // 1024))
+        check("output buffer overflow" not in text and "over the memory budget" not in text,
+              "a reader was dropped")
+        check(0 < hwm <= PEAK_BOUND_KIB, "server peak %d KiB over the bound" % hwm)
+        srv.p.send_signal(signal.SIGTERM)
+        check(srv.wait_exit(15) == 0, "exit code not 0 after SIGTERM")
+    finally:
+        for c in clients:
+            c.close()
+        srv.close()
+        os.unlink(path)
+
+
+def case_signals(args):
+    for phase in ("registration", "turn"):
+        srv = Server(args, args.config)
+        try:
+            if phase == "registration":
+                a = Client(srv.port)
+                register(a, "A")
+            else:
+                a, b = start_two(srv)
+            for sig in (signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2, signal.SIGALRM):
+                srv.p.send_signal(sig)
+                time.sleep(0.1)
+                check(srv.p.poll() is None, "%s killed the server in %s" % (sig.name, phase))
+            text = srv.text()
+            check("status:" in text, "SIGUSR1 logged no status line")
+            for name in ("SIGHUP", "SIGUSR2", "SIGALRM"):
+                check("%s ignored" % name in text, "%s not logged" % name)
+            if phase == "registration":
+                b = Client(srv.port)
+                register(b, "B")  # the game goes on: it starts
+                a.expect("GameStarted")
+            else:
+                b.send('{"command":"EndTurn"}')  # still answered
+                b.expect("CommandFailed")
+            srv.p.send_signal(signal.SIGQUIT)
+            check(srv.wait_exit(5) == 0, "SIGQUIT: exit code not 0")
+            check("shutting down (SIGQUIT)" in srv.text(), "SIGQUIT not an orderly stop")
+        finally:
+            srv.close()
+    print("    signals: HUP, USR1, USR2, ALRM survived in registration and mid-turn; QUIT exit 0")
+
+
+def case_stranger_no_restart(args):
+    srv = Server(args, args.config, timeout=4)
+    try:
+        a, b = start_two(srv)  # A is active (its ActNow just came) and stays silent
+        t0 = time.monotonic()
+        s = Client(srv.port)
+        left = None
+        while time.monotonic() - t0 < 9:
+            s.send('{"command":"EndTurn"}')  # a stranger's failing command
+            s.expect("CommandFailed")
+            if readable(b.s, 0.3) or b"\n" in b.buf:
+                ev = b.event()
+                if ev and ev["event"] == "Left" and ev["player"] == 0:
+                    left = time.monotonic() - t0
+                    break
+        print("    stranger_no_restart: the silent active player left %.2f s into the "
+              "stranger's commands (one every 0.3 s; --timeout 4)" % (left if left else -1))
+        check(left is not None, "the stranger kept the stalled game waiting for 9 s")
+    finally:
+        srv.close()
+
+
+CASES = [("strangers_flood", case_strangers_flood), ("half_lines", case_half_lines),
+         ("free_seat", case_free_seat), ("big_names", case_big_names),
+         ("signals", case_signals), ("stranger_no_restart", case_stranger_no_restart)]
+
+
+def main():
+    global VERBOSE, args_global
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--server", required=True)
+    ap.add_argument("--config", required=True)
+    ap.add_argument("--only")
+    ap.add_argument("--verbose", action="store_true")
+    args = ap.parse_args()
+    args_global = args
+    VERBOSE = args.verbose
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < 8192:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 8192), hard))
+    passed = failed = 0
+    for name, fn in CASES:
+        if args.only and name != args.only:
+            continue
+        t0 = time.monotonic()
+        try:
+            fn(args)
+            print("PASS %s (%.1f s)" % (name, time.monotonic() - t0), flush=True)
+            passed += 1
+        except (Failure, OSError, ValueError, KeyError) as e:
+            print("FAIL %s: %s" % (name, e), flush=True)
+            failed += 1
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+args_global = None
+srv_global = None
+if __name__ == "__main__":
+    sys.exit(main())
