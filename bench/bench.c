@@ -155,12 +155,17 @@ static void bench_rtt(int server_cpu, const char *placement)
 		pin_cpu(0);
 		child_cpu = server_cpu;
 	}
-	pid_t epid;
+	pid_t epid, bpid;
 	int eport = echo_spawn(&epid);
 	int efd = tcp_connect(eport);
 	if (efd < 0)
 		die("connect to the echo server");
 	struct linebuf elb = { 0 };
+	int bport = blocking_echo_spawn(&bpid);
+	int bfd = tcp_connect(bport);
+	if (bfd < 0)
+		die("connect to the blocking echo");
+	struct linebuf blb = { 0 };
 
 	pid_t spid;
 	int errfd;
@@ -170,11 +175,12 @@ static void bench_rtt(int server_cpu, const char *placement)
 	script_open(&s, port, np);
 	script_setup_blocking(&s);
 
-	struct samples echo = { 0 }, mix = { 0 }, kinds[SCRIPT_MIX_LEN];
+	struct samples echo = { 0 }, blocking = { 0 }, mix = { 0 }, kinds[SCRIPT_MIX_LEN];
 	memset(kinds, 0, sizeof kinds);
 	/* warm-up: caches, branch predictors, the allocator */
 	for (int i = 0; i < 500; i++) {
 		echo_rtt(efd, &elb);
+		echo_rtt(bfd, &blb);
 		if (!script_send_next(&s))
 			die("scripted game stalled");
 		script_wait_blocking(&s);
@@ -182,6 +188,8 @@ static void bench_rtt(int server_cpu, const char *placement)
 	long failed0 = s.failed, cmds0 = s.commands;
 	/* interleaved chunks: both see the same machine noise */
 	for (int c = 0; c < chunks; c++) {
+		for (int i = 0; i < total / chunks; i++)
+			samples_add(&blocking, echo_rtt(bfd, &blb));
 		for (int i = 0; i < total / chunks; i++)
 			samples_add(&echo, echo_rtt(efd, &elb));
 		for (int i = 0; i < total / chunks; i++) {
@@ -201,23 +209,32 @@ static void bench_rtt(int server_cpu, const char *placement)
 	close(efd);
 	linebuf_free(&elb);
 	proc_stop(epid);
+	close(bfd);
+	linebuf_free(&blb);
+	proc_stop(bpid);
 	unlink(path);
 	free(path);
 	if (pinned)
 		pin_cpu(-1);
 
 	uint64_t e50 = samples_q(&echo, 0.5), e99 = samples_q(&echo, 0.99);
+	uint64_t b50 = samples_q(&blocking, 0.5), b99 = samples_q(&blocking, 0.99);
 	uint64_t m50 = samples_q(&mix, 0.5), m99 = samples_q(&mix, 0.99);
-	table_row(fmt("%s: echo floor RTT p50 / p99 / max (us)", placement),
+	table_row(fmt("%s: blocking echo floor RTT p50 / p99 / max (us)", placement),
+		  fmt("%.1f / %.1f / %.0f", us(b50), us(b99), us(samples_max(&blocking))), "",
+		  fmt("%d round trips, 60-byte line, read()/write(), no event loop", total));
+	table_row(fmt("%s: libevent echo floor RTT p50 / p99 / max (us)", placement),
 		  fmt("%.1f / %.1f / %.0f", us(e50), us(e99), us(samples_max(&echo))), "",
 		  fmt("%d round trips, 60-byte line, libevent bufferevent", total));
 	table_row(fmt("%s: command -> last event RTT p50 / p99 / max (us)", placement),
 		  fmt("%.1f / %.1f / %.0f", us(m50), us(m99), us(samples_max(&mix))), "",
 		  fmt("%ld commands, %d players, %ld%% fail", s.commands - cmds0, np,
 		      100 * (s.failed - failed0) / (s.commands - cmds0 ? s.commands - cmds0 : 1)));
-	table_row("  ratio to floor p50 / p99",
-		  fmt("%.2fx / %.2fx", (double)m50 / (double)e50, (double)m99 / (double)e99),
+	table_row("  ratio to the blocking floor p50 / p99",
+		  fmt("%.2fx / %.2fx", (double)m50 / (double)b50, (double)m99 / (double)b99),
 		  "<= 1.3x / 2x", "");
+	table_row("  ratio to the libevent floor p50 / p99",
+		  fmt("%.2fx / %.2fx", (double)m50 / (double)e50, (double)m99 / (double)e99), "", "");
 	char buf[256] = "";
 	size_t off = 0;
 	for (int k = 0; k < SCRIPT_MIX_LEN; k++) {
@@ -231,6 +248,7 @@ static void bench_rtt(int server_cpu, const char *placement)
 	table_row("  server Pss / private after the round trips (KiB)",
 		  fmt("%ld / %ld", mem.pss, mem.priv), "", "");
 	samples_free(&echo);
+	samples_free(&blocking);
 	samples_free(&mix);
 }
 

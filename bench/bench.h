@@ -222,6 +222,10 @@ void engine_bench(const struct config *cfg, enum game_rules rules, int players, 
 
 /* Fork a libevent bufferevent echo server on an ephemeral port; returns it. */
 int echo_spawn(pid_t *pid);
+/* The true floor for one request and one answer: a process that accepts
+ * one connection and echoes with blocking read() and write(), no event loop
+ * at all. Returns its port. */
+int blocking_echo_spawn(pid_t *pid);
 
 /* Start the fan-out floor (4 connections; "S\n" and "B<t>\n" commands, see
  * fanout.c) on an ephemeral port: the executable exe (sopra-fanout-floor)

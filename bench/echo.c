@@ -90,6 +90,51 @@ int echo_spawn(pid_t *pid)
 	return loop_spawn(pid, "echo server", echo_accept_cb, NULL, NULL);
 }
 
+/* The blocking echo: accept one connection, then read() and write() back
+ * until EOF. */
+static int blocking_echo_run(int listen_fd)
+{
+	int fd = accept(listen_fd, NULL, NULL);
+	if (fd < 0)
+		return 1;
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	char buf[65536];
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof buf);
+		if (n <= 0)
+			return 0;
+		for (ssize_t off = 0; off < n;) {
+			ssize_t k = write(fd, buf + off, (size_t)(n - off));
+			if (k <= 0)
+				return 0;
+			off += k;
+		}
+	}
+}
+
+int blocking_echo_spawn(pid_t *pid)
+{
+	int lfd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	socklen_t len = sizeof sin;
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sin, sizeof sin) != 0 || listen(lfd, 1) != 0 ||
+	    getsockname(lfd, (struct sockaddr *)&sin, &len) != 0)
+		die("blocking echo: cannot listen: %s", strerror(errno));
+	pid_t c = fork();
+	if (c < 0)
+		die("fork: %s", strerror(errno));
+	if (c == 0) {
+		child_setup();
+		_exit(blocking_echo_run(lfd));
+	}
+	child_started(c);
+	close(lfd);
+	*pid = c;
+	return ntohs(sin.sin_port);
+}
+
 int fanout_spawn(pid_t *pid, const char *exe)
 {
 	return loop_spawn(pid, "fan-out floor", NULL, NULL, exe);
