@@ -38,12 +38,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
+#include "toolutil.h"
 
 static void die(const char *what)
 {
@@ -55,19 +50,13 @@ static void die(const char *what)
 static int start_server(const char *server, const char *config, pid_t *pid)
 {
     int errp[2];
-    if (pipe(errp) != 0)
+    if (pipe2(errp, O_CLOEXEC) != 0)
         die("pipe failed");
-    *pid = fork();
+    const char *argv[] = {server,   "--config", config,      "--port", "0",
+                          "--seed", "1",        "--timeout", "60",     NULL};
+    *pid = spawn(argv, SPAWN_INHERIT, SPAWN_INHERIT, errp[1], NULL);
     if (*pid < 0)
-        die("fork failed");
-    if (*pid == 0) {
-        dup2(errp[1], 2);
-        close(errp[0]);
-        close(errp[1]);
-        execl(server, server, "--config", config, "--port", "0", "--seed", "1", "--timeout", "60",
-              (char *)NULL);
-        _exit(127);
-    }
+        die("cannot start the server");
     close(errp[1]);
     char buf[4096];
     size_t len = 0;
@@ -173,7 +162,7 @@ static void *flood_run(void *arg)
         die("out of memory");
     for (long i = 0; i < f->lines; i++)
         memcpy(out + (size_t)i * unit, flood_line, unit);
-    f->t_start = now_ms();
+    f->t_start = 1e3 * now_sec();
     while (atomic_load(&f->answered) + f->other < f->lines) {
         struct pollfd p = {fd, POLLIN | (sent < total ? POLLOUT : 0), 0};
         if (poll(&p, 1, 10000) <= 0)
@@ -201,7 +190,7 @@ static void *flood_run(void *arg)
             memmove(in, line, in_len);
         }
     }
-    f->t_end = now_ms();
+    f->t_end = 1e3 * now_sec();
     free(out);
     close(fd);
     return NULL;
@@ -226,10 +215,10 @@ static double report(const char *what, double *v, int n)
 static double probe(int fd)
 {
     static const char cmd[] = "{\"command\":\"Register\",\"playerName\":\"again\"}\n";
-    double t0 = now_ms();
+    double t0 = 1e3 * now_sec();
     send_all(fd, cmd, sizeof cmd - 1);
     const char *l = read_line(fd);
-    double rtt = now_ms() - t0;
+    double rtt = 1e3 * now_sec() - t0;
     if (!strstr(l, "already registered")) {
         fprintf(stderr, "sopra-fairness: unexpected answer %s\n", l);
         exit(1);
