@@ -104,7 +104,7 @@ size_t fuzz_utf8_seq(const unsigned char *s, size_t n)
 			return 0;
 		cp = (cp << 6) | (s[i] & 0x3F);
 	}
-	static const unsigned long min_cp[5] = { 0, 0, 0x80, 0x800, 0x10000 };
+	static const unsigned long min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
 	if (cp < min_cp[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
 		return 0;
 	return len;
@@ -149,22 +149,22 @@ char *fuzz_wire_string(const char *s)
 /* ---- one encoded line ----------------------------------------------------- */
 
 void fuzz_check_event_line(const char *line, size_t len, const struct game_event *ev,
-			   const char *str_key, const char *want_str)
+                           const char *str_key, const char *want_str)
 {
 	const char *name = game_event_name(ev->type);
 	FUZZ_CHECK(len >= 2 && line[len - 1] == '\n', "%s: encoded line does not end with \\n",
-		   name);
+	           name);
 	FUZZ_CHECK(memchr(line, '\n', len - 1) == NULL, "%s: encoded line has an inner \\n: %.*s",
-		   name, (int)len, line);
+	           name, (int)len, line);
 	FUZZ_CHECK(fuzz_utf8_valid(line, len), "%s: encoded line is not valid UTF-8: %.*s", name,
-		   (int)len, line);
+	           (int)len, line);
 
 	/* whitespace only inside strings; no raw control characters anywhere */
 	bool in_str = false;
 	for (size_t i = 0; i + 1 < len; i++) {
 		unsigned char c = (unsigned char)line[i];
 		FUZZ_CHECK(c >= 0x20, "%s: raw control character 0x%02x at %zu: %.*s", name, c, i,
-			   (int)len, line);
+		           (int)len, line);
 		if (in_str) {
 			if (c == '\\')
 				i++;
@@ -173,8 +173,8 @@ void fuzz_check_event_line(const char *line, size_t len, const struct game_event
 		} else if (c == '"') {
 			in_str = true;
 		} else {
-			FUZZ_CHECK(c != ' ' && c != '\t', "%s: whitespace between tokens: %.*s", name,
-				   (int)len, line);
+			FUZZ_CHECK(c != ' ' && c != '\t', "%s: whitespace between tokens: %.*s",
+			           name, (int)len, line);
 		}
 	}
 	FUZZ_CHECK(!in_str, "%s: unterminated string: %.*s", name, (int)len, line);
@@ -183,43 +183,43 @@ void fuzz_check_event_line(const char *line, size_t len, const struct game_event
 	cJSON *root = cJSON_ParseWithLengthOpts(line, len - 1, &end, 0);
 	FUZZ_CHECK(root != NULL, "%s: encoded line is not JSON: %.*s", name, (int)len, line);
 	FUZZ_CHECK(end == line + len - 1, "%s: trailing bytes after the JSON object: %.*s", name,
-		   (int)len, line);
+	           (int)len, line);
 	FUZZ_CHECK(cJSON_IsObject(root), "%s: not a JSON object: %.*s", name, (int)len, line);
 	const cJSON *first = root->child;
 	FUZZ_CHECK(first && first->string && strcmp(first->string, "event") == 0 &&
-			   cJSON_IsString(first) && strcmp(first->valuestring, name) == 0,
-		   "%s: \"event\" is not the first key with the event's name: %.*s", name,
-		   (int)len, line);
+	                   cJSON_IsString(first) && strcmp(first->valuestring, name) == 0,
+	           "%s: \"event\" is not the first key with the event's name: %.*s", name, (int)len,
+	           line);
 	for (const cJSON *it = first->next; it; it = it->next) {
 		FUZZ_CHECK(it->string && *it->string, "%s: member without a key", name);
 		for (const cJSON *o = root->child; o != it; o = o->next)
 			FUZZ_CHECK(strcmp(o->string, it->string) != 0, "%s: duplicate key %s: %.*s",
-				   name, it->string, (int)len, line);
+			           name, it->string, (int)len, line);
 		if (cJSON_IsNumber(it)) {
 			double d = it->valuedouble;
 			FUZZ_CHECK(isfinite(d) && d == floor(d) && d >= INT_MIN && d <= INT_MAX,
-				   "%s.%s: not a 32-bit integer: %.*s", name, it->string, (int)len,
-				   line);
+			           "%s.%s: not a 32-bit integer: %.*s", name, it->string, (int)len,
+			           line);
 		} else {
 			FUZZ_CHECK(cJSON_IsBool(it) || cJSON_IsString(it),
-				   "%s.%s: value is neither integer, boolean nor string: %.*s", name,
-				   it->string, (int)len, line);
+			           "%s.%s: value is neither integer, boolean nor string: %.*s",
+			           name, it->string, (int)len, line);
 		}
 	}
 	if (str_key) {
 		const cJSON *sv = cJSON_GetObjectItemCaseSensitive(root, str_key);
 		FUZZ_CHECK(cJSON_IsString(sv), "%s: no string \"%s\": %.*s", name, str_key,
-			   (int)len, line);
+		           (int)len, line);
 		if (want_str)
 			FUZZ_CHECK(strcmp(sv->valuestring, want_str) == 0,
-				   "%s.%s does not round-trip: sent \"%s\", decoded \"%s\"", name,
-				   str_key, want_str, sv->valuestring);
+			           "%s.%s does not round-trip: sent \"%s\", decoded \"%s\"", name,
+			           str_key, want_str, sv->valuestring);
 	}
 	cJSON_Delete(root);
 }
 
-void fuzz_encode_and_check(const struct game_event *ev, enum game_rules rules, struct proto_buf *buf,
-			   const char *str_key, const char *want_str)
+void fuzz_encode_and_check(const struct game_event *ev, enum game_rules rules,
+                           struct proto_buf *buf, const char *str_key, const char *want_str)
 {
 	proto_buf_reset(buf);
 	proto_encode(ev, rules, buf);
@@ -239,7 +239,7 @@ static int *id_list(const void *recs, size_t stride, size_t off, int n)
 }
 
 void fuzz_session_init(struct fuzz_session *s, const struct config *cfg, int64_t seed,
-		       enum game_rules rules)
+                       enum game_rules rules)
 {
 	memset(s, 0, sizeof *s);
 	s->cfg = cfg;
@@ -254,15 +254,15 @@ void fuzz_session_init(struct fuzz_session *s, const struct config *cfg, int64_t
 		s->pl[p].cards = fuzz_xcalloc((size_t)cfg->ncards, sizeof(int));
 	}
 	s->char_ids = id_list(cfg->characters, sizeof *cfg->characters,
-			      offsetof(struct config_character, id), cfg->ncharacters);
+	                      offsetof(struct config_character, id), cfg->ncharacters);
 	s->card_ids = id_list(cfg->cards, sizeof *cfg->cards, offsetof(struct config_card, id),
-			      cfg->ncards);
+	                      cfg->ncards);
 	s->loc_ids = id_list(cfg->locations, sizeof *cfg->locations,
-			     offsetof(struct config_location, id), cfg->nlocations);
+	                     offsetof(struct config_location, id), cfg->nlocations);
 	s->drawn = fuzz_xcalloc((size_t)cfg->ncards, 1);
 	if (fuzz_verbose())
 		fprintf(stderr, "session: seed %lld, rules %s, maxPlayers %d\n", (long long)seed,
-			game_rules_name(rules), cfg->max_players);
+		        game_rules_name(rules), cfg->max_players);
 }
 
 void fuzz_session_free(struct fuzz_session *s)
@@ -376,19 +376,40 @@ static void char_died(struct fuzz_session *s, const char *ev, int id)
 static void nargs_allowed(const struct fuzz_session *s, enum game_event_type t, int *lo, int *hi)
 {
 	static const signed char n[GAME_EVENT_TYPE_COUNT] = {
-		[GEV_CONFIG] = 0,	     [GEV_ACT_NOW] = 0,	       [GEV_CHARACTERS] = 4,
-		[GEV_COMMAND_FAILED] = 0,     [GEV_REGISTRATION_ABORTED] = 0,
-		[GEV_PLAYER] = 1,	     [GEV_GAME_STARTED] = 0,    [GEV_CHARACTER_SPAWNED] = 2,
-		[GEV_ZOMBIE_SPAWNED] = 2,     [GEV_CHILD_SPAWNED] = 0,   [GEV_CARD_DRAWN] = 2,
-		[GEV_GAME_END] = 1,	     [GEV_NEXT_ROUND] = 1,      [GEV_CRISIS] = 1,
-		[GEV_DIE_ROLLED] = 2,	     [GEV_ABILITY_USED] = -1,   [GEV_BARRICADED] = 3,
-		[GEV_MOVED] = -1,	     [GEV_FROSTBITTEN] = 1,     [GEV_WOUNDED] = 1,
-		[GEV_BITTEN] = -1,	     [GEV_CONTRIBUTED] = 2,     [GEV_CARD_USED] = -1,
-		[GEV_FOOD_CHANGED] = 2,	     [GEV_COLONY_PHASE_STARTED] = 0,
-		[GEV_STARVATION_TOKEN_ADDED] = 0,		       [GEV_MORAL_CHANGED] = 2,
-		[GEV_SURVIVOR_KILLED] = 1,    [GEV_CHILD_KILLED] = 0,    [GEV_BARRICADE_DESTROYED] = 2,
-		[GEV_WASTE_CHANGED] = 1,	     [GEV_ZOMBIE_KILLED] = 3,   [GEV_SEARCHED] = 2,
-		[GEV_LEFT] = 1,
+	        [GEV_CONFIG] = 0,
+	        [GEV_ACT_NOW] = 0,
+	        [GEV_CHARACTERS] = 4,
+	        [GEV_COMMAND_FAILED] = 0,
+	        [GEV_REGISTRATION_ABORTED] = 0,
+	        [GEV_PLAYER] = 1,
+	        [GEV_GAME_STARTED] = 0,
+	        [GEV_CHARACTER_SPAWNED] = 2,
+	        [GEV_ZOMBIE_SPAWNED] = 2,
+	        [GEV_CHILD_SPAWNED] = 0,
+	        [GEV_CARD_DRAWN] = 2,
+	        [GEV_GAME_END] = 1,
+	        [GEV_NEXT_ROUND] = 1,
+	        [GEV_CRISIS] = 1,
+	        [GEV_DIE_ROLLED] = 2,
+	        [GEV_ABILITY_USED] = -1,
+	        [GEV_BARRICADED] = 3,
+	        [GEV_MOVED] = -1,
+	        [GEV_FROSTBITTEN] = 1,
+	        [GEV_WOUNDED] = 1,
+	        [GEV_BITTEN] = -1,
+	        [GEV_CONTRIBUTED] = 2,
+	        [GEV_CARD_USED] = -1,
+	        [GEV_FOOD_CHANGED] = 2,
+	        [GEV_COLONY_PHASE_STARTED] = 0,
+	        [GEV_STARVATION_TOKEN_ADDED] = 0,
+	        [GEV_MORAL_CHANGED] = 2,
+	        [GEV_SURVIVOR_KILLED] = 1,
+	        [GEV_CHILD_KILLED] = 0,
+	        [GEV_BARRICADE_DESTROYED] = 2,
+	        [GEV_WASTE_CHANGED] = 1,
+	        [GEV_ZOMBIE_KILLED] = 3,
+	        [GEV_SEARCHED] = 2,
+	        [GEV_LEFT] = 1,
 	};
 	switch (t) {
 	case GEV_ABILITY_USED:
@@ -408,23 +429,20 @@ static void nargs_allowed(const struct fuzz_session *s, enum game_event_type t, 
 	}
 }
 
-#define CHECK_PLAYER(e, i)                                                              \
-	FUZZ_CHECK((e)->arg[i] >= 0 && (e)->arg[i] < s->nplayers,                      \
-		   "%s: player %d out of range (%d players)", name, (e)->arg[i], s->nplayers)
-#define CHECK_CHAR(e, i)                                                                \
-	FUZZ_CHECK(is_char_id(s, (e)->arg[i]), "%s: %d is not a character id", name,    \
-		   (e)->arg[i])
-#define CHECK_CARD(e, i)                                                                \
-	FUZZ_CHECK(card_idx(s, (e)->arg[i]) >= 0, "%s: %d is not a card id", name,      \
-		   (e)->arg[i])
-#define CHECK_LOC(e, i)                                                                 \
-	FUZZ_CHECK(loc_idx(s, (e)->arg[i]) >= 0, "%s: %d is not a location id", name,   \
-		   (e)->arg[i])
-#define CHECK_ENTRANCE(e, li, ei)                                                       \
-	FUZZ_CHECK((e)->arg[ei] >= 0 &&                                                 \
-			   (e)->arg[ei] < s->cfg->locations[loc_idx(s, (e)->arg[li])].entrances, \
-		   "%s: entrance %d out of range at location %d", name, (e)->arg[ei],   \
-		   (e)->arg[li])
+#define CHECK_PLAYER(e, i)                                        \
+	FUZZ_CHECK((e)->arg[i] >= 0 && (e)->arg[i] < s->nplayers, \
+	           "%s: player %d out of range (%d players)", name, (e)->arg[i], s->nplayers)
+#define CHECK_CHAR(e, i) \
+	FUZZ_CHECK(is_char_id(s, (e)->arg[i]), "%s: %d is not a character id", name, (e)->arg[i])
+#define CHECK_CARD(e, i) \
+	FUZZ_CHECK(card_idx(s, (e)->arg[i]) >= 0, "%s: %d is not a card id", name, (e)->arg[i])
+#define CHECK_LOC(e, i) \
+	FUZZ_CHECK(loc_idx(s, (e)->arg[i]) >= 0, "%s: %d is not a location id", name, (e)->arg[i])
+#define CHECK_ENTRANCE(e, li, ei)                                                                \
+	FUZZ_CHECK((e)->arg[ei] >= 0 &&                                                          \
+	                   (e)->arg[ei] < s->cfg->locations[loc_idx(s, (e)->arg[li])].entrances, \
+	           "%s: entrance %d out of range at location %d", name, (e)->arg[ei],            \
+	           (e)->arg[li])
 
 /* Check the events of one step and update the client-side view. */
 static void check_events(struct fuzz_session *s, bool has_sender)
@@ -433,22 +451,23 @@ static void check_events(struct fuzz_session *s, bool has_sender)
 	for (size_t i = 0; i < s->ev.n; i++) {
 		const struct game_event *e = &s->ev.v[i];
 		FUZZ_CHECK((unsigned)e->type < GAME_EVENT_TYPE_COUNT, "event type %d out of range",
-			   (int)e->type);
+		           (int)e->type);
 		const char *name = game_event_name(e->type);
 		FUZZ_CHECK(!s->over, "%s (event %zu of the step) after GameEnd/RegistrationAborted",
-			   name, i);
+		           name, i);
 		int lo, hi;
 		nargs_allowed(s, e->type, &lo, &hi);
 		FUZZ_CHECK(e->nargs >= lo && e->nargs <= hi, "%s: nargs %d, expected %d..%d", name,
-			   e->nargs, lo, hi);
+		           e->nargs, lo, hi);
 		if (e->to == GEV_TO_SENDER) {
-			FUZZ_CHECK(has_sender, "%s to the sender, but the step has no sender", name);
+			FUZZ_CHECK(has_sender, "%s to the sender, but the step has no sender",
+			           name);
 		} else if (e->to != GEV_TO_ALL) {
 			FUZZ_CHECK(e->to >= 0 && e->to < s->nplayers,
-				   "%s: recipient %d out of range (%d players)", name, e->to,
-				   s->nplayers);
+			           "%s: recipient %d out of range (%d players)", name, e->to,
+			           s->nplayers);
 			FUZZ_CHECK(!s->pl[e->to].left, "%s to player %d after its Left", name,
-				   e->to);
+			           e->to);
 		}
 
 		const char *str_key = NULL;
@@ -478,9 +497,9 @@ static void check_events(struct fuzz_session *s, bool has_sender)
 				CHECK_CHAR(e, k);
 				for (int m = 0; m < k; m++)
 					FUZZ_CHECK(e->arg[m] != e->arg[k],
-						   "Characters offers %d twice", e->arg[k]);
+					           "Characters offers %d twice", e->arg[k]);
 				FUZZ_CHECK(char_owner(s, e->arg[k]) < 0,
-					   "Characters offers living character %d", e->arg[k]);
+				           "Characters offers living character %d", e->arg[k]);
 			}
 			struct fuzz_player *fp = &s->pl[e->to];
 			memcpy(fp->offered, e->arg, sizeof fp->offered);
@@ -491,7 +510,7 @@ static void check_events(struct fuzz_session *s, bool has_sender)
 			FUZZ_CHECK(e->to == GEV_TO_SENDER, "CommandFailed must go to the sender");
 			FUZZ_CHECK(e->str && e->str[0], "CommandFailed without a message");
 			FUZZ_CHECK(fuzz_utf8_valid(e->str, strlen(e->str)),
-				   "CommandFailed message is not valid UTF-8");
+			           "CommandFailed message is not valid UTF-8");
 			str_key = "message";
 			want = e->str;
 			break;
@@ -515,10 +534,10 @@ static void check_events(struct fuzz_session *s, bool has_sender)
 			CHECK_PLAYER(e, 0);
 			CHECK_CHAR(e, 1);
 			FUZZ_CHECK(char_owner(s, e->arg[1]) < 0,
-				   "CharacterSpawned(%d, %d): the character is already alive",
-				   e->arg[0], e->arg[1]);
-			FUZZ_CHECK(!s->pl[e->arg[0]].left, "CharacterSpawned for player %d who left",
-				   e->arg[0]);
+			           "CharacterSpawned(%d, %d): the character is already alive",
+			           e->arg[0], e->arg[1]);
+			FUZZ_CHECK(!s->pl[e->arg[0]].left,
+			           "CharacterSpawned for player %d who left", e->arg[0]);
 			s->pl[e->arg[0]].chars[s->pl[e->arg[0]].nchars++] = e->arg[1];
 			break;
 		case GEV_ZOMBIE_SPAWNED:
@@ -530,21 +549,23 @@ static void check_events(struct fuzz_session *s, bool has_sender)
 			CHECK_PLAYER(e, 0);
 			CHECK_CARD(e, 1);
 			int k = card_idx(s, e->arg[1]);
-			FUZZ_CHECK(!s->drawn[k], "CardDrawn: card %d drawn a second time", e->arg[1]);
+			FUZZ_CHECK(!s->drawn[k], "CardDrawn: card %d drawn a second time",
+			           e->arg[1]);
 			s->drawn[k] = 1;
 			struct fuzz_player *fp = &s->pl[e->arg[0]];
 			fp->cards[fp->ncards++] = e->arg[1];
 			break;
 		}
 		case GEV_GAME_END:
-			FUZZ_CHECK(e->arg[0] == 0 || e->arg[0] == 1, "GameEnd.win is %d", e->arg[0]);
+			FUZZ_CHECK(e->arg[0] == 0 || e->arg[0] == 1, "GameEnd.win is %d",
+			           e->arg[0]);
 			FUZZ_CHECK(i + 1 == s->ev.n, "GameEnd is not the last event (%s follows)",
-				   game_event_name(s->ev.v[i + 1].type));
+			           game_event_name(s->ev.v[i + 1].type));
 			s->over = true;
 			break;
 		case GEV_NEXT_ROUND:
 			FUZZ_CHECK(e->arg[0] >= 1 && e->arg[0] <= cfg->goal.rounds,
-				   "NextRound(%d) with %d rounds", e->arg[0], cfg->goal.rounds);
+			           "NextRound(%d) with %d rounds", e->arg[0], cfg->goal.rounds);
 			break;
 		case GEV_CRISIS: {
 			bool found = false;
@@ -555,7 +576,8 @@ static void check_events(struct fuzz_session *s, bool has_sender)
 		}
 		case GEV_DIE_ROLLED:
 			CHECK_PLAYER(e, 0);
-			FUZZ_CHECK(e->arg[1] >= 1 && e->arg[1] <= 6, "DieRolled value %d", e->arg[1]);
+			FUZZ_CHECK(e->arg[1] >= 1 && e->arg[1] <= 6, "DieRolled value %d",
+			           e->arg[1]);
 			break;
 		case GEV_ABILITY_USED:
 			CHECK_CHAR(e, 0);
@@ -571,13 +593,13 @@ static void check_events(struct fuzz_session *s, bool has_sender)
 			CHECK_LOC(e, 1);
 			if (e->nargs == 3)
 				FUZZ_CHECK(e->arg[2] == 0 || e->arg[2] == 1, "Moved.fuel is %d",
-					   e->arg[2]);
+				           e->arg[2]);
 			break;
 		case GEV_FROSTBITTEN:
 		case GEV_WOUNDED:
 			CHECK_CHAR(e, 0);
 			FUZZ_CHECK(char_owner(s, e->arg[0]) >= 0, "%s(%d): character not alive",
-				   name, e->arg[0]);
+			           name, e->arg[0]);
 			break;
 		case GEV_BITTEN:
 		case GEV_SURVIVOR_KILLED:
@@ -589,10 +611,11 @@ static void check_events(struct fuzz_session *s, bool has_sender)
 		case GEV_CONTRIBUTED:
 			CHECK_PLAYER(e, 0);
 			CHECK_CARD(e, 1);
-			FUZZ_CHECK(list_remove(s->pl[e->arg[0]].cards, &s->pl[e->arg[0]].ncards,
-					       e->arg[1]),
-				   "Contributed(%d, %d): not a card that player drew and still holds",
-				   e->arg[0], e->arg[1]);
+			FUZZ_CHECK(
+			        list_remove(s->pl[e->arg[0]].cards, &s->pl[e->arg[0]].ncards,
+			                    e->arg[1]),
+			        "Contributed(%d, %d): not a card that player drew and still holds",
+			        e->arg[0], e->arg[1]);
 			break;
 		case GEV_CARD_USED: {
 			FUZZ_CHECK(e->nargs != 2, "CardUsed with 2 arguments");
@@ -603,16 +626,16 @@ static void check_events(struct fuzz_session *s, bool has_sender)
 			for (int p = 0; p < s->nplayers && !held; p++)
 				held = list_remove(s->pl[p].cards, &s->pl[p].ncards, e->arg[0]);
 			FUZZ_CHECK(held, "CardUsed(%d): no player drew and still holds that card",
-				   e->arg[0]);
+			           e->arg[0]);
 			break;
 		}
 		case GEV_FOOD_CHANGED:
 			FUZZ_CHECK(e->arg[1] == FOOD_ADDED || e->arg[1] == FOOD_CONSUMED,
-				   "FoodChanged reason %d", e->arg[1]);
+			           "FoodChanged reason %d", e->arg[1]);
 			break;
 		case GEV_MORAL_CHANGED:
 			FUZZ_CHECK(e->arg[1] >= MORAL_CHARACTER_DIED && e->arg[1] <= MORAL_WASTE,
-				   "MoralChanged reason %d", e->arg[1]);
+			           "MoralChanged reason %d", e->arg[1]);
 			break;
 		case GEV_WASTE_CHANGED:
 			if (s->rules == RULES_BASE)
@@ -641,18 +664,18 @@ static void after_step(struct fuzz_session *s)
 {
 	s->steps++;
 	FUZZ_CHECK(game_is_over(s->g) == s->over,
-		   "game_is_over() is %d but GameEnd/RegistrationAborted %s emitted",
-		   (int)game_is_over(s->g), s->over ? "was" : "was not");
+	           "game_is_over() is %d but GameEnd/RegistrationAborted %s emitted",
+	           (int)game_is_over(s->g), s->over ? "was" : "was not");
 	const char *bad = game_check_invariants(s->g);
 	FUZZ_CHECK(bad == NULL, "game_check_invariants after step %d: %s", s->steps, bad);
 	FUZZ_CHECK(game_player_count(s->g) == s->nplayers, "game_player_count %d, expected %d",
-		   game_player_count(s->g), s->nplayers);
+	           game_player_count(s->g), s->nplayers);
 	int w = game_waiting_for(s->g);
 	if (s->over) {
 		FUZZ_CHECK(w == GAME_WAIT_NONE, "game over but waiting for %d", w);
 	} else if (w != GAME_WAIT_ANY) {
 		FUZZ_CHECK(w >= 0 && w < s->nplayers, "waiting for %d (%d players)", w,
-			   s->nplayers);
+		           s->nplayers);
 		FUZZ_CHECK(!s->pl[w].left, "waiting for player %d who left", w);
 		FUZZ_CHECK(!s->pl[w].disconnected, "waiting for player %d who disconnected", w);
 	}
@@ -660,20 +683,21 @@ static void after_step(struct fuzz_session *s)
 
 static void print_cmd(const struct fuzz_session *s, int player, const struct cmd *c)
 {
-	fprintf(stderr, "step %d: player %d %s name=%s char=%d char2=%d loc=%d ent=%d card=%d "
-			"target=%d has_target=%d fuel=%d\n",
-		s->steps, player, cmd_name(c->type), c->name ? c->name : "(null)", c->character,
-		c->character2, c->location, c->entrance, c->card, c->target, c->has_target,
-		c->fuel);
+	fprintf(stderr,
+	        "step %d: player %d %s name=%s char=%d char2=%d loc=%d ent=%d card=%d "
+	        "target=%d has_target=%d fuel=%d\n",
+	        s->steps, player, cmd_name(c->type), c->name ? c->name : "(null)", c->character,
+	        c->character2, c->location, c->entrance, c->card, c->target, c->has_target,
+	        c->fuel);
 }
 
 int fuzz_apply(struct fuzz_session *s, int player, const struct cmd *cmd)
 {
 	FUZZ_CHECK(player == GAME_NO_PLAYER || fuzz_connected(s, player),
-		   "harness bug: sender %d cannot send", player);
+	           "harness bug: sender %d cannot send", player);
 	FUZZ_CHECK(!s->over, "harness bug: command after the game is over");
 	FUZZ_CHECK((unsigned)cmd->type < CMD_TYPE_COUNT, "harness bug: command type %d",
-		   (int)cmd->type);
+	           (int)cmd->type);
 	if (fuzz_verbose())
 		print_cmd(s, player, cmd);
 	struct rng rng_before = game_rng_peek(s->g);
@@ -684,10 +708,10 @@ int fuzz_apply(struct fuzz_session *s, int player, const struct cmd *cmd)
 	int r = game_apply(s->g, player, cmd, &s->ev);
 	if (player == GAME_NO_PLAYER && r != GAME_NO_PLAYER) {
 		FUZZ_CHECK(cmd->type == CMD_REGISTER && r == n_before,
-			   "game_apply returned player %d for %s (%d players before)", r,
-			   cmd_name(cmd->type), n_before);
+		           "game_apply returned player %d for %s (%d players before)", r,
+		           cmd_name(cmd->type), n_before);
 		FUZZ_CHECK(r < s->cfg->max_players, "player %d registered, maxPlayers %d", r,
-			   s->cfg->max_players);
+		           s->cfg->max_players);
 		s->nplayers = r + 1;
 	} else {
 		FUZZ_CHECK(r == player, "game_apply returned %d for sender %d", r, player);
@@ -700,19 +724,19 @@ int fuzz_apply(struct fuzz_session *s, int player, const struct cmd *cmd)
 	FUZZ_CHECK(nfail <= 1, "%zu CommandFailed for one command", nfail);
 	if (nfail == 1) {
 		FUZZ_CHECK(s->ev.v[0].type == GEV_COMMAND_FAILED,
-			   "%s: CommandFailed is not the first event (%s is)", cmd_name(cmd->type),
-			   game_event_name(s->ev.v[0].type));
+		           "%s: CommandFailed is not the first event (%s is)", cmd_name(cmd->type),
+		           game_event_name(s->ev.v[0].type));
 		for (size_t i = 1; i < s->ev.n; i++)
 			FUZZ_CHECK(s->ev.v[i].type == GEV_ACT_NOW && s->ev.v[i].to == w_before,
-				   "%s failed (\"%s\") but also emitted %s", cmd_name(cmd->type),
-				   s->ev.v[0].str, game_event_name(s->ev.v[i].type));
+			           "%s failed (\"%s\") but also emitted %s", cmd_name(cmd->type),
+			           s->ev.v[0].str, game_event_name(s->ev.v[i].type));
 		struct rng rng_after = game_rng_peek(s->g);
 		FUZZ_CHECK(rng_after.state == rng_before.state,
-			   "%s failed (\"%s\") but drew from the RNG", cmd_name(cmd->type),
-			   s->ev.v[0].str);
+		           "%s failed (\"%s\") but drew from the RNG", cmd_name(cmd->type),
+		           s->ev.v[0].str);
 		FUZZ_CHECK(game_waiting_for(s->g) == w_before,
-			   "%s failed (\"%s\") but the game now waits for %d instead of %d",
-			   cmd_name(cmd->type), s->ev.v[0].str, game_waiting_for(s->g), w_before);
+		           "%s failed (\"%s\") but the game now waits for %d instead of %d",
+		           cmd_name(cmd->type), s->ev.v[0].str, game_waiting_for(s->g), w_before);
 	}
 	after_step(s);
 	return r;
@@ -723,7 +747,7 @@ void fuzz_timeout(struct fuzz_session *s)
 	FUZZ_CHECK(!s->over, "harness bug: timeout after the game is over");
 	if (fuzz_verbose())
 		fprintf(stderr, "step %d: timeout (waiting for %d)\n", s->steps,
-			game_waiting_for(s->g));
+		        game_waiting_for(s->g));
 	game_event_list_clear(&s->ev);
 	game_timeout(s->g, &s->ev);
 	check_events(s, false);

@@ -32,11 +32,12 @@ bool fuzz_verbose(void);
 #if defined(__GNUC__)
 __attribute__((format(printf, 4, 5)))
 #endif
-_Noreturn void fuzz_fail(const char *file, int line, const char *cond, const char *fmt, ...);
+_Noreturn void
+fuzz_fail(const char *file, int line, const char *cond, const char *fmt, ...);
 
-#define FUZZ_CHECK(cond, ...)                                            \
-	do {                                                             \
-		if (!(cond))                                             \
+#define FUZZ_CHECK(cond, ...)                                              \
+	do {                                                               \
+		if (!(cond))                                               \
 			fuzz_fail(__FILE__, __LINE__, #cond, __VA_ARGS__); \
 	} while (0)
 
@@ -65,7 +66,7 @@ char *fuzz_wire_string(const char *s);
  * integer / boolean / string. If want_str is non-NULL, the event's string
  * parameter `str_key` must decode to it. */
 void fuzz_check_event_line(const char *line, size_t len, const struct game_event *ev,
-			   const char *str_key, const char *want_str);
+                           const char *str_key, const char *want_str);
 
 /* ---- a client-side view of one game ------------------------------------
  *
@@ -81,10 +82,10 @@ struct fuzz_player {
 	bool left;         /* Left(p) was emitted */
 	bool disconnected; /* game_disconnect(p) was called */
 	bool offered_valid;
-	int offered[4];    /* the last Characters(...) sent to p */
-	int *chars;        /* character ids spawned for p and not dead */
+	int offered[4]; /* the last Characters(...) sent to p */
+	int *chars;     /* character ids spawned for p and not dead */
 	int nchars;
-	int *cards;        /* card ids drawn by p and not seen leaving its hand */
+	int *cards; /* card ids drawn by p and not seen leaving its hand */
 	int ncards;
 };
 
@@ -96,17 +97,17 @@ struct fuzz_session {
 	struct proto_buf buf;
 	struct fuzz_player *pl; /* cfg->max_players */
 	int nplayers;
-	bool over;              /* GameEnd or RegistrationAborted was emitted */
+	bool over; /* GameEnd or RegistrationAborted was emitted */
 	int steps;
 	/* cached config ids for the pick helpers */
 	int *char_ids, *card_ids, *loc_ids;
 	unsigned char *drawn; /* per card index: a CardDrawn was seen */
 	bool config_static;   /* cfg lives as long as the process (set by the caller):
-			       * its Config event is encoded and checked only once */
+	                       * its Config event is encoded and checked only once */
 };
 
 void fuzz_session_init(struct fuzz_session *s, const struct config *cfg, int64_t seed,
-		       enum game_rules rules);
+                       enum game_rules rules);
 void fuzz_session_free(struct fuzz_session *s);
 
 /* The steps. fuzz_apply returns the sender's id after the command (as
@@ -128,7 +129,7 @@ int fuzz_auto_sender(const struct fuzz_session *s, enum cmd_type type);
 
 /* Check a proto_encode'd line of ev (used by the session and fuzz_proto_decode).
  * rules matters for Moved. */
-void fuzz_encode_and_check(const struct game_event *ev, enum game_rules rules, struct proto_buf *buf,
-			   const char *str_key, const char *want_str);
+void fuzz_encode_and_check(const struct game_event *ev, enum game_rules rules,
+                           struct proto_buf *buf, const char *str_key, const char *want_str);
 
 #endif

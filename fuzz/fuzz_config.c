@@ -18,7 +18,7 @@
 #include <string.h>
 
 #define MAX_ERRORS_REPORTED 1001 /* CONFIG_MAX_ERRORS + the "too many" line */
-#define PLAY_STEPS 400
+#define PLAY_STEPS          400
 
 static bool has_dup(const int *v, int n)
 {
@@ -40,19 +40,19 @@ static int loc_index(const struct config *cfg, int id)
 static void check_config(const struct config *cfg, const uint8_t *data, size_t size)
 {
 	FUZZ_CHECK(cfg->text && cfg->text_len == size && memcmp(cfg->text, data, size) == 0 &&
-			   cfg->text[size] == '\0',
-		   "config text is not the input verbatim");
+	                   cfg->text[size] == '\0',
+	           "config text is not the input verbatim");
 	long long mp = cfg->max_players;
 	FUZZ_CHECK(mp >= 1, "maxPlayers %lld", mp);
 	FUZZ_CHECK(cfg->ncharacters >= mp * 2 + 2, "%d characters for %lld players",
-		   cfg->ncharacters, mp);
+	           cfg->ncharacters, mp);
 	const struct config_goal *g = &cfg->goal;
 	FUZZ_CHECK(g->rounds >= 1 && g->moral >= 1 && g->zombies_colony >= 0 &&
-			   g->zombies_locations >= 0 && g->children_in_colony >= 0,
-		   "goal out of range");
+	                   g->zombies_locations >= 0 && g->children_in_colony >= 0,
+	           "goal out of range");
 	FUZZ_CHECK(g->type == GOAL_SURVIVE || g->type == GOAL_BARRICADES ||
-			   g->type == GOAL_LOCATION_WITH_ZOMBIES,
-		   "goal type %d", (int)g->type);
+	                   g->type == GOAL_LOCATION_WITH_ZOMBIES,
+	           "goal type %d", (int)g->type);
 	FUZZ_CHECK(g->type == GOAL_SURVIVE || g->value >= 0, "goal value %d", g->value);
 	FUZZ_CHECK(cfg->ncrises >= g->rounds, "%d crises for %d rounds", cfg->ncrises, g->rounds);
 
@@ -67,7 +67,7 @@ static void check_config(const struct config *cfg, const uint8_t *data, size_t s
 			FUZZ_CHECK(c->amount >= 1, "food amount %d", c->amount);
 		if (c->type == CARD_BLUEPRINT)
 			FUZZ_CHECK(loc_index(cfg, c->location) >= 0,
-				   "blueprint %d names unknown location %d", c->id, c->location);
+			           "blueprint %d names unknown location %d", c->id, c->location);
 	}
 	FUZZ_CHECK(!has_dup(ids, cfg->ncards), "duplicate card id");
 	free(ids);
@@ -82,21 +82,21 @@ static void check_config(const struct config *cfg, const uint8_t *data, size_t s
 		FUZZ_CHECK(c->id >= 1, "character id %d", c->id);
 		FUZZ_CHECK(c->name != NULL, "character %d without a name", c->id);
 		FUZZ_CHECK(c->attack >= 1 && c->attack <= 6 && c->search >= 1 && c->search <= 6,
-			   "character %d attack %d search %d", c->id, c->attack, c->search);
+		           "character %d attack %d search %d", c->id, c->attack, c->search);
 		const struct config_ability *a = &c->ability;
 		switch (a->type) {
 		case ABILITY_WOUND:
 			FUZZ_CHECK((unsigned)a->before <= INJURY_BITE &&
-					   (unsigned)a->after <= INJURY_BITE,
-				   "wound ability injuries %d %d", (int)a->before, (int)a->after);
+			                   (unsigned)a->after <= INJURY_BITE,
+			           "wound ability injuries %d %d", (int)a->before, (int)a->after);
 			break;
 		case ABILITY_NO_INFECTION:
 		case ABILITY_HEAL:
 			break;
 		case ABILITY_SEARCH:
 			FUZZ_CHECK(loc_index(cfg, a->location) >= 0 && a->num_cards >= 1 &&
-					   a->max_activations >= 1,
-				   "search ability of %d", c->id);
+			                   a->max_activations >= 1,
+			           "search ability of %d", c->id);
 			break;
 		case ABILITY_TRASH:
 			FUZZ_CHECK(a->num_cards >= 1, "trash ability of %d", c->id);
@@ -106,13 +106,13 @@ static void check_config(const struct config *cfg, const uint8_t *data, size_t s
 			break;
 		case ABILITY_BARRICADE:
 			FUZZ_CHECK(a->num_barricades >= 1 && a->max_activations >= 1,
-				   "barricade ability of %d", c->id);
+			           "barricade ability of %d", c->id);
 			break;
 		case ABILITY_KILL:
 			FUZZ_CHECK(loc_index(cfg, a->location) >= 0 && a->die_value >= 0 &&
-					   a->die_value <= 6 && a->num_zombies >= 1 &&
-					   a->max_activations >= 1,
-				   "kill ability of %d", c->id);
+			                   a->die_value <= 6 && a->num_zombies >= 1 &&
+			                   a->max_activations >= 1,
+			           "kill ability of %d", c->id);
 			break;
 		default:
 			FUZZ_CHECK(false, "ability type %d", (int)a->type);
@@ -126,7 +126,7 @@ static void check_config(const struct config *cfg, const uint8_t *data, size_t s
 	/* locations */
 	FUZZ_CHECK(cfg->nlocations >= 1, "no locations");
 	FUZZ_CHECK(cfg->colony >= 0 && cfg->colony < cfg->nlocations, "colony index %d of %d",
-		   cfg->colony, cfg->nlocations);
+	           cfg->colony, cfg->nlocations);
 	ids = fuzz_xcalloc((size_t)cfg->nlocations, sizeof(int));
 	int ncolonies = 0;
 	long long entrances = 0;
@@ -139,24 +139,26 @@ static void check_config(const struct config *cfg, const uint8_t *data, size_t s
 		entrances += l->entrances;
 		if (l->is_colony) {
 			ncolonies++;
-			FUZZ_CHECK(i == cfg->colony, "colony at %d, cfg->colony %d", i, cfg->colony);
+			FUZZ_CHECK(i == cfg->colony, "colony at %d, cfg->colony %d", i,
+			           cfg->colony);
 			FUZZ_CHECK(strcmp(l->name, "colony") == 0 && l->survivor_spaces == 0,
-				   "colony name/spaces");
+			           "colony name/spaces");
 			FUZZ_CHECK(g->zombies_colony <= 3LL * l->entrances, "colony zombies");
 		} else {
 			FUZZ_CHECK(l->survivor_spaces >= 1, "location %d: survivorSpaces %d", l->id,
-				   l->survivor_spaces);
+			           l->survivor_spaces);
 			FUZZ_CHECK(g->zombies_locations <= 3LL * l->entrances,
-				   "location %d zombies", l->id);
+			           "location %d zombies", l->id);
 		}
 		FUZZ_CHECK(l->ncards >= mp * 5, "location %d: %d cards for %lld players", l->id,
-			   l->ncards, mp);
+		           l->ncards, mp);
 		for (int k = 0; k < l->ncards; k++) {
 			int ci = -1;
 			for (int m = 0; m < cfg->ncards && ci < 0; m++)
 				if (cfg->cards[m].id == l->cards[k])
 					ci = m;
-			FUZZ_CHECK(ci >= 0, "location %d lists unknown card %d", l->id, l->cards[k]);
+			FUZZ_CHECK(ci >= 0, "location %d lists unknown card %d", l->id,
+			           l->cards[k]);
 			FUZZ_CHECK(!in_stack[ci], "card %d is in two stacks", l->cards[k]);
 			in_stack[ci] = 1;
 		}
@@ -173,8 +175,8 @@ static void check_config(const struct config *cfg, const uint8_t *data, size_t s
 	for (int i = 0; i < cfg->ncrises; i++) {
 		const struct config_crisis *c = &cfg->crises[i];
 		FUZZ_CHECK(c->id >= 1 && (unsigned)c->type <= CRISIS_FUEL && c->moral_change >= 1 &&
-				   c->required_cards >= 1,
-			   "crisis %d", i);
+		                   c->required_cards >= 1,
+		           "crisis %d", i);
 	}
 }
 
@@ -196,18 +198,18 @@ static void play(const struct config *cfg, enum game_rules rules, uint64_t seed)
 	uint64_t x = seed | 1;
 	int nreg = cfg->max_players < 3 ? cfg->max_players : 3;
 	for (int i = 0; i < nreg && !s.over; i++) {
-		struct cmd c = { .type = CMD_REGISTER, .name = "fuzz" };
+		struct cmd c = {.type = CMD_REGISTER, .name = "fuzz"};
 		fuzz_apply(&s, GAME_NO_PLAYER, &c);
 	}
 	if (!s.over && game_waiting_for(s.g) == GAME_WAIT_ANY) {
-		struct cmd c = { .type = CMD_START_GAME };
+		struct cmd c = {.type = CMD_START_GAME};
 		fuzz_apply(&s, 0, &c);
 	}
 	for (int step = 0; step < PLAY_STEPS && !s.over; step++) {
 		int w = game_waiting_for(s.g);
 		FUZZ_CHECK(w >= 0, "the game waits for %d after the start", w);
 		const struct fuzz_player *fp = &s.pl[w];
-		struct cmd c = { 0 };
+		struct cmd c = {0};
 		uint64_t r = next_rand(&x);
 		if (fp->nchars == 0) { /* selecting */
 			FUZZ_CHECK(fp->offered_valid, "player %d selects without an offer", w);
@@ -251,7 +253,9 @@ static void play(const struct config *cfg, enum game_rules rules, uint64_t seed)
 			c.type = CMD_USE_CARD;
 			c.card = card;
 			c.has_target = true;
-			c.target = ((r >> 40) & 1) ? ent : s.char_ids[(r >> 44) % (unsigned)cfg->ncharacters];
+			c.target = ((r >> 40) & 1)
+			                   ? ent
+			                   : s.char_ids[(r >> 44) % (unsigned)cfg->ncharacters];
 			break;
 		case 9:
 			c.type = CMD_CONTRIBUTE_CARD;
@@ -285,7 +289,7 @@ static void play(const struct config *cfg, enum game_rules rules, uint64_t seed)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct config_errors errs = { 0 };
+	struct config_errors errs = {0};
 	struct config *cfg = config_parse((const char *)data, size, &errs);
 	if (!cfg) {
 		FUZZ_CHECK(errs.n >= 1, "config_parse failed without a message");
@@ -294,14 +298,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			const char *m = errs.msgs[i];
 			FUZZ_CHECK(m && *m, "message %d is empty", i);
 			FUZZ_CHECK(strchr(m, '\n') == NULL, "message %d is not one line: %s", i, m);
-			FUZZ_CHECK(fuzz_utf8_valid(m, strlen(m)), "message %d is not UTF-8: %s", i, m);
+			FUZZ_CHECK(fuzz_utf8_valid(m, strlen(m)), "message %d is not UTF-8: %s", i,
+			           m);
 		}
 		config_errors_free(&errs);
 		FUZZ_CHECK(errs.n == 0 && errs.msgs == NULL, "config_errors_free left messages");
 		return 0;
 	}
 	FUZZ_CHECK(errs.n == 0 && errs.msgs == NULL, "config_parse succeeded with %d messages",
-		   errs.n);
+	           errs.n);
 	check_config(cfg, data, size);
 
 	uint64_t h = 1469598103934665603ULL; /* FNV-1a of the input: the game seed */

@@ -50,13 +50,13 @@
 _Static_assert(CMD_TYPE_COUNT == 13, "the op encoding assumes 13 command types");
 
 #define MAX_STEPS 5000
-#define NCONFIGS 4
+#define NCONFIGS  4
 
 static const char *const *const config_pieces[NCONFIGS] = {
-	fuzz_cfg_solo,
-	fuzz_cfg_duo,
-	fuzz_cfg_trio,
-	fuzz_cfg_quad,
+        fuzz_cfg_solo,
+        fuzz_cfg_duo,
+        fuzz_cfg_trio,
+        fuzz_cfg_quad,
 };
 static struct config *configs[NCONFIGS]; /* parsed once, kept for the process */
 
@@ -75,7 +75,7 @@ static const struct config *get_config(int i)
 		o += n;
 	}
 	text[o] = '\0';
-	struct config_errors errs = { 0 };
+	struct config_errors errs = {0};
 	configs[i] = config_parse(text, len, &errs);
 	for (int k = 0; k < errs.n; k++)
 		fprintf(stderr, "fuzz_game: embedded config %d: %s\n", i, errs.msgs[k]);
@@ -118,8 +118,8 @@ static int64_t rd_i64(struct reader *r)
 	return s;
 }
 
-static const int specials[16] = { 0, -1, 1, 2, 3, 4, 5, 6, 7, 8, 100, 1000, INT_MAX, INT_MIN,
-				  -2, 42 };
+static const int specials[16] = {0, -1, 1,   2,    3,       4,       5,  6,
+                                 7, 8,  100, 1000, INT_MAX, INT_MIN, -2, 42};
 
 static int special(struct reader *r, uint8_t b)
 {
@@ -165,7 +165,7 @@ static int pick_char(struct reader *r, const struct fuzz_session *s, const struc
 }
 
 static int pick_target(struct reader *r, const struct fuzz_session *s, const struct pools *pp,
-		       unsigned kind)
+                       unsigned kind)
 {
 	switch (kind % 3) {
 	case 0:
@@ -179,10 +179,10 @@ static int pick_target(struct reader *r, const struct fuzz_session *s, const str
 }
 
 /* Read the arguments of a binary command of type t sent by `sender`. */
-static void read_cmd(struct reader *r, const struct fuzz_session *s, int sender,
-		     enum cmd_type t, struct cmd *c, char name[17])
+static void read_cmd(struct reader *r, const struct fuzz_session *s, int sender, enum cmd_type t,
+                     struct cmd *c, char name[17])
 {
-	struct pools pp = { 0 };
+	struct pools pp = {0};
 	if (sender >= 0) {
 		const struct fuzz_player *fp = &s->pl[sender];
 		pp.chars = fp->chars;
@@ -224,8 +224,8 @@ static void read_cmd(struct reader *r, const struct fuzz_session *s, int sender,
 	}
 	case CMD_MOVE:
 		c->character = pick_char(r, s, &pp);
-		c->location = pick(r, s->loc_ids, s->cfg->nlocations, s->loc_ids,
-				   s->cfg->nlocations);
+		c->location =
+		        pick(r, s->loc_ids, s->cfg->nlocations, s->loc_ids, s->cfg->nlocations);
 		/* always consume the flags byte: the layout must not depend on the rules */
 		if ((rd_u8(r) & 1) && s->rules == RULES_BASE)
 			c->fuel = true;
@@ -266,7 +266,7 @@ static void read_cmd(struct reader *r, const struct fuzz_session *s, int sender,
 
 /* The sender for `who` (high nibble of the op); `extra` is its byte. */
 static int resolve_sender(const struct fuzz_session *s, unsigned who, uint8_t extra,
-			  enum cmd_type t)
+                          enum cmd_type t)
 {
 	if (who < 12)
 		return fuzz_auto_sender(s, t);
@@ -278,7 +278,7 @@ static int resolve_sender(const struct fuzz_session *s, unsigned who, uint8_t ex
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct reader r = { data, size, 0 };
+	struct reader r = {data, size, 0};
 	uint8_t b0 = rd_u8(&r);
 	const struct config *cfg = get_config(b0 & 3);
 	enum game_rules rules = (b0 & 4) ? RULES_REVISED : RULES_BASE;
@@ -315,7 +315,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (!proto_decode(line, len, rules, &pc, &err)) {
 				FUZZ_CHECK(err && *err, "proto_decode failed without a message");
 				if (fuzz_verbose())
-					fprintf(stderr, "step %d: line rejected: %s\n", s.steps, err);
+					fprintf(stderr, "step %d: line rejected: %s\n", s.steps,
+					        err);
 				continue;
 			}
 			int sender = resolve_sender(&s, who, extra, pc.cmd.type);

@@ -145,7 +145,8 @@ static void same_tree(const cJSON *c, struct toks *t)
 		bool obj = cJSON_IsObject(c);
 		FUZZ_CHECK(k == (obj ? '{' : '['), "container vs the text token '%c'", k);
 		for (const cJSON *m = c->child; m; m = m->next) {
-			FUZZ_CHECK(obj == (m->string != NULL), "a key in an array or none in an object");
+			FUZZ_CHECK(obj == (m->string != NULL),
+			           "a key in an array or none in an object");
 			same_tree(m, t);
 		}
 		k = next_tok(t, &a, &b);
@@ -213,7 +214,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(e.pos <= size, "error position %zu past the end %zu", e.pos, size);
 		if (c)
 			FUZZ_CHECK(strict_rule(e.why) || has_control(data, size),
-			           "cJSON accepts what json_check rejects at %zu: %s", e.pos, e.why);
+			           "cJSON accepts what json_check rejects at %zu: %s", e.pos,
+			           e.why);
 		cJSON_Delete(c);
 		return 0;
 	}

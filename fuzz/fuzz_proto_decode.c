@@ -40,7 +40,7 @@ struct js {
 static void js_ws(struct js *j)
 {
 	while (j->i < j->n && (j->s[j->i] == ' ' || j->s[j->i] == '\t' || j->s[j->i] == '\n' ||
-			       j->s[j->i] == '\r'))
+	                       j->s[j->i] == '\r'))
 		j->i++;
 }
 
@@ -176,7 +176,7 @@ static bool js_value(struct js *j, int depth, bool *too_deep)
 
 static bool json_strict(const char *s, size_t n)
 {
-	struct js j = { (const unsigned char *)s, n, 0 };
+	struct js j = {(const unsigned char *)s, n, 0};
 	if (n >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0)
 		j.i = 3; /* RFC 8259 8.1: a parser MAY ignore a byte order mark */
 	bool too_deep = false;
@@ -184,45 +184,45 @@ static bool json_strict(const char *s, size_t n)
 	return ok || too_deep;
 }
 
-
 static void check_result(const struct proto_cmd *pc, bool ok, const char *err,
-			 enum game_rules rules)
+                         enum game_rules rules)
 {
 	const char *ed = game_rules_name(rules);
 	if (!ok) {
 		FUZZ_CHECK(err && *err, "%s: proto_decode failed without a message", ed);
-		FUZZ_CHECK(fuzz_utf8_valid(err, strlen(err)), "%s: error is not UTF-8: %s", ed, err);
+		FUZZ_CHECK(fuzz_utf8_valid(err, strlen(err)), "%s: error is not UTF-8: %s", ed,
+		           err);
 		struct cmd zero;
 		memset(&zero, 0, sizeof zero);
 		FUZZ_CHECK(pc->name_storage == NULL && memcmp(&pc->cmd, &zero, sizeof zero) == 0,
-			   "%s: proto_decode failed (%s) but left the command set", ed, err);
+		           "%s: proto_decode failed (%s) but left the command set", ed, err);
 		return;
 	}
 	const struct cmd *c = &pc->cmd;
 	FUZZ_CHECK((unsigned)c->type < CMD_TYPE_COUNT, "%s: command type %d", ed, (int)c->type);
 	if (c->type == CMD_REGISTER) {
 		FUZZ_CHECK(c->name && c->name == pc->name_storage,
-			   "%s: Register name is not owned by the proto_cmd", ed);
+		           "%s: Register name is not owned by the proto_cmd", ed);
 		FUZZ_CHECK(fuzz_utf8_valid(c->name, strlen(c->name)),
-			   "%s: Register name is not valid UTF-8", ed);
+		           "%s: Register name is not valid UTF-8", ed);
 	} else {
 		FUZZ_CHECK(c->name == NULL && pc->name_storage == NULL, "%s: %s carries a name", ed,
-			   cmd_name(c->type));
+		           cmd_name(c->type));
 	}
 	if (c->fuel)
 		FUZZ_CHECK(c->type == CMD_MOVE && rules == RULES_BASE, "%s: fuel set on %s", ed,
-			   cmd_name(c->type));
+		           cmd_name(c->type));
 	if (c->has_target)
 		FUZZ_CHECK(c->type == CMD_USE_CARD || c->type == CMD_USE_ABILITY,
-			   "%s: has_target on %s", ed, cmd_name(c->type));
+		           "%s: has_target on %s", ed, cmd_name(c->type));
 }
 
 static bool cmd_equal(const struct cmd *a, const struct cmd *b, bool ignore_fuel)
 {
-	if (a->type != b->type || a->character != b->character ||
-	    a->character2 != b->character2 || a->location != b->location ||
-	    a->entrance != b->entrance || a->card != b->card || a->target != b->target ||
-	    a->has_target != b->has_target || (!ignore_fuel && a->fuel != b->fuel))
+	if (a->type != b->type || a->character != b->character || a->character2 != b->character2 ||
+	    a->location != b->location || a->entrance != b->entrance || a->card != b->card ||
+	    a->target != b->target || a->has_target != b->has_target ||
+	    (!ignore_fuel && a->fuel != b->fuel))
 		return false;
 	if (!a->name || !b->name)
 		return a->name == b->name;
@@ -292,9 +292,9 @@ static void check_round_trip(const struct cmd *c, enum game_rules rules)
 	const char *err = NULL;
 	bool ok = proto_decode(json, strlen(json), rules, &pc, &err);
 	FUZZ_CHECK(ok, "%s: canonical form %s does not decode: %s", game_rules_name(rules), json,
-		   err);
+	           err);
 	FUZZ_CHECK(cmd_equal(c, &pc.cmd, false), "%s: canonical form %s decodes differently",
-		   game_rules_name(rules), json);
+	           game_rules_name(rules), json);
 	proto_cmd_clear(&pc);
 	cJSON_free(json);
 }
@@ -315,23 +315,23 @@ static void check_decode(const char *line, size_t len)
 	if (ob || orv) {
 		size_t n = len > 0 && line[len - 1] == '\r' ? len - 1 : len;
 		FUZZ_CHECK(json_strict(line, n),
-			   "proto_decode accepted a line that is not JSON (RFC 8259): %s",
-			   fuzz_printable(line, n));
+		           "proto_decode accepted a line that is not JSON (RFC 8259): %s",
+		           fuzz_printable(line, n));
 	}
 
 	/* The editions differ only in Move.fuel: read in base, ignored in revised. */
 	if (ob && orv)
 		FUZZ_CHECK(cmd_equal(&base.cmd, &rev.cmd, true),
-			   "base and revised decode the line differently");
+		           "base and revised decode the line differently");
 	else if (ob)
 		FUZZ_CHECK(false, "revised rejects (%s) a line base accepts", er);
 	else if (orv)
 		FUZZ_CHECK(rev.cmd.type == CMD_MOVE && strstr(eb, "fuel"),
-			   "base rejects (%s) a revised %s that is not about fuel", eb,
-			   cmd_name(rev.cmd.type));
+		           "base rejects (%s) a revised %s that is not about fuel", eb,
+		           cmd_name(rev.cmd.type));
 	else
 		FUZZ_CHECK(strcmp(eb, er) == 0 || strstr(eb, "fuel"),
-			   "the editions reject the line differently: \"%s\" / \"%s\"", eb, er);
+		           "the editions reject the line differently: \"%s\" / \"%s\"", eb, er);
 
 	if (ob)
 		check_round_trip(&base.cmd, RULES_BASE);
@@ -351,10 +351,10 @@ static void check_decode(const char *line, size_t len)
 		FUZZ_CHECK(o == ob, "a trailing \\r changes the result");
 		if (o)
 			FUZZ_CHECK(cmd_equal(&pc.cmd, &base.cmd, false),
-				   "a trailing \\r changes the command");
+			           "a trailing \\r changes the command");
 		else
 			FUZZ_CHECK(strcmp(e, eb) == 0, "a trailing \\r changes the error: %s / %s",
-				   e, eb);
+			           e, eb);
 		proto_cmd_clear(&pc);
 		free(cr);
 	}
@@ -366,7 +366,7 @@ static void check_decode(const char *line, size_t len)
 	const char *e2 = NULL;
 	bool o2 = proto_decode(line, len, RULES_REVISED, &rev, &e2);
 	FUZZ_CHECK(o2 == orv && (o2 ? cmd_equal(&rev.cmd, &saved, false) : strcmp(e2, er) == 0),
-		   "decoding the same line twice into one proto_cmd differs");
+	           "decoding the same line twice into one proto_cmd differs");
 	free(saved_name);
 
 	proto_cmd_clear(&base);
@@ -412,14 +412,27 @@ static int rd_int(struct reader *r)
 static int expected_params(const struct game_event *ev, enum game_rules rules)
 {
 	static const signed char fixed[GAME_EVENT_TYPE_COUNT] = {
-		[GEV_CHARACTERS] = 4,	      [GEV_PLAYER] = 1,		  [GEV_CHARACTER_SPAWNED] = 2,
-		[GEV_ZOMBIE_SPAWNED] = 2,      [GEV_CARD_DRAWN] = 2,	  [GEV_GAME_END] = 1,
-		[GEV_NEXT_ROUND] = 1,	      [GEV_CRISIS] = 1,		  [GEV_DIE_ROLLED] = 2,
-		[GEV_BARRICADED] = 3,	      [GEV_FROSTBITTEN] = 1,	  [GEV_WOUNDED] = 1,
-		[GEV_CONTRIBUTED] = 2,	      [GEV_FOOD_CHANGED] = 2,	  [GEV_MORAL_CHANGED] = 2,
-		[GEV_SURVIVOR_KILLED] = 1,     [GEV_BARRICADE_DESTROYED] = 2,
-		[GEV_WASTE_CHANGED] = 1,	      [GEV_ZOMBIE_KILLED] = 3,	  [GEV_SEARCHED] = 2,
-		[GEV_LEFT] = 1,
+	        [GEV_CHARACTERS] = 4,
+	        [GEV_PLAYER] = 1,
+	        [GEV_CHARACTER_SPAWNED] = 2,
+	        [GEV_ZOMBIE_SPAWNED] = 2,
+	        [GEV_CARD_DRAWN] = 2,
+	        [GEV_GAME_END] = 1,
+	        [GEV_NEXT_ROUND] = 1,
+	        [GEV_CRISIS] = 1,
+	        [GEV_DIE_ROLLED] = 2,
+	        [GEV_BARRICADED] = 3,
+	        [GEV_FROSTBITTEN] = 1,
+	        [GEV_WOUNDED] = 1,
+	        [GEV_CONTRIBUTED] = 2,
+	        [GEV_FOOD_CHANGED] = 2,
+	        [GEV_MORAL_CHANGED] = 2,
+	        [GEV_SURVIVOR_KILLED] = 1,
+	        [GEV_BARRICADE_DESTROYED] = 2,
+	        [GEV_WASTE_CHANGED] = 1,
+	        [GEV_ZOMBIE_KILLED] = 3,
+	        [GEV_SEARCHED] = 2,
+	        [GEV_LEFT] = 1,
 	};
 	switch (ev->type) {
 	case GEV_ABILITY_USED:
@@ -451,9 +464,9 @@ static const char *str_key_of(enum game_event_type t)
 
 static const char *reason_name(enum game_event_type t, int v)
 {
-	static const char *const food[] = { "FOOD_ADDED", "FOOD_CONSUMED" };
-	static const char *const moral[] = { "CHARACTER_DIED", "CRISIS", "STARVATION_TOKEN",
-					     "WASTE" };
+	static const char *const food[] = {"FOOD_ADDED", "FOOD_CONSUMED"};
+	static const char *const moral[] = {"CHARACTER_DIED", "CRISIS", "STARVATION_TOKEN",
+	                                    "WASTE"};
 	if (t == GEV_FOOD_CHANGED)
 		return v >= 0 && v < 2 ? food[v] : "UNKNOWN";
 	return v >= 0 && v < 4 ? moral[v] : "UNKNOWN";
@@ -461,7 +474,7 @@ static const char *reason_name(enum game_event_type t, int v)
 
 /* The parameters of the encoded line match ev, in order. */
 static void check_params(const char *line, size_t len, const struct game_event *ev,
-			 enum game_rules rules)
+                         enum game_rules rules)
 {
 	const char *name = game_event_name(ev->type);
 	const char *skey = str_key_of(ev->type);
@@ -472,27 +485,30 @@ static void check_params(const char *line, size_t len, const struct game_event *
 		if (skey && strcmp(it->string, skey) == 0) {
 			FUZZ_CHECK(it->next == NULL, "%s: the string parameter is not last", name);
 			if (ev->type == GEV_COMMAND_FAILED)
-				FUZZ_CHECK(it->valuestring[0] != '\0', "CommandFailed: empty message");
+				FUZZ_CHECK(it->valuestring[0] != '\0',
+				           "CommandFailed: empty message");
 			continue;
 		}
 		FUZZ_CHECK(j < 4, "%s: more than 4 parameters", name);
 		int want = ev->arg[j];
 		if (cJSON_IsBool(it)) {
-			FUZZ_CHECK(cJSON_IsTrue(it) == (want != 0), "%s.%s: boolean is not %d", name,
-				   it->string, want);
+			FUZZ_CHECK(cJSON_IsTrue(it) == (want != 0), "%s.%s: boolean is not %d",
+			           name, it->string, want);
 		} else if (cJSON_IsString(it)) {
-			FUZZ_CHECK((ev->type == GEV_FOOD_CHANGED || ev->type == GEV_MORAL_CHANGED) &&
-					   strcmp(it->valuestring, reason_name(ev->type, want)) == 0,
-				   "%s.%s: string \"%s\" for %d", name, it->string, it->valuestring,
-				   want);
+			FUZZ_CHECK(
+			        (ev->type == GEV_FOOD_CHANGED || ev->type == GEV_MORAL_CHANGED) &&
+			                strcmp(it->valuestring, reason_name(ev->type, want)) == 0,
+			        "%s.%s: string \"%s\" for %d", name, it->string, it->valuestring,
+			        want);
 		} else {
 			FUZZ_CHECK(cJSON_IsNumber(it) && it->valuedouble == (double)want,
-				   "%s.%s: %g instead of %d", name, it->string, it->valuedouble, want);
+			           "%s.%s: %g instead of %d", name, it->string, it->valuedouble,
+			           want);
 		}
 		j++;
 	}
 	FUZZ_CHECK(j == expected_params(ev, rules), "%s (nargs %d, %s): %d parameters, expected %d",
-		   name, ev->nargs, game_rules_name(rules), j, expected_params(ev, rules));
+	           name, ev->nargs, game_rules_name(rules), j, expected_params(ev, rules));
 	if (skey)
 		FUZZ_CHECK(cJSON_GetObjectItemCaseSensitive(root, skey), "%s: no %s", name, skey);
 	cJSON_Delete(root);
@@ -502,7 +518,7 @@ static void check_params(const char *line, size_t len, const struct game_event *
 
 static void check_encode(const uint8_t *data, size_t size)
 {
-	struct reader r = { data, size, 0 };
+	struct reader r = {data, size, 0};
 	struct game_event evs[MAX_EVENTS];
 	enum game_rules rules[MAX_EVENTS];
 	char *strs[MAX_EVENTS];
