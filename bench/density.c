@@ -292,16 +292,21 @@ static struct game *games;
 static int ngames, capgames;
 static int epfd = -1;
 
+/* SIGTERM and reap, 64 at a time: thousands of servers exiting at once
+ * would flood the run queue of a machine that others use too. */
 static void worker_kill_all(void)
 {
-	for (int i = 0; i < ngames; i++)
-		if (games[i].pid > 0)
-			kill(games[i].pid, SIGTERM);
-	for (int i = 0; i < ngames; i++) {
-		script_close(&games[i].s);
-		if (games[i].pid > 0)
-			waitpid(games[i].pid, NULL, 0);
-		games[i].pid = 0;
+	for (int i = 0; i < ngames; i += 64) {
+		int end = i + 64 < ngames ? i + 64 : ngames;
+		for (int k = i; k < end; k++)
+			if (games[k].pid > 0)
+				kill(games[k].pid, SIGTERM);
+		for (int k = i; k < end; k++) {
+			script_close(&games[k].s);
+			if (games[k].pid > 0)
+				waitpid(games[k].pid, NULL, 0);
+			games[k].pid = 0;
+		}
 	}
 }
 
