@@ -58,22 +58,6 @@ const char *fuzz_printable(const char *s, size_t n)
 	return buf;
 }
 
-void *fuzz_xmalloc(size_t n)
-{
-	void *p = malloc(n ? n : 1);
-	if (!p)
-		abort();
-	return p;
-}
-
-void *fuzz_xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size ? size : 1);
-	if (!p)
-		abort();
-	return p;
-}
-
 /* ---- UTF-8 --------------------------------------------------------------- */
 
 size_t fuzz_utf8_seq(const unsigned char *s, size_t n)
@@ -127,7 +111,7 @@ char *fuzz_wire_string(const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t n = strlen(s);
-	char *out = fuzz_xmalloc(3 * n + 1);
+	char *out = xmalloc(3 * n + 1);
 	size_t o = 0;
 	while (n > 0) {
 		size_t k = fuzz_utf8_seq(p, n);
@@ -232,7 +216,7 @@ void fuzz_encode_and_check(const struct game_event *ev, enum game_rules rules,
 
 static int *id_list(const void *recs, size_t stride, size_t off, int n)
 {
-	int *v = fuzz_xcalloc((size_t)n, sizeof(int));
+	int *v = xcalloc((size_t)n, sizeof(int));
 	for (int i = 0; i < n; i++)
 		memcpy(&v[i], (const char *)recs + (size_t)i * stride + off, sizeof(int));
 	return v;
@@ -248,10 +232,10 @@ void fuzz_session_init(struct fuzz_session *s, const struct config *cfg, int64_t
 	FUZZ_CHECK(s->g != NULL, "game_new failed");
 	game_event_list_init(&s->ev);
 	proto_buf_init(&s->buf);
-	s->pl = fuzz_xcalloc((size_t)cfg->max_players, sizeof *s->pl);
+	s->pl = xcalloc((size_t)cfg->max_players, sizeof *s->pl);
 	for (int p = 0; p < cfg->max_players; p++) {
-		s->pl[p].chars = fuzz_xcalloc((size_t)cfg->ncharacters, sizeof(int));
-		s->pl[p].cards = fuzz_xcalloc((size_t)cfg->ncards, sizeof(int));
+		s->pl[p].chars = xcalloc((size_t)cfg->ncharacters, sizeof(int));
+		s->pl[p].cards = xcalloc((size_t)cfg->ncards, sizeof(int));
 	}
 	s->char_ids = id_list(cfg->characters, sizeof *cfg->characters,
 	                      offsetof(struct config_character, id), cfg->ncharacters);
@@ -259,7 +243,7 @@ void fuzz_session_init(struct fuzz_session *s, const struct config *cfg, int64_t
 	                      cfg->ncards);
 	s->loc_ids = id_list(cfg->locations, sizeof *cfg->locations,
 	                     offsetof(struct config_location, id), cfg->nlocations);
-	s->drawn = fuzz_xcalloc((size_t)cfg->ncards, 1);
+	s->drawn = xcalloc((size_t)cfg->ncards, 1);
 	if (fuzz_verbose())
 		fprintf(stderr, "session: seed %lld, rules %s, maxPlayers %d\n", (long long)seed,
 		        game_rules_name(rules), cfg->max_players);

@@ -20,6 +20,7 @@
 #include "sopra/game_event.h"
 #include "sopra/game.h"
 #include "sopra/proto.h"
+#include "sopra/xalloc.h" /* xmalloc, xcalloc, xrealloc: abort when out of memory */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -44,10 +45,6 @@ fuzz_fail(const char *file, int line, const char *cond, const char *fmt, ...);
 /* s[0..n) for a message: bytes < 0x20 and 0x7f as \xNN, cut at about
  * 1200 bytes. Returns a static buffer (valid until the next call). */
 const char *fuzz_printable(const char *s, size_t n);
-
-/* Abort on allocation failure. */
-void *fuzz_xmalloc(size_t n);
-void *fuzz_xcalloc(size_t n, size_t size);
 
 /* Strict RFC 3629 UTF-8 (no overlongs, surrogates or values > U+10FFFF);
  * written independently of proto.c's so the two check each other. */

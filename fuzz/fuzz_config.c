@@ -57,7 +57,7 @@ static void check_config(const struct config *cfg, const uint8_t *data, size_t s
 	FUZZ_CHECK(cfg->ncrises >= g->rounds, "%d crises for %d rounds", cfg->ncrises, g->rounds);
 
 	/* cards */
-	int *ids = fuzz_xcalloc((size_t)cfg->ncards, sizeof(int));
+	int *ids = xcalloc((size_t)cfg->ncards, sizeof(int));
 	for (int i = 0; i < cfg->ncards; i++) {
 		const struct config_card *c = &cfg->cards[i];
 		ids[i] = c->id;
@@ -73,8 +73,8 @@ static void check_config(const struct config *cfg, const uint8_t *data, size_t s
 	free(ids);
 
 	/* characters */
-	ids = fuzz_xcalloc((size_t)cfg->ncharacters, sizeof(int));
-	int *status = fuzz_xcalloc((size_t)cfg->ncharacters, sizeof(int));
+	ids = xcalloc((size_t)cfg->ncharacters, sizeof(int));
+	int *status = xcalloc((size_t)cfg->ncharacters, sizeof(int));
 	for (int i = 0; i < cfg->ncharacters; i++) {
 		const struct config_character *c = &cfg->characters[i];
 		ids[i] = c->id;
@@ -127,10 +127,10 @@ static void check_config(const struct config *cfg, const uint8_t *data, size_t s
 	FUZZ_CHECK(cfg->nlocations >= 1, "no locations");
 	FUZZ_CHECK(cfg->colony >= 0 && cfg->colony < cfg->nlocations, "colony index %d of %d",
 	           cfg->colony, cfg->nlocations);
-	ids = fuzz_xcalloc((size_t)cfg->nlocations, sizeof(int));
+	ids = xcalloc((size_t)cfg->nlocations, sizeof(int));
 	int ncolonies = 0;
 	long long entrances = 0;
-	unsigned char *in_stack = fuzz_xcalloc((size_t)cfg->ncards, 1);
+	unsigned char *in_stack = xcalloc((size_t)cfg->ncards, 1);
 	for (int i = 0; i < cfg->nlocations; i++) {
 		const struct config_location *l = &cfg->locations[i];
 		ids[i] = l->id;

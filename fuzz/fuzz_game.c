@@ -67,7 +67,7 @@ static const struct config *get_config(int i)
 	size_t len = 0;
 	for (const char *const *p = config_pieces[i]; *p; p++)
 		len += strlen(*p);
-	char *text = fuzz_xmalloc(len + 1);
+	char *text = xmalloc(len + 1);
 	size_t o = 0;
 	for (const char *const *p = config_pieces[i]; *p; p++) {
 		size_t n = strlen(*p);

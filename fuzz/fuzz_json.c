@@ -119,7 +119,7 @@ static void same_string(struct toks *t, const char *got, const char *what)
 	size_t a = 0, b = 0;
 	int k = next_tok(t, &a, &b);
 	FUZZ_CHECK(k == 's', "%s: cJSON has a string, the text token '%c'", what, k);
-	char *want = fuzz_xmalloc(b - a + 1);
+	char *want = xmalloc(b - a + 1);
 	size_t wn = decode(t->s + a, b - a, want);
 	FUZZ_CHECK(strlen(got) == wn && memcmp(got, want, wn) == 0, "%s <%s> vs the text's <%s>",
 	           what, got, fuzz_printable(want, wn));
@@ -153,7 +153,7 @@ static void same_tree(const cJSON *c, struct toks *t)
 		FUZZ_CHECK(k == (obj ? '}' : ']'), "cJSON has fewer members: text token '%c'", k);
 	} else if (cJSON_IsNumber(c)) {
 		FUZZ_CHECK(k == 'd', "number vs the text token '%c'", k);
-		char *num = fuzz_xmalloc(b - a + 1);
+		char *num = xmalloc(b - a + 1);
 		memcpy(num, t->s + a, b - a);
 		num[b - a] = '\0';
 		double want = strtod(num, NULL);

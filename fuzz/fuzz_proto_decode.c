@@ -340,7 +340,7 @@ static void check_decode(const char *line, size_t len)
 
 	/* A trailing "\r" is stripped (when the line does not already end in one). */
 	if (len == 0 || line[len - 1] != '\r') {
-		char *cr = fuzz_xmalloc(len + 1);
+		char *cr = xmalloc(len + 1);
 		if (len)
 			memcpy(cr, line, len);
 		cr[len] = '\r';
@@ -543,7 +543,7 @@ static void check_encode(const uint8_t *data, size_t size)
 			size_t len = sl;
 			if (len > r.n - r.i)
 				len = r.n - r.i;
-			strs[n] = fuzz_xmalloc(len + 1);
+			strs[n] = xmalloc(len + 1);
 			memcpy(strs[n], r.p + r.i, len);
 			strs[n][len] = '\0'; /* an embedded NUL shortens it */
 			r.i += len;

@@ -29,16 +29,13 @@ static int run_file(const char *path)
 		return 1;
 	}
 	size_t cap = 4096, len = 0;
-	char *tmp = fuzz_xmalloc(cap);
+	char *tmp = xmalloc(cap);
 	size_t got;
 	while ((got = fread(tmp + len, 1, cap - len, f)) > 0) {
 		len += got;
 		if (len == cap) {
 			cap *= 2;
-			char *n = realloc(tmp, cap);
-			if (!n)
-				abort();
-			tmp = n;
+			tmp = xrealloc(tmp, cap);
 		}
 	}
 	int bad = ferror(f);
@@ -50,7 +47,7 @@ static int run_file(const char *path)
 	}
 	/* An exactly sized copy, like libFuzzer's, so that sanitizer builds
 	 * catch reads past the end. */
-	uint8_t *data = fuzz_xmalloc(len);
+	uint8_t *data = xmalloc(len);
 	if (len)
 		memcpy(data, tmp, len);
 	free(tmp);
@@ -84,13 +81,10 @@ static int run_dir(const char *dir)
 			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 64;
-			char **nn = realloc(names, cap * sizeof *names);
-			if (!nn)
-				abort();
-			names = nn;
+			names = xreallocarray(names, cap, sizeof *names);
 		}
 		size_t l = strlen(dir) + strlen(de->d_name) + 2;
-		names[n] = fuzz_xmalloc(l);
+		names[n] = xmalloc(l);
 		snprintf(names[n], l, "%s/%s", dir, de->d_name);
 		n++;
 	}
