@@ -1345,18 +1345,19 @@ static const char usage_text[] =
         "  --start            send StartGame once the Config arrived\n"
         "  --rules E          base (default) or revised: must match the server\n"
         "  --invalid PCT      send a deliberately invalid command instead of a move\n"
-        "                     with PCT %% probability (and now and then one out of turn)\n"
-        "  --leave PCT        send Leave instead of a move with PCT %% probability\n"
-        "  --disconnect PCT   instead of a move or a selection, with PCT %% probability\n"
+        "                     with PCT % probability (and now and then one out of turn)\n"
+        "  --leave PCT        send Leave instead of a move with PCT % probability\n"
+        "  --disconnect PCT   instead of a move or a selection, with PCT % probability\n"
         "                     (and rarely at any time), hang up or send a line over\n"
         "                     the 64 KiB limit (result disconnected / dropped)\n"
-        "  --stall PCT        instead of a move or a selection, with PCT %% probability,\n"
+        "  --stall PCT        instead of a move or a selection, with PCT % probability,\n"
         "                     stop answering; the server's --timeout must remove us\n"
         "  --lurk             never register: connect, send lines that do not decode\n"
         "                     (bad JSON, missing parameters) until the server closes;\n"
         "                     any event but CommandFailed is a violation\n"
         "  --max-events N     fail (exit 3) after more than N events (default 1000000)\n"
-        "  --idle SECONDS     fail (exit 3) after SECONDS without an event (default 10)\n"
+        "  --idle SECONDS     fail (exit 3) after SECONDS without an event (default: no\n"
+        "                     limit; the server's --timeout decides how long a wait lasts)\n"
         "  --log FILE         write every line sent (>) and received (<) to FILE\n"
         "  --quiet            no trace on stderr, only errors and the summary\n"
         "Exit: 0 game over, 1 usage/connection, 2 protocol violation, 3 stall,\n"
@@ -1469,7 +1470,7 @@ int main(int argc, char **argv)
 	b->port = -1;
 	b->seed = 1;
 	b->max_events = 1000000;
-	b->idle_sec = 10;
+	b->idle_sec = 0; /* no limit of our own: the server's --timeout decides */
 	const char *rules = "base";
 	int rc = parse_args(b, argc, argv, &rules);
 	if (rc >= 0)
