@@ -2008,3 +2008,89 @@ const char *game_check_invariants(const struct game *g)
 	}
 	return NULL;
 }
+
+/* ---- a readable summary of the state (sopra-replay --at) ----------------- */
+
+static const char *describe_card(const struct game *g, int k, char *buf, size_t len)
+{
+	static const char *const types[CARD_TYPE_COUNT] = {
+	        "FOOD",   "FUEL",       "STUFF", "MEDICINE", "LOCK",     "SCISSORS",
+	        "HAMMER", "SNOW_BOOTS", "COLT",  "SWAB",     "BLUEPRINT"};
+	const struct config_card *cc = &g->cfg->cards[k];
+	if (cc->type == CARD_FOOD)
+		snprintf(buf, len, "%d FOOD(%d)", cc->id, cc->amount);
+	else
+		snprintf(buf, len, "%d %s", cc->id, types[cc->type]);
+	return buf;
+}
+
+void game_describe(const struct game *g, FILE *out)
+{
+	static const char *const phases[] = {"registration", "character selection", "turns",
+	                                     "over"};
+	static const char *const crises[] = {"FOOD", "STUFF", "MEDICINE", "FUEL"};
+	const struct config *cfg = g->cfg;
+	char card[64];
+	fprintf(out, "phase: %s", phases[g->phase]);
+	if (game_waiting_for(g) >= 0)
+		fprintf(out, ", waiting for player %d", game_waiting_for(g));
+	fprintf(out, "\nround %d of %d, food %d, morale %d, waste %d, starvation tokens %d\n",
+	        g->round, cfg->goal.rounds, g->food, g->moral, g->waste, g->starvation);
+	if (g->round > 0) {
+		const struct config_crisis *cr = &cfg->crises[g->crisis];
+		fprintf(out, "crisis %d: %s, %d cards required, %d contributed, morale %+d\n",
+		        cr->id, crises[cr->type], cr->required_cards, g->contributed,
+		        cr->moral_change);
+	}
+	fputs("players:\n", out);
+	for (int p = 0; p < g->nplayers; p++) {
+		const struct player_state *ps = &g->players[p];
+		fprintf(out, "  %d %s: %s%s; dice", p, ps->name ? ps->name : "",
+		        ps->in_game ? "in the game" : "left",
+		        ps->disconnected ? ", disconnected" : "");
+		for (int i = 0; i < ps->ndice; i++)
+			fprintf(out, " %d", ps->dice[i]);
+		fputs(ps->ndice ? "; hand:" : " none; hand:", out);
+		for (int i = 0; i < ps->nhand; i++)
+			fprintf(out, "%s %s", i ? "," : "",
+			        describe_card(g, ps->hand[i], card, sizeof card));
+		fputs(ps->nhand ? "\n" : " empty\n", out);
+	}
+	fputs("locations (per entrance: zombies/barricades):\n", out);
+	for (int i = 0; i < cfg->nlocations; i++) {
+		int l = g->loc_order[i];
+		const struct config_location *cl = &cfg->locations[l];
+		const struct loc_state *ls = &g->locs[l];
+		fprintf(out, "  %d %s:", cl->id, cl->name);
+		for (int e = 0; e < cl->entrances; e++)
+			fprintf(out, " %d/%d", ls->zombies[e], ls->barricades[e]);
+		if (cl->is_colony)
+			fprintf(out, "; children %d", ls->children);
+		fprintf(out, "; %d cards to search; characters:", ls->ndeck - ls->top);
+		int here = 0;
+		for (int c = 0; c < cfg->ncharacters; c++)
+			if (g->chars[c].life == CH_ALIVE && g->chars[c].loc == l) {
+				fprintf(out, " %d", cfg->characters[c].id);
+				here++;
+			}
+		fputs(here ? "\n" : " none\n", out);
+	}
+	fputs("characters in play:\n", out);
+	for (int c = 0; c < cfg->ncharacters; c++) {
+		const struct char_state *cs = &g->chars[c];
+		if (cs->life == CH_UNUSED)
+			continue;
+		const struct config_character *cc = &cfg->characters[c];
+		if (cs->life == CH_DEAD) {
+			fprintf(out, "  %d %s: dead\n", cc->id, cc->name);
+			continue;
+		}
+		fprintf(out, "  %d %s (player %d) at %d: wounds %d, frostbite %d%s%s", cc->id,
+		        cc->name, cs->owner, cfg->locations[cs->loc].id, cs->wounds, cs->frostbites,
+		        cs->moved ? ", moved" : "", cs->uses ? ", ability used" : "");
+		for (int i = 0; i < cs->nequip; i++)
+			fprintf(out, "%s %s", i ? "," : "; equipment",
+			        describe_card(g, cs->equip[i], card, sizeof card));
+		fputc('\n', out);
+	}
+}

@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "sopra/config.h"
 #include "sopra/game_event.h"
@@ -89,5 +90,11 @@ struct rng game_rng_peek(const struct game *g);
  * per entrance, capacities, each card in exactly one place, ...). Returns
  * NULL when all hold, else a static description of the first violation. */
 const char *game_check_invariants(const struct game *g);
+
+/* A readable summary of the state for people (sopra-replay --at): phase,
+ * round, food, morale, waste, the crisis, each player's dice and hand, each
+ * location's zombies and barricades per entrance, each character's place,
+ * injuries and equipment. Read only; the format may change. */
+void game_describe(const struct game *g, FILE *out);
 
 #endif

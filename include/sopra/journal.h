@@ -1,0 +1,201 @@
+/*
+ * journal: an append-only record of one game (docs/journal.md), and its
+ * replay.
+ *
+ * The game is deterministic: the configuration, the seed, the rule edition
+ * and the sequence of dispatched queue entries fix every event. So the
+ * journal stores exactly those -- a header, then one NDJSON line per queue
+ * entry as the dispatcher took it (the command as decoded, a bad line's
+ * message, a timeout, a lost connection) -- and no events. Digest lines
+ * (SHA-256 of the event stream so far) let a replay prove that it produced
+ * the same bytes the server sent.
+ *
+ * Writing (the server, --journal FILE): journal_open creates the file and
+ * writes the header; server_set_taps(srv, &hooks, journal_on_line, j) with
+ * hooks = journal_hooks(j) then records every entry BEFORE it is applied
+ * (write-ahead: the entry is in the kernel, and with --journal-sync always
+ * on disk, before any of its events can go out) and digests every line
+ * sent. The durability policy (enum journal_sync) decides when fdatasync
+ * runs. A journal that cannot be written is never fatal to a running game:
+ * the failure is logged loudly, the file is cut back to its last whole line
+ * and journaling stops (docs/journal.md, "When the disk is full").
+ *
+ * Reading: journal_load parses a file into a struct journal_file (dropping
+ * a torn or corrupt last line, which a crash can leave); a journal_replay
+ * re-runs the engine over its records through a dispatcher and a
+ * broadcaster of its own and reports every line the server sent, checking
+ * each digest on the way. sopra-replay is built on these; so can be a
+ * resume (see docs/journal.md, "Building a resume on it").
+ */
+#ifndef SOPRA_JOURNAL_H
+#define SOPRA_JOURNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sopra/bcast.h"
+#include "sopra/config.h"
+#include "sopra/dispatch.h"
+#include "sopra/game.h"
+
+#define JOURNAL_FORMAT  "sopra-journal" /* the header's "journal" value */
+#define JOURNAL_VERSION 1               /* the header's "version" */
+
+/* When the journal is forced to disk (fdatasync). Every entry is written
+ * (write(2)) before its events go out under every policy. */
+enum journal_sync {
+	JOURNAL_SYNC_ALWAYS, /* before each entry is applied: nothing is ever lost */
+	JOURNAL_SYNC_TURN,   /* when a player's turn ends, in the background; at game end */
+	JOURNAL_SYNC_NEVER,  /* never: the kernel writes back when it likes */
+};
+
+/* Parse "always" / "turn" / "never"; false for anything else. */
+bool journal_sync_parse(const char *s, enum journal_sync *out);
+const char *journal_sync_name(enum journal_sync s);
+
+/* ---- writing ----------------------------------------------------------- */
+
+struct journal_params {
+	const char *path;         /* the journal file; must not exist yet */
+	enum journal_sync sync;   /* durability policy */
+	const struct config *cfg; /* its verbatim text goes into the header */
+	const char *config_path;  /* as given on the command line (informative) */
+	int64_t seed;
+	enum game_rules rules;
+	int timeout_sec;
+};
+
+struct journal;
+
+/*
+ * Create p->path (O_EXCL: an existing journal is never overwritten), write
+ * the header and, unless the policy is never, sync it and its directory.
+ * g is borrowed (read only: whose turn it is, whether the game is over) and
+ * must outlive the journal; log (NULL: stderr) gets the loud messages.
+ * Returns NULL on failure with a one-line reason in err (the server then
+ * refuses to start).
+ */
+struct journal *journal_open(const struct journal_params *p, const struct game *g, FILE *log,
+                             char *err, size_t errlen);
+
+/* The dispatcher hooks that record each entry (before) and write digests
+ * and syncs at turn ends (after). ctx is j. */
+struct dispatch_hooks journal_hooks(struct journal *j);
+
+/* A server_line_tap: digests one line sent (ctx is the journal). */
+void journal_on_line(void *ctx, int comm_id, int player, const char *line, size_t len);
+
+/* Whether writing failed (and journaling stopped). */
+bool journal_failed(const struct journal *j);
+
+/* Write a last digest and the end record ({"end":reason,...}), sync (unless
+ * the policy is never), stop the sync thread, close and free. reason: e.g.
+ * "game over", "stopped". NULL is fine. Returns false if the journal is
+ * incomplete (writing failed at some point; already logged). */
+bool journal_close(struct journal *j, const char *reason);
+
+/* The server did not start after all (e.g. the port is in use): close and
+ * remove the file, which holds nothing but the header. NULL is fine. */
+void journal_discard(struct journal *j);
+
+/* ---- reading ----------------------------------------------------------- */
+
+enum journal_kind {
+	JOURNAL_COMMAND, /* a decoded command: cmd */
+	JOURNAL_BAD,     /* a line that did not decode: error */
+	JOURNAL_TIMEOUT, /* the --timeout expired */
+	JOURNAL_LOST,    /* a connection was lost (drain: closed after flushing) */
+	JOURNAL_DIGEST,  /* the event stream after entry n: lines, bytes, sha256 */
+	JOURNAL_END,     /* the server closed the journal: reason */
+};
+
+/* One line of a journal after the header. Owns its strings. */
+struct journal_record {
+	enum journal_kind kind;
+	int64_t n;  /* entries: the entry's number (1, 2, ...); digest/end: entries so far */
+	int64_t ms; /* entries, end: milliseconds since the journal was opened */
+	int comm_id;
+	int player;     /* as resolved when the entry was taken; -1: none */
+	struct cmd cmd; /* JOURNAL_COMMAND; cmd.name points into name */
+	char *name;     /* owned: Register's playerName */
+	char *error;    /* owned: JOURNAL_BAD's message (NUL-terminated) */
+	bool drain;     /* JOURNAL_LOST */
+	int64_t lines;  /* JOURNAL_DIGEST: lines sent so far */
+	int64_t bytes;  /* JOURNAL_DIGEST: bytes digested so far */
+	uint8_t sha256[32];
+	char *reason;   /* owned: JOURNAL_END */
+	size_t line_no; /* 1-based line in the file */
+};
+
+/* A journal read into memory. */
+struct journal_file {
+	int version;
+	char *server; /* the writing server's version */
+	enum game_rules rules;
+	int64_t seed;
+	int timeout_sec;
+	enum journal_sync sync;
+	char *config_path; /* as the server was given it */
+	char *config_text; /* owned, NUL-terminated, config_len bytes */
+	size_t config_len;
+	uint8_t config_sha256[32]; /* checked against config_text by journal_load */
+	char *start;               /* ISO 8601 UTC start time */
+	int64_t start_unix_ms;
+	struct journal_record *rec; /* records in file order */
+	size_t nrec;
+	int64_t entries;    /* number of entry records */
+	size_t valid_bytes; /* length of the whole, good lines (a resume truncates here) */
+	bool torn;          /* a torn or corrupt last line was dropped */
+	char torn_why[160];
+	bool ended; /* the last record is JOURNAL_END */
+};
+
+/*
+ * Read and check the journal at path: the header (format, version, a
+ * config whose SHA-256 matches), then every line. A last line without its
+ * "\n" or that does not parse is dropped (jf->torn, jf->torn_why); any
+ * other bad line, an entry number out of sequence or a config hash
+ * mismatch is an error. Returns false with a reason ("FILE:LINE: ...") in
+ * err; jf is then empty.
+ */
+bool journal_load(const char *path, struct journal_file *jf, char *err, size_t errlen);
+/* The same for bytes in memory (name is used in messages). */
+bool journal_parse(const char *data, size_t len, const char *name, struct journal_file *jf,
+                   char *err, size_t errlen);
+void journal_file_free(struct journal_file *jf);
+
+/* ---- replay ------------------------------------------------------------ */
+
+/* Called with every line the server sent, in order: the connection, its
+ * player at send time (-1: unregistered) and the line with its "\n". */
+typedef void (*journal_line_fn)(void *ctx, int comm_id, int player, const char *line, size_t len);
+
+struct journal_replay;
+
+/* A fresh game from jf's header (its config parsed from the stored text).
+ * jf is borrowed and must outlive the replay. NULL with err on failure. */
+struct journal_replay *journal_replay_new(const struct journal_file *jf, journal_line_fn on_line,
+                                          void *ctx, char *err, size_t errlen);
+/* Apply one record: an entry is dispatched (its lines reported), a digest
+ * is compared with the lines so far. Returns false with err on a mismatch
+ * (a digest, or the player an entry names). */
+bool journal_replay_step(struct journal_replay *r, const struct journal_record *rec, char *err,
+                         size_t errlen);
+/* The replayed game and its broadcaster (read them; do not dispatch). */
+const struct game *journal_replay_game(const struct journal_replay *r);
+const struct bcast *journal_replay_bcast(const struct journal_replay *r);
+/* Entries applied, and lines/bytes reported so far. */
+int64_t journal_replay_entries(const struct journal_replay *r);
+int64_t journal_replay_lines(const struct journal_replay *r);
+/* Number of digests checked so far. */
+int journal_replay_digests(const struct journal_replay *r);
+void journal_replay_free(struct journal_replay *r);
+
+/* The digest's input for one line sent, exactly as sopra-replay prints it:
+ * "PLAYER\tLINE" (PLAYER "-" for -1). Writes the prefix into buf (>= 16
+ * bytes) and returns its length. */
+size_t journal_line_prefix(int player, char *buf);
+
+#endif

@@ -1,0 +1,1629 @@
+/*
+ * journal: write, read and replay a game's journal (include/sopra/journal.h,
+ * docs/journal.md).
+ *
+ * Writing happens on the server's one thread, inside the dispatcher's
+ * hooks: the entry's line is formatted into a reused buffer and handed to
+ * the kernel with one write(2) before the entry is applied. Only the
+ * "turn" policy's fdatasync runs on a second thread (sync_thread), so that
+ * a turn's end does not wait for the disk: the next player's ActNow goes
+ * out while the disk catches up (the loss window this opens is stated in
+ * docs/journal.md).
+ *
+ * The digest is SHA-256 (nettle) over "PLAYER\tLINE" of every line sent, in
+ * order: exactly sopra-replay's output, so `sopra-replay FILE | sha256sum`
+ * gives the last digest of a complete journal.
+ */
+#include "sopra/journal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <nettle/base64.h>
+#include <nettle/sha2.h>
+
+#include "sopra/cmdq.h"
+#include "sopra/json.h"
+#include "sopra/proto.h"
+#include "sopra/xalloc.h"
+
+/* A digest is written at least this often (entries), besides turn ends. */
+#define JOURNAL_DIGEST_EVERY 256
+/* Fields in one journal line (the header has the most: 13). */
+#define JOURNAL_MAX_FIELDS 32
+
+/* ---- small helpers ----------------------------------------------------- */
+
+bool journal_sync_parse(const char *s, enum journal_sync *out)
+{
+	static const struct {
+		const char *name;
+		enum journal_sync v;
+	} t[] = {{"always", JOURNAL_SYNC_ALWAYS},
+	         {"turn", JOURNAL_SYNC_TURN},
+	         {"never", JOURNAL_SYNC_NEVER}};
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+		if (strcmp(s, t[i].name) == 0) {
+			*out = t[i].v;
+			return true;
+		}
+	return false;
+}
+
+const char *journal_sync_name(enum journal_sync s)
+{
+	switch (s) {
+	case JOURNAL_SYNC_ALWAYS:
+		return "always";
+	case JOURNAL_SYNC_TURN:
+		return "turn";
+	case JOURNAL_SYNC_NEVER:
+		break;
+	}
+	return "never";
+}
+
+size_t journal_line_prefix(int player, char *buf)
+{
+	if (player < 0) {
+		memcpy(buf, "-\t", 2);
+		return 2;
+	}
+	return (size_t)snprintf(buf, 16, "%d\t", player);
+}
+
+static void hex_encode(const uint8_t *src, size_t n, char *dst)
+{
+	static const char digits[] = "0123456789abcdef";
+	for (size_t i = 0; i < n; i++) {
+		dst[2 * i] = digits[src[i] >> 4];
+		dst[2 * i + 1] = digits[src[i] & 15];
+	}
+	dst[2 * n] = '\0';
+}
+
+static int hex_val(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static bool hex_decode(const char *s, size_t len, uint8_t *dst, size_t n)
+{
+	if (len != 2 * n)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		int hi = hex_val(s[2 * i]), lo = hex_val(s[2 * i + 1]);
+		if (hi < 0 || lo < 0)
+			return false;
+		dst[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return true;
+}
+
+static void sha256_of(const char *data, size_t len, uint8_t out[SHA256_DIGEST_SIZE])
+{
+	struct sha256_ctx c;
+	sha256_init(&c);
+	sha256_update(&c, len, (const uint8_t *)data);
+	sha256_digest(&c, SHA256_DIGEST_SIZE, out);
+}
+
+/* A growable byte buffer (xalloc policy). */
+struct jbuf {
+	char *s;
+	size_t n, cap;
+};
+
+static void jb_reserve(struct jbuf *b, size_t more)
+{
+	if (b->n + more <= b->cap)
+		return;
+	size_t cap = b->cap ? b->cap : 256;
+	while (cap < b->n + more)
+		cap *= 2;
+	b->s = xrealloc(b->s, cap);
+	b->cap = cap;
+}
+
+static void jb_add(struct jbuf *b, const char *s, size_t n)
+{
+	jb_reserve(b, n);
+	memcpy(b->s + b->n, s, n);
+	b->n += n;
+}
+
+static void jb_puts(struct jbuf *b, const char *s)
+{
+	jb_add(b, s, strlen(s));
+}
+
+static void jb_int(struct jbuf *b, const char *key, int64_t v)
+{
+	char tmp[64];
+	int n = snprintf(tmp, sizeof tmp, "\"%s\":%lld,", key, (long long)v);
+	jb_add(b, tmp, (size_t)n);
+}
+
+static void jb_bool(struct jbuf *b, const char *key, bool v)
+{
+	char tmp[64];
+	int n = snprintf(tmp, sizeof tmp, "\"%s\":%s,", key, v ? "true" : "false");
+	jb_add(b, tmp, (size_t)n);
+}
+
+/* Valid UTF-8 without NUL bytes: storable as a JSON string that any reader
+ * (cJSON, jq, ours) gives back byte for byte. */
+static bool plain_text(const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	for (size_t i = 0; i < n;) {
+		if (u[i] == 0)
+			return false;
+		if (u[i] < 0x80) {
+			i++;
+			continue;
+		}
+		size_t k = json_utf8_len(u + i, n - i);
+		if (k == 0)
+			return false;
+		i += k;
+	}
+	return true;
+}
+
+/* "key":"escaped", -- or, for bytes that are not plain text, "key64":"base64", */
+static void jb_str(struct jbuf *b, const char *key, const char *s, size_t n)
+{
+	jb_add(b, "\"", 1);
+	jb_puts(b, key);
+	if (!plain_text(s, n)) {
+		jb_puts(b, "64\":\"");
+		jb_reserve(b, BASE64_ENCODE_RAW_LENGTH(n));
+		base64_encode_raw(b->s + b->n, n, (const uint8_t *)s);
+		b->n += BASE64_ENCODE_RAW_LENGTH(n);
+		jb_add(b, "\",", 2);
+		return;
+	}
+	jb_add(b, "\":\"", 3);
+	jb_reserve(b, n + 2);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		char esc[8];
+		const char *e = NULL;
+		switch (c) {
+		case '"':
+			e = "\\\"";
+			break;
+		case '\\':
+			e = "\\\\";
+			break;
+		case '\n':
+			e = "\\n";
+			break;
+		case '\r':
+			e = "\\r";
+			break;
+		case '\t':
+			e = "\\t";
+			break;
+		default:
+			if (c < 0x20) {
+				snprintf(esc, sizeof esc, "\\u%04x", c);
+				e = esc;
+			}
+		}
+		if (e)
+			jb_puts(b, e);
+		else
+			jb_add(b, (const char *)&c, 1);
+	}
+	jb_add(b, "\",", 2);
+}
+
+/* Replace the trailing "," by "}\n". */
+static void jb_end_object(struct jbuf *b)
+{
+	if (b->n && b->s[b->n - 1] == ',')
+		b->n--;
+	jb_add(b, "}\n", 2);
+}
+
+/* The connections that got their player's Left: the server closes them
+ * (flush, then close) and sends them nothing more, so lines the broadcaster
+ * still routes to them (to a pipelined command's sender) never go over the
+ * wire and are neither digested nor printed. At most one per player. */
+struct comm_set {
+	int *v;
+	size_t n, cap;
+};
+
+static bool comm_set_has(const struct comm_set *s, int comm)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i] == comm)
+			return true;
+	return false;
+}
+
+static void comm_set_add(struct comm_set *s, int comm)
+{
+	if (comm <= 0 || comm_set_has(s, comm))
+		return;
+	if (s->n == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 8;
+		s->v = xreallocarray(s->v, s->cap, sizeof *s->v);
+	}
+	s->v[s->n++] = comm;
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- writing ------------------------------------------------------------ */
+
+struct journal {
+	int fd;
+	char *path; /* owned */
+	enum journal_sync sync;
+	const struct game *game; /* borrowed */
+	FILE *log;
+	int64_t t0_ms;
+
+	struct jbuf line; /* the line being written, reused */
+	off_t good_len;   /* bytes of whole lines written */
+	int64_t n;        /* entries written */
+	int64_t kept;     /* entries whose lines were written whole */
+	int wait_before;  /* game_waiting_for before the current entry */
+
+	struct sha256_ctx sha; /* over "PLAYER\tLINE" of every line sent */
+	int64_t lines, bytes;
+	struct comm_set closed;         /* connections that got their Left */
+	int64_t digest_n, digest_lines; /* at the last digest written */
+
+	bool failed;
+
+	/* the "turn" policy's background fdatasync */
+	bool thread_started;
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	uint64_t sync_req, sync_done; /* requests made / served */
+	int sync_err;                 /* errno of a failed background fdatasync */
+	bool stop;
+};
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void
+jlog(const struct journal *j, const char *fmt, ...)
+{
+	FILE *out = j->log ? j->log : stderr;
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("sopra-server: ", out);
+	vfprintf(out, fmt, ap);
+	fputc('\n', out);
+	va_end(ap);
+	fflush(out);
+}
+
+static void *sync_thread(void *arg)
+{
+	struct journal *j = arg;
+	pthread_mutex_lock(&j->mu);
+	for (;;) {
+		while (!j->stop && j->sync_done == j->sync_req)
+			pthread_cond_wait(&j->cv, &j->mu);
+		if (j->sync_done == j->sync_req)
+			break; /* stop, nothing pending */
+		uint64_t target = j->sync_req;
+		pthread_mutex_unlock(&j->mu);
+		int rc = fdatasync(j->fd);
+		int e = errno;
+		pthread_mutex_lock(&j->mu);
+		if (rc != 0 && j->sync_err == 0)
+			j->sync_err = e;
+		j->sync_done = target;
+	}
+	pthread_mutex_unlock(&j->mu);
+	return NULL;
+}
+
+static void stop_thread(struct journal *j)
+{
+	if (!j->thread_started)
+		return;
+	pthread_mutex_lock(&j->mu);
+	j->stop = true;
+	pthread_cond_signal(&j->cv);
+	pthread_mutex_unlock(&j->mu);
+	pthread_join(j->thread, NULL);
+	j->thread_started = false;
+}
+
+/*
+ * Writing failed: say so loudly, cut the file back to its last whole line
+ * (so that it stays a valid, shorter journal) and stop journaling. The game
+ * goes on: its players are not to lose a game because the disk is full.
+ */
+static void journal_fail(struct journal *j, const char *what, int err)
+{
+	if (j->failed)
+		return;
+	j->failed = true;
+	jlog(j, "JOURNAL FAILED: %s %s: %s", what, j->path, strerror(err));
+	jlog(j,
+	     "JOURNAL FAILED: the game goes on WITHOUT a journal; %s keeps entries 1..%lld "
+	     "(cut back to %lld bytes)",
+	     j->path, (long long)j->kept, (long long)j->good_len);
+	if (ftruncate(j->fd, j->good_len) != 0)
+		jlog(j, "JOURNAL FAILED: cannot cut %s back: %s", j->path, strerror(errno));
+}
+
+/* Append j->line to the file with write(2); false (failed) on error. */
+static bool put_line(struct journal *j, const char *what)
+{
+	size_t off = 0;
+	while (off < j->line.n) {
+		ssize_t w = write(j->fd, j->line.s + off, j->line.n - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			journal_fail(j, what, w < 0 ? errno : EIO);
+			return false;
+		}
+		off += (size_t)w;
+	}
+	j->good_len += (off_t)j->line.n;
+	return true;
+}
+
+static bool sync_now(struct journal *j)
+{
+	if (fdatasync(j->fd) != 0) {
+		/* after a failed fsync the page cache cannot be trusted to
+		 * still hold the data: no retry (docs/journal.md) */
+		journal_fail(j, "fdatasync of", errno);
+		return false;
+	}
+	return true;
+}
+
+static void request_sync(struct journal *j)
+{
+	pthread_mutex_lock(&j->mu);
+	j->sync_req++;
+	pthread_cond_signal(&j->cv);
+	pthread_mutex_unlock(&j->mu);
+}
+
+/* A background fdatasync that failed is reported on the loop's thread. */
+static void check_sync_error(struct journal *j)
+{
+	if (!j->thread_started)
+		return;
+	pthread_mutex_lock(&j->mu);
+	int e = j->sync_err;
+	pthread_mutex_unlock(&j->mu);
+	if (e)
+		journal_fail(j, "background fdatasync of", e);
+}
+
+static void write_digest(struct journal *j)
+{
+	struct sha256_ctx c = j->sha;
+	uint8_t d[SHA256_DIGEST_SIZE];
+	char hex[2 * SHA256_DIGEST_SIZE + 1];
+	sha256_digest(&c, sizeof d, d);
+	hex_encode(d, sizeof d, hex);
+	j->line.n = 0;
+	jb_puts(&j->line, "{\"digest\":\"");
+	jb_puts(&j->line, hex);
+	jb_puts(&j->line, "\",");
+	jb_int(&j->line, "n", j->n);
+	jb_int(&j->line, "lines", j->lines);
+	jb_int(&j->line, "bytes", j->bytes);
+	jb_end_object(&j->line);
+	if (put_line(j, "write to")) {
+		j->digest_n = j->n;
+		j->digest_lines = j->lines;
+	}
+}
+
+/* The command's parameters as protocol.md names them. */
+static void put_command(struct jbuf *b, const struct cmd *c)
+{
+	jb_str(b, "command", cmd_name(c->type), strlen(cmd_name(c->type)));
+	switch (c->type) {
+	case CMD_REGISTER:
+		jb_str(b, "playerName", c->name ? c->name : "", c->name ? strlen(c->name) : 0);
+		break;
+	case CMD_START_GAME:
+	case CMD_LEAVE:
+	case CMD_END_TURN:
+		break;
+	case CMD_SELECT_CHARACTERS:
+		jb_int(b, "characterId0", c->character);
+		jb_int(b, "characterId1", c->character2);
+		break;
+	case CMD_MOVE:
+		jb_int(b, "characterId", c->character);
+		jb_int(b, "locationId", c->location);
+		jb_bool(b, "fuel", c->fuel);
+		break;
+	case CMD_SEARCH:
+	case CMD_CLEAN_WASTE:
+		jb_int(b, "characterId", c->character);
+		break;
+	case CMD_ATTACK:
+	case CMD_BARRICADE:
+		jb_int(b, "characterId", c->character);
+		jb_int(b, "entrance", c->entrance);
+		break;
+	case CMD_CONTRIBUTE_CARD:
+		jb_int(b, "cardId", c->card);
+		break;
+	case CMD_USE_CARD:
+		jb_int(b, "cardId", c->card);
+		if (c->has_target) {
+			jb_int(b, "characterId", c->character);
+			jb_int(b, "target", c->target);
+		}
+		break;
+	case CMD_USE_ABILITY:
+		jb_int(b, "characterId", c->character);
+		if (c->has_target)
+			jb_int(b, "target", c->target);
+		break;
+	}
+}
+
+/* dispatch_hooks.before: write the entry ahead of its effects. */
+static void journal_before(void *ctx, const struct cmdq_entry *e, int player)
+{
+	struct journal *j = ctx;
+	if (j->failed)
+		return;
+	j->wait_before = game_waiting_for(j->game);
+	j->n++;
+	struct jbuf *b = &j->line;
+	b->n = 0;
+	jb_add(b, "{", 1);
+	jb_int(b, "n", j->n);
+	jb_int(b, "ms", mono_ms() - j->t0_ms);
+	jb_int(b, "comm", e->comm_id);
+	jb_int(b, "player", player < 0 ? -1 : player);
+	switch (e->kind) {
+	case CMDQ_COMMAND:
+		put_command(b, &e->pc.cmd);
+		break;
+	case CMDQ_BAD_LINE: {
+		const char *msg = e->error ? e->error : "";
+		jb_str(b, "bad", msg, strlen(msg));
+		break;
+	}
+	case CMDQ_TIMEOUT:
+		jb_bool(b, "timeout", true);
+		break;
+	case CMDQ_LOST:
+		jb_bool(b, "lost", true);
+		jb_bool(b, "drain", e->drain);
+		break;
+	}
+	jb_end_object(b);
+	if (!put_line(j, "write to"))
+		return;
+	j->kept = j->n;
+	if (j->sync == JOURNAL_SYNC_ALWAYS)
+		sync_now(j);
+}
+
+/* dispatch_hooks.after: digests and syncs where a turn ends. */
+static void journal_after(void *ctx, const struct cmdq_entry *e, int player)
+{
+	(void)e;
+	(void)player;
+	struct journal *j = ctx;
+	if (j->failed)
+		return;
+	check_sync_error(j);
+	if (j->failed)
+		return;
+	bool over = game_is_over(j->game);
+	bool turn_end = over || game_waiting_for(j->game) != j->wait_before;
+	if ((turn_end && j->lines > j->digest_lines) || j->n - j->digest_n >= JOURNAL_DIGEST_EVERY)
+		write_digest(j);
+	if (j->failed || j->sync == JOURNAL_SYNC_NEVER)
+		return;
+	if (over)
+		sync_now(j); /* the end of the game is on disk before GameEnd goes out */
+	else if (turn_end && j->sync == JOURNAL_SYNC_TURN)
+		request_sync(j);
+}
+
+struct dispatch_hooks journal_hooks(struct journal *j)
+{
+	return (struct dispatch_hooks){.before = journal_before, .after = journal_after, .ctx = j};
+}
+
+/* Whether line is Left(player): its connection closes after it. */
+static bool is_own_left(int player, const char *line, size_t len)
+{
+	static const char head[] = "{\"event\":\"Left\",\"player\":";
+	if (player < 0 || len < sizeof head || memcmp(line, head, sizeof head - 1) != 0)
+		return false;
+	char want[64];
+	int n = snprintf(want, sizeof want, "%s%d}\n", head, player);
+	return (size_t)n == len && memcmp(line, want, len) == 0;
+}
+
+void journal_on_line(void *ctx, int comm_id, int player, const char *line, size_t len)
+{
+	struct journal *j = ctx;
+	if (j->failed || (j->closed.n && comm_set_has(&j->closed, comm_id)))
+		return;
+	char pre[16];
+	size_t pn = journal_line_prefix(player, pre);
+	sha256_update(&j->sha, pn, (const uint8_t *)pre);
+	sha256_update(&j->sha, len, (const uint8_t *)line);
+	j->lines++;
+	j->bytes += (int64_t)(pn + len);
+	if (line[0] == '{' && len > 10 && line[10] == 'L' && is_own_left(player, line, len))
+		comm_set_add(&j->closed, comm_id);
+}
+
+bool journal_failed(const struct journal *j)
+{
+	return j->failed;
+}
+
+/* fsync the directory holding path, so that the new file's name is
+ * durable too. */
+static int sync_dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? xmemdup0(path, slash == path ? 1 : (size_t)(slash - path)) : NULL;
+	int fd = open(dir ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int rc = fd >= 0 && fsync(fd) == 0 ? 0 : errno;
+	if (fd >= 0)
+		close(fd);
+	free(dir);
+	return rc;
+}
+
+static void put_header(struct journal *j, const struct journal_params *p)
+{
+	uint8_t d[SHA256_DIGEST_SIZE];
+	char hex[2 * SHA256_DIGEST_SIZE + 1];
+	sha256_of(p->cfg->text, p->cfg->text_len, d);
+	hex_encode(d, sizeof d, hex);
+
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	struct tm tm;
+	gmtime_r(&now.tv_sec, &tm);
+	char when[64], stamp[40];
+	strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(when, sizeof when, "%s.%03ldZ", stamp, now.tv_nsec / 1000000);
+
+	struct jbuf *b = &j->line;
+	b->n = 0;
+	jb_add(b, "{", 1);
+	jb_str(b, "journal", JOURNAL_FORMAT, strlen(JOURNAL_FORMAT));
+	jb_int(b, "version", JOURNAL_VERSION);
+	jb_str(b, "server", SOPRA_VERSION, strlen(SOPRA_VERSION));
+	const char *rules = game_rules_name(p->rules);
+	jb_str(b, "rules", rules, strlen(rules));
+	jb_int(b, "seed", p->seed);
+	jb_int(b, "timeout", p->timeout_sec);
+	const char *sync = journal_sync_name(p->sync);
+	jb_str(b, "sync", sync, strlen(sync));
+	const char *cpath = p->config_path ? p->config_path : "";
+	jb_str(b, "configPath", cpath, strlen(cpath));
+	jb_int(b, "configBytes", (int64_t)p->cfg->text_len);
+	jb_str(b, "configSha256", hex, strlen(hex));
+	jb_str(b, "start", when, strlen(when));
+	jb_int(b, "startUnixMs", (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000);
+	jb_str(b, "config", p->cfg->text, p->cfg->text_len);
+	jb_end_object(b);
+}
+
+static void journal_free(struct journal *j)
+{
+	stop_thread(j);
+	pthread_mutex_destroy(&j->mu);
+	pthread_cond_destroy(&j->cv);
+	if (j->fd >= 0)
+		close(j->fd);
+	free(j->line.s);
+	free(j->closed.v);
+	free(j->path);
+	free(j);
+}
+
+struct journal *journal_open(const struct journal_params *p, const struct game *g, FILE *log,
+                             char *err, size_t errlen)
+{
+	struct journal *j = xcalloc(1, sizeof *j);
+	j->path = xstrdup(p->path);
+	j->sync = p->sync;
+	j->game = g;
+	j->log = log;
+	j->t0_ms = mono_ms();
+	sha256_init(&j->sha);
+	pthread_mutex_init(&j->mu, NULL);
+	pthread_cond_init(&j->cv, NULL);
+	j->fd = open(p->path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+	if (j->fd < 0) {
+		snprintf(err, errlen, "cannot create journal %s: %s%s", p->path, strerror(errno),
+		         errno == EEXIST ? " (a journal is never overwritten)" : "");
+		journal_free(j);
+		return NULL;
+	}
+	put_header(j, p);
+	int e = 0;
+	size_t off = 0;
+	while (off < j->line.n && e == 0) {
+		ssize_t w = write(j->fd, j->line.s + off, j->line.n - off);
+		if (w > 0)
+			off += (size_t)w;
+		else if (w == 0)
+			e = EIO;
+		else if (errno != EINTR)
+			e = errno;
+	}
+	if (e == 0 && p->sync != JOURNAL_SYNC_NEVER && fdatasync(j->fd) != 0)
+		e = errno;
+	if (e == 0 && p->sync != JOURNAL_SYNC_NEVER)
+		e = sync_dir_of(p->path);
+	if (e != 0) {
+		snprintf(err, errlen, "cannot write journal %s: %s", p->path, strerror(e));
+		close(j->fd);
+		j->fd = -1;
+		unlink(p->path); /* nothing of this game is in it */
+		journal_free(j);
+		return NULL;
+	}
+	j->good_len = (off_t)j->line.n;
+	if (p->sync == JOURNAL_SYNC_TURN) {
+		if (pthread_create(&j->thread, NULL, sync_thread, j) != 0) {
+			snprintf(err, errlen, "cannot start the journal's sync thread");
+			unlink(p->path);
+			journal_free(j);
+			return NULL;
+		}
+		j->thread_started = true;
+	}
+	return j;
+}
+
+bool journal_close(struct journal *j, const char *reason)
+{
+	if (!j)
+		return true;
+	stop_thread(j);
+	check_sync_error(j);
+	if (!j->failed) {
+		if (j->lines > j->digest_lines || j->n > j->digest_n)
+			write_digest(j);
+	}
+	if (!j->failed) {
+		const char *r = reason ? reason : "closed";
+		j->line.n = 0;
+		jb_add(&j->line, "{", 1);
+		jb_str(&j->line, "end", r, strlen(r));
+		jb_int(&j->line, "n", j->n);
+		jb_int(&j->line, "ms", mono_ms() - j->t0_ms);
+		jb_end_object(&j->line);
+		if (put_line(j, "write to") && j->sync != JOURNAL_SYNC_NEVER)
+			sync_now(j);
+	}
+	bool ok = !j->failed;
+	if (!ok)
+		jlog(j, "JOURNAL FAILED: %s is incomplete: it stops before the failure (see above)",
+		     j->path);
+	journal_free(j);
+	return ok;
+}
+
+void journal_discard(struct journal *j)
+{
+	if (!j)
+		return;
+	unlink(j->path);
+	journal_free(j);
+}
+
+/* ---- reading: one flat JSON object per line ------------------------------ */
+
+enum jv_type { JV_STR, JV_INT, JV_BOOL, JV_NULL };
+
+struct jfield {
+	const char *key; /* points into the line (keys have no escapes) */
+	size_t klen;
+	enum jv_type type;
+	char *s; /* JV_STR: owned, NUL-terminated, slen bytes */
+	size_t slen;
+	int64_t i;
+	bool b;
+};
+
+struct jobj {
+	struct jfield f[JOURNAL_MAX_FIELDS];
+	int n;
+};
+
+static void jobj_free(struct jobj *o)
+{
+	for (int i = 0; i < o->n; i++)
+		free(o->f[i].s);
+	o->n = 0;
+}
+
+struct jparse {
+	const char *p, *end;
+	const char *why;
+};
+
+static void skip_ws(struct jparse *ps)
+{
+	while (ps->p < ps->end &&
+	       (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\r' || *ps->p == '\n'))
+		ps->p++;
+}
+
+static void put_utf8(struct jbuf *b, unsigned cp)
+{
+	char u[4];
+	size_t n;
+	if (cp < 0x80) {
+		u[0] = (char)cp;
+		n = 1;
+	} else if (cp < 0x800) {
+		u[0] = (char)(0xC0 | cp >> 6);
+		u[1] = (char)(0x80 | (cp & 0x3F));
+		n = 2;
+	} else if (cp < 0x10000) {
+		u[0] = (char)(0xE0 | cp >> 12);
+		u[1] = (char)(0x80 | (cp >> 6 & 0x3F));
+		u[2] = (char)(0x80 | (cp & 0x3F));
+		n = 3;
+	} else {
+		u[0] = (char)(0xF0 | cp >> 18);
+		u[1] = (char)(0x80 | (cp >> 12 & 0x3F));
+		u[2] = (char)(0x80 | (cp >> 6 & 0x3F));
+		u[3] = (char)(0x80 | (cp & 0x3F));
+		n = 4;
+	}
+	jb_add(b, u, n);
+}
+
+static bool hex4(const char *p, const char *end, unsigned *out)
+{
+	if (end - p < 4)
+		return false;
+	unsigned v = 0;
+	for (int i = 0; i < 4; i++) {
+		int h = hex_val(p[i]);
+		if (h < 0)
+			return false;
+		v = v << 4 | (unsigned)h;
+	}
+	*out = v;
+	return true;
+}
+
+/* A JSON string at ps->p (the opening quote), decoded into b. */
+static bool parse_string(struct jparse *ps, struct jbuf *b)
+{
+	ps->p++;
+	for (;;) {
+		if (ps->p >= ps->end) {
+			ps->why = "unterminated string";
+			return false;
+		}
+		unsigned char c = (unsigned char)*ps->p;
+		if (c == '"') {
+			ps->p++;
+			return true;
+		}
+		if (c < 0x20) {
+			ps->why = "control character in a string";
+			return false;
+		}
+		if (c != '\\') {
+			const char *run = ps->p;
+			while (ps->p < ps->end && *ps->p != '"' && *ps->p != '\\' &&
+			       (unsigned char)*ps->p >= 0x20)
+				ps->p++;
+			jb_add(b, run, (size_t)(ps->p - run));
+			continue;
+		}
+		if (ps->end - ps->p < 2) {
+			ps->why = "unterminated escape";
+			return false;
+		}
+		char e = ps->p[1];
+		ps->p += 2;
+		const char *simple = strchr("\"\\/bfnrt", e);
+		if (e != '\0' && simple) {
+			static const char out[] = "\"\\/\b\f\n\r\t";
+			jb_add(b, &out[simple - "\"\\/bfnrt"], 1);
+			continue;
+		}
+		unsigned cp;
+		if (e != 'u' || !hex4(ps->p, ps->end, &cp)) {
+			ps->why = "bad escape in a string";
+			return false;
+		}
+		ps->p += 4;
+		if (cp >= 0xD800 && cp < 0xDC00) {
+			unsigned lo;
+			if (ps->end - ps->p < 6 || ps->p[0] != '\\' || ps->p[1] != 'u' ||
+			    !hex4(ps->p + 2, ps->end, &lo) || lo < 0xDC00 || lo > 0xDFFF) {
+				ps->why = "lone surrogate in a string";
+				return false;
+			}
+			ps->p += 6;
+			cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+		} else if (cp >= 0xDC00 && cp < 0xE000) {
+			ps->why = "lone surrogate in a string";
+			return false;
+		}
+		put_utf8(b, cp);
+	}
+}
+
+static bool parse_int(struct jparse *ps, int64_t *out)
+{
+	const char *s = ps->p;
+	bool neg = s < ps->end && *s == '-';
+	if (neg)
+		s++;
+	if (s >= ps->end || *s < '0' || *s > '9') {
+		ps->why = "unexpected character";
+		return false;
+	}
+	uint64_t v = 0;
+	const uint64_t limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+	for (; s < ps->end && *s >= '0' && *s <= '9'; s++) {
+		uint64_t d = (uint64_t)(*s - '0');
+		if (v > (limit - d) / 10) {
+			ps->why = "integer out of range";
+			return false;
+		}
+		v = v * 10 + d;
+	}
+	if (s < ps->end && (*s == '.' || *s == 'e' || *s == 'E')) {
+		ps->why = "only integers are used";
+		return false;
+	}
+	*out = neg ? (int64_t)(0 - v) : (int64_t)v;
+	ps->p = s;
+	return true;
+}
+
+static bool word(struct jparse *ps, const char *w)
+{
+	size_t n = strlen(w);
+	if ((size_t)(ps->end - ps->p) >= n && memcmp(ps->p, w, n) == 0) {
+		ps->p += n;
+		return true;
+	}
+	return false;
+}
+
+/* Parse one line (without its "\n") as a flat object: string keys; string,
+ * integer, boolean or null values. */
+static bool parse_object(const char *line, size_t len, struct jobj *o, const char **why)
+{
+	struct jparse ps = {line, line + len, NULL};
+	struct jbuf sb = {0};
+	o->n = 0;
+	skip_ws(&ps);
+	if (ps.p >= ps.end || *ps.p != '{') {
+		ps.why = "not a JSON object";
+		goto fail;
+	}
+	ps.p++;
+	skip_ws(&ps);
+	if (ps.p < ps.end && *ps.p == '}') {
+		ps.p++;
+		goto done;
+	}
+	for (;;) {
+		skip_ws(&ps);
+		if (ps.p >= ps.end || *ps.p != '"') {
+			ps.why = "expected a key";
+			goto fail;
+		}
+		const char *k = ps.p + 1;
+		const char *q = memchr(k, '"', (size_t)(ps.end - k));
+		if (!q || memchr(k, '\\', (size_t)(q - k))) {
+			ps.why = "bad key";
+			goto fail;
+		}
+		if (o->n == JOURNAL_MAX_FIELDS) {
+			ps.why = "too many fields";
+			goto fail;
+		}
+		struct jfield *f = &o->f[o->n];
+		*f = (struct jfield){.key = k, .klen = (size_t)(q - k)};
+		for (int i = 0; i < o->n; i++)
+			if (o->f[i].klen == f->klen && memcmp(o->f[i].key, k, f->klen) == 0) {
+				ps.why = "a key given twice";
+				goto fail;
+			}
+		ps.p = q + 1;
+		skip_ws(&ps);
+		if (ps.p >= ps.end || *ps.p != ':') {
+			ps.why = "expected ':'";
+			goto fail;
+		}
+		ps.p++;
+		skip_ws(&ps);
+		if (ps.p < ps.end && *ps.p == '"') {
+			sb.n = 0;
+			if (!parse_string(&ps, &sb))
+				goto fail;
+			f->type = JV_STR;
+			f->s = xmemdup0(sb.n ? sb.s : "", sb.n);
+			f->slen = sb.n;
+		} else if (word(&ps, "true")) {
+			f->type = JV_BOOL;
+			f->b = true;
+		} else if (word(&ps, "false")) {
+			f->type = JV_BOOL;
+		} else if (word(&ps, "null")) {
+			f->type = JV_NULL;
+		} else if (ps.p < ps.end && (*ps.p == '{' || *ps.p == '[')) {
+			ps.why = "nested values are not part of the format";
+			goto fail;
+		} else {
+			f->type = JV_INT;
+			if (!parse_int(&ps, &f->i))
+				goto fail;
+		}
+		o->n++;
+		skip_ws(&ps);
+		if (ps.p < ps.end && *ps.p == ',') {
+			ps.p++;
+			continue;
+		}
+		if (ps.p < ps.end && *ps.p == '}') {
+			ps.p++;
+			break;
+		}
+		ps.why = "expected ',' or '}'";
+		goto fail;
+	}
+done:
+	skip_ws(&ps);
+	if (ps.p != ps.end) {
+		ps.why = "text after the object";
+		goto fail;
+	}
+	free(sb.s);
+	return true;
+fail:
+	free(sb.s);
+	jobj_free(o);
+	*why = ps.why ? ps.why : "syntax error";
+	return false;
+}
+
+static const struct jfield *field(const struct jobj *o, const char *key)
+{
+	size_t n = strlen(key);
+	for (int i = 0; i < o->n; i++)
+		if (o->f[i].klen == n && memcmp(o->f[i].key, key, n) == 0)
+			return &o->f[i];
+	return NULL;
+}
+
+/* ---- reading: records ---------------------------------------------------- */
+
+struct rd {
+	const struct jobj *o;
+	const char *why; /* first problem, static or in msg */
+	char msg[128];
+};
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void
+rd_fail(struct rd *r, const char *fmt, ...)
+{
+	if (r->why)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(r->msg, sizeof r->msg, fmt, ap);
+	va_end(ap);
+	r->why = r->msg;
+}
+
+static int64_t rd_int(struct rd *r, const char *key, int64_t min, int64_t max)
+{
+	const struct jfield *f = field(r->o, key);
+	if (!f || f->type != JV_INT) {
+		rd_fail(r, "\"%s\": %s", key, f ? "expected an integer" : "missing");
+		return 0;
+	}
+	if (f->i < min || f->i > max) {
+		rd_fail(r, "\"%s\": out of range", key);
+		return 0;
+	}
+	return f->i;
+}
+
+static int rd_int32(struct rd *r, const char *key)
+{
+	return (int)rd_int(r, key, INT32_MIN, INT32_MAX);
+}
+
+static bool rd_has(const struct rd *r, const char *key)
+{
+	return field(r->o, key) != NULL;
+}
+
+static bool rd_bool(struct rd *r, const char *key)
+{
+	const struct jfield *f = field(r->o, key);
+	if (!f || f->type != JV_BOOL) {
+		rd_fail(r, "\"%s\": %s", key, f ? "expected true or false" : "missing");
+		return false;
+	}
+	return f->b;
+}
+
+/* A string stored as "key" (text) or "key64" (base64). Returns an owned
+ * copy (NUL-terminated) or NULL (problem recorded). */
+static char *rd_str(struct rd *r, const char *key, size_t *len)
+{
+	const struct jfield *f = field(r->o, key);
+	char k64[64];
+	snprintf(k64, sizeof k64, "%s64", key);
+	const struct jfield *f64 = field(r->o, k64);
+	size_t dummy;
+	if (!len)
+		len = &dummy;
+	if (f && f->type == JV_STR && !f64) {
+		*len = f->slen;
+		return xmemdup0(f->s, f->slen);
+	}
+	if (f64 && f64->type == JV_STR && !f) {
+		struct base64_decode_ctx c;
+		char *out = xmalloc(BASE64_DECODE_LENGTH(f64->slen) + 1);
+		size_t n = 0;
+		base64_decode_init(&c);
+		if (base64_decode_update(&c, &n, (uint8_t *)out, f64->slen, f64->s) &&
+		    base64_decode_final(&c)) {
+			out[n] = '\0';
+			*len = n;
+			return out;
+		}
+		free(out);
+		rd_fail(r, "\"%s\": bad base64", k64);
+		return NULL;
+	}
+	rd_fail(r, "\"%s\": %s", key, f || f64 ? "expected one string" : "missing");
+	return NULL;
+}
+
+static bool parse_cmd_type(const char *name, enum cmd_type *out)
+{
+	for (int t = 0; t < CMD_TYPE_COUNT; t++)
+		if (strcmp(cmd_name((enum cmd_type)t), name) == 0) {
+			*out = (enum cmd_type)t;
+			return true;
+		}
+	return false;
+}
+
+static void read_command(struct rd *r, struct journal_record *rec)
+{
+	char *name = rd_str(r, "command", NULL);
+	if (!name)
+		return;
+	struct cmd *c = &rec->cmd;
+	bool known = parse_cmd_type(name, &c->type);
+	if (!known)
+		rd_fail(r, "unknown command \"%.40s\"", name);
+	free(name);
+	if (!known)
+		return;
+	switch (c->type) {
+	case CMD_REGISTER:
+		rec->name = rd_str(r, "playerName", NULL);
+		c->name = rec->name;
+		break;
+	case CMD_START_GAME:
+	case CMD_LEAVE:
+	case CMD_END_TURN:
+		break;
+	case CMD_SELECT_CHARACTERS:
+		c->character = rd_int32(r, "characterId0");
+		c->character2 = rd_int32(r, "characterId1");
+		break;
+	case CMD_MOVE:
+		c->character = rd_int32(r, "characterId");
+		c->location = rd_int32(r, "locationId");
+		c->fuel = rd_has(r, "fuel") && rd_bool(r, "fuel");
+		break;
+	case CMD_SEARCH:
+	case CMD_CLEAN_WASTE:
+		c->character = rd_int32(r, "characterId");
+		break;
+	case CMD_ATTACK:
+	case CMD_BARRICADE:
+		c->character = rd_int32(r, "characterId");
+		c->entrance = rd_int32(r, "entrance");
+		break;
+	case CMD_CONTRIBUTE_CARD:
+		c->card = rd_int32(r, "cardId");
+		break;
+	case CMD_USE_CARD:
+		c->card = rd_int32(r, "cardId");
+		c->has_target = rd_has(r, "target") || rd_has(r, "characterId");
+		if (c->has_target) {
+			c->character = rd_int32(r, "characterId");
+			c->target = rd_int32(r, "target");
+		}
+		break;
+	case CMD_USE_ABILITY:
+		c->character = rd_int32(r, "characterId");
+		c->has_target = rd_has(r, "target");
+		if (c->has_target)
+			c->target = rd_int32(r, "target");
+		break;
+	}
+}
+
+static void record_free(struct journal_record *rec)
+{
+	free(rec->name);
+	free(rec->error);
+	free(rec->reason);
+	memset(rec, 0, sizeof *rec);
+}
+
+/* One line after the header. false: r->why says what is wrong. */
+static bool read_record(struct rd *r, struct journal_record *rec)
+{
+	memset(rec, 0, sizeof *rec);
+	if (rd_has(r, "digest")) {
+		rec->kind = JOURNAL_DIGEST;
+		char *hex = rd_str(r, "digest", NULL);
+		if (hex && !hex_decode(hex, strlen(hex), rec->sha256, sizeof rec->sha256))
+			rd_fail(r, "\"digest\": expected 64 hex digits");
+		free(hex);
+		rec->n = rd_int(r, "n", 0, INT64_MAX);
+		rec->lines = rd_int(r, "lines", 0, INT64_MAX);
+		rec->bytes = rd_int(r, "bytes", 0, INT64_MAX);
+	} else if (rd_has(r, "end")) {
+		rec->kind = JOURNAL_END;
+		rec->reason = rd_str(r, "end", NULL);
+		rec->n = rd_int(r, "n", 0, INT64_MAX);
+		rec->ms = rd_int(r, "ms", 0, INT64_MAX);
+	} else {
+		rec->n = rd_int(r, "n", 1, INT64_MAX);
+		rec->ms = rd_int(r, "ms", 0, INT64_MAX);
+		rec->comm_id = (int)rd_int(r, "comm", 0, INT32_MAX);
+		rec->player = (int)rd_int(r, "player", -1, INT32_MAX);
+		if (rd_has(r, "command")) {
+			rec->kind = JOURNAL_COMMAND;
+			read_command(r, rec);
+		} else if (rd_has(r, "bad") || rd_has(r, "bad64")) {
+			rec->kind = JOURNAL_BAD;
+			rec->error = rd_str(r, "bad", NULL);
+		} else if (rd_has(r, "timeout")) {
+			rec->kind = JOURNAL_TIMEOUT;
+			if (!rd_bool(r, "timeout"))
+				rd_fail(r, "\"timeout\": must be true");
+		} else if (rd_has(r, "lost")) {
+			rec->kind = JOURNAL_LOST;
+			if (!rd_bool(r, "lost"))
+				rd_fail(r, "\"lost\": must be true");
+			rec->drain = rd_bool(r, "drain");
+		} else {
+			rd_fail(r, "not a journal record (no command, bad, timeout, lost, digest "
+			           "or end)");
+		}
+	}
+	if (r->why) {
+		record_free(rec);
+		return false;
+	}
+	return true;
+}
+
+static bool read_header(struct rd *r, struct journal_file *jf)
+{
+	const struct jfield *f = field(r->o, "journal");
+	char *fmt = f && f->type == JV_STR ? rd_str(r, "journal", NULL) : NULL;
+	bool ours = fmt && strcmp(fmt, JOURNAL_FORMAT) == 0;
+	free(fmt);
+	if (!ours) {
+		rd_fail(r, "not a sopra journal (the first line has no \"journal\":\"%s\")",
+		        JOURNAL_FORMAT);
+		return false;
+	}
+	jf->version = (int)rd_int(r, "version", 0, INT32_MAX);
+	if (!r->why && jf->version != JOURNAL_VERSION) {
+		rd_fail(r, "journal format version %d; this build reads version %d", jf->version,
+		        JOURNAL_VERSION);
+		return false;
+	}
+	jf->server = rd_str(r, "server", NULL);
+	char *rules = rd_str(r, "rules", NULL);
+	if (rules && !game_rules_parse(rules, &jf->rules))
+		rd_fail(r, "\"rules\": unknown edition \"%.20s\"", rules);
+	free(rules);
+	jf->seed = rd_int(r, "seed", INT64_MIN, INT64_MAX);
+	jf->timeout_sec = (int)rd_int(r, "timeout", 1, INT32_MAX);
+	char *sync = rd_str(r, "sync", NULL);
+	if (sync && !journal_sync_parse(sync, &jf->sync))
+		rd_fail(r, "\"sync\": unknown policy \"%.20s\"", sync);
+	free(sync);
+	jf->config_path = rd_str(r, "configPath", NULL);
+	jf->config_text = rd_str(r, "config", &jf->config_len);
+	int64_t bytes = rd_int(r, "configBytes", 0, INT64_MAX);
+	char *hex = rd_str(r, "configSha256", NULL);
+	if (hex && !hex_decode(hex, strlen(hex), jf->config_sha256, sizeof jf->config_sha256))
+		rd_fail(r, "\"configSha256\": expected 64 hex digits");
+	free(hex);
+	jf->start = rd_str(r, "start", NULL);
+	jf->start_unix_ms = rd_int(r, "startUnixMs", INT64_MIN, INT64_MAX);
+	if (r->why)
+		return false;
+	uint8_t d[SHA256_DIGEST_SIZE];
+	sha256_of(jf->config_text, jf->config_len, d);
+	if ((int64_t)jf->config_len != bytes || memcmp(d, jf->config_sha256, sizeof d) != 0) {
+		char want[2 * SHA256_DIGEST_SIZE + 1], got[2 * SHA256_DIGEST_SIZE + 1];
+		hex_encode(jf->config_sha256, sizeof d, want);
+		hex_encode(d, sizeof d, got);
+		rd_fail(r,
+		        "configuration hash mismatch: the header says %.12s... (%lld bytes), "
+		        "the stored text is %.12s... (%zu bytes)",
+		        want, (long long)bytes, got, jf->config_len);
+		return false;
+	}
+	return true;
+}
+
+void journal_file_free(struct journal_file *jf)
+{
+	for (size_t i = 0; i < jf->nrec; i++)
+		record_free(&jf->rec[i]);
+	free(jf->rec);
+	free(jf->server);
+	free(jf->config_path);
+	free(jf->config_text);
+	free(jf->start);
+	memset(jf, 0, sizeof *jf);
+}
+
+/* Whether rec may follow the records read so far; why otherwise. */
+static const char *sequence_error(const struct journal_file *jf, const struct journal_record *rec,
+                                  char *buf, size_t len)
+{
+	if (jf->ended)
+		return "a record after the end record";
+	switch (rec->kind) {
+	case JOURNAL_DIGEST:
+	case JOURNAL_END:
+		if (rec->n != jf->entries) {
+			snprintf(buf, len, "%s after %lld entries names %lld",
+			         rec->kind == JOURNAL_END ? "end record" : "digest",
+			         (long long)jf->entries, (long long)rec->n);
+			return buf;
+		}
+		return NULL;
+	case JOURNAL_COMMAND:
+	case JOURNAL_BAD:
+	case JOURNAL_TIMEOUT:
+	case JOURNAL_LOST:
+		if (rec->n != jf->entries + 1) {
+			snprintf(buf, len, "entry %lld follows entry %lld", (long long)rec->n,
+			         (long long)jf->entries);
+			return buf;
+		}
+		return NULL;
+	}
+	return NULL;
+}
+
+bool journal_parse(const char *data, size_t len, const char *name, struct journal_file *jf,
+                   char *err, size_t errlen)
+{
+	memset(jf, 0, sizeof *jf);
+	size_t cap = 0;
+	size_t pos = 0;
+	struct jobj o = {0};
+	for (size_t line_no = 1; pos < len; line_no++) {
+		const char *line = data + pos;
+		const char *nl = memchr(line, '\n', len - pos);
+		size_t n = nl ? (size_t)(nl - line) : len - pos;
+		bool last = !nl || pos + n + 1 == len;
+		const char *why = NULL;
+		char seq[160];
+		struct journal_record rec;
+		struct rd r = {.o = &o};
+		if (!nl) {
+			why = "no \"\\n\" at its end (torn write)";
+		} else if (!parse_object(line, n, &o, &why)) {
+			/* why set */
+		} else if (line_no == 1) {
+			if (!read_header(&r, jf))
+				why = r.why;
+			jobj_free(&o);
+			if (why) {
+				snprintf(err, errlen, "%s:1: %s", name, why);
+				journal_file_free(jf);
+				return false;
+			}
+			pos += n + 1;
+			jf->valid_bytes = pos;
+			continue;
+		} else {
+			if (!read_record(&r, &rec))
+				why = r.why;
+			else if ((why = sequence_error(jf, &rec, seq, sizeof seq)) != NULL)
+				record_free(&rec);
+			jobj_free(&o);
+		}
+		if (why) {
+			if (last && line_no > 1) {
+				/* what a crash mid-write leaves: drop it */
+				jf->torn = true;
+				snprintf(jf->torn_why, sizeof jf->torn_why,
+				         "line %zu (%zu bytes) dropped: %.100s", line_no, n, why);
+				break;
+			}
+			snprintf(err, errlen, "%s:%zu: %s%s", name, line_no, why,
+			         line_no == 1 ? " (the header)" : "");
+			journal_file_free(jf);
+			return false;
+		}
+		rec.line_no = line_no;
+		if (jf->nrec == cap) {
+			cap = cap ? cap * 2 : 64;
+			jf->rec = xreallocarray(jf->rec, cap, sizeof *jf->rec);
+		}
+		jf->rec[jf->nrec++] = rec;
+		if (rec.kind != JOURNAL_DIGEST && rec.kind != JOURNAL_END)
+			jf->entries++;
+		if (rec.kind == JOURNAL_END)
+			jf->ended = true;
+		pos += n + 1;
+		jf->valid_bytes = pos;
+	}
+	if (jf->valid_bytes == 0) {
+		snprintf(err, errlen, "%s: %s", name,
+		         len ? "no complete header line" : "empty file (no header)");
+		journal_file_free(jf);
+		return false;
+	}
+	return true;
+}
+
+bool journal_load(const char *path, struct journal_file *jf, char *err, size_t errlen)
+{
+	memset(jf, 0, sizeof *jf);
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+		return false;
+	}
+	struct jbuf b = {0};
+	char chunk[65536];
+	size_t n;
+	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+		jb_add(&b, chunk, n);
+	bool rerr = ferror(f) != 0;
+	fclose(f);
+	if (rerr) {
+		snprintf(err, errlen, "cannot read %s", path);
+		free(b.s);
+		return false;
+	}
+	bool ok = journal_parse(b.s ? b.s : "", b.n, path, jf, err, errlen);
+	free(b.s);
+	return ok;
+}
+
+/* ---- replay ------------------------------------------------------------- */
+
+struct journal_replay {
+	const struct journal_file *jf;
+	struct config *cfg;
+	struct game *game;
+	struct bcast *bcast;
+	struct dispatcher disp;
+	struct proto_buf line; /* the event being routed, encoded once */
+	journal_line_fn on_line;
+	void *ctx;
+	struct sha256_ctx sha;
+	int64_t entries, lines, bytes;
+	int digests;
+	struct comm_set closed; /* connections the server closed (sink.close) */
+};
+
+static void replay_encode(void *ctx, const struct game_event *ev)
+{
+	struct journal_replay *r = ctx;
+	proto_buf_reset(&r->line);
+	proto_encode(ev, r->jf->rules, &r->line);
+}
+
+static void replay_send(void *ctx, int comm_id, const struct game_event *ev)
+{
+	(void)ev;
+	struct journal_replay *r = ctx;
+	if (comm_set_has(&r->closed, comm_id))
+		return; /* the server drops it: the connection is closing */
+	int player = bcast_player_of(r->bcast, comm_id);
+	char pre[16];
+	size_t pn = journal_line_prefix(player, pre);
+	sha256_update(&r->sha, pn, (const uint8_t *)pre);
+	sha256_update(&r->sha, r->line.len, (const uint8_t *)r->line.data);
+	r->lines++;
+	r->bytes += (int64_t)(pn + r->line.len);
+	if (r->on_line)
+		r->on_line(r->ctx, comm_id, player, r->line.data, r->line.len);
+}
+
+static void replay_close(void *ctx, int comm_id)
+{
+	struct journal_replay *r = ctx;
+	comm_set_add(&r->closed, comm_id);
+}
+
+struct journal_replay *journal_replay_new(const struct journal_file *jf, journal_line_fn on_line,
+                                          void *ctx, char *err, size_t errlen)
+{
+	struct config_errors errs = {0};
+	struct config *cfg = config_parse(jf->config_text, jf->config_len, &errs);
+	if (!cfg) {
+		snprintf(err, errlen, "the journal's configuration does not load: %s",
+		         errs.n ? errs.msgs[0] : "invalid");
+		config_errors_free(&errs);
+		return NULL;
+	}
+	struct journal_replay *r = xcalloc(1, sizeof *r);
+	r->jf = jf;
+	r->cfg = cfg;
+	r->on_line = on_line;
+	r->ctx = ctx;
+	sha256_init(&r->sha);
+	proto_buf_init(&r->line);
+	r->game = game_new(cfg, jf->seed, jf->rules);
+	r->bcast = bcast_new((struct bcast_sink){
+	        .encode = replay_encode, .send = replay_send, .close = replay_close, .ctx = r});
+	dispatch_init(&r->disp, r->game, r->bcast, NULL);
+	return r;
+}
+
+static bool replay_entry(struct journal_replay *r, const struct journal_record *rec, char *err,
+                         size_t errlen)
+{
+	int player = bcast_player_of(r->bcast, rec->comm_id);
+	if (player != rec->player) {
+		snprintf(err, errlen,
+		         "line %zu: entry %lld: connection %d is player %d in the replay, %d in "
+		         "the journal",
+		         rec->line_no, (long long)rec->n, rec->comm_id, player, rec->player);
+		return false;
+	}
+	struct cmdq_entry e;
+	memset(&e, 0, sizeof e);
+	e.comm_id = rec->comm_id;
+	switch (rec->kind) {
+	case JOURNAL_COMMAND:
+		e.kind = CMDQ_COMMAND;
+		e.pc.cmd = rec->cmd;
+		break;
+	case JOURNAL_BAD:
+		e.kind = CMDQ_BAD_LINE;
+		e.error = rec->error;
+		break;
+	case JOURNAL_TIMEOUT:
+		e.kind = CMDQ_TIMEOUT;
+		break;
+	case JOURNAL_LOST:
+		e.kind = CMDQ_LOST;
+		e.drain = rec->drain;
+		break;
+	case JOURNAL_DIGEST:
+	case JOURNAL_END:
+		return true;
+	}
+	dispatch_entry(&r->disp, &e);
+	r->entries++;
+	return true;
+}
+
+bool journal_replay_step(struct journal_replay *r, const struct journal_record *rec, char *err,
+                         size_t errlen)
+{
+	if (rec->kind != JOURNAL_DIGEST)
+		return rec->kind == JOURNAL_END || replay_entry(r, rec, err, errlen);
+	struct sha256_ctx c = r->sha;
+	uint8_t d[SHA256_DIGEST_SIZE];
+	sha256_digest(&c, sizeof d, d);
+	if (rec->lines != r->lines || rec->bytes != r->bytes ||
+	    memcmp(d, rec->sha256, sizeof d) != 0) {
+		char want[2 * SHA256_DIGEST_SIZE + 1], got[2 * SHA256_DIGEST_SIZE + 1];
+		hex_encode(rec->sha256, sizeof d, want);
+		hex_encode(d, sizeof d, got);
+		snprintf(err, errlen,
+		         "line %zu: digest mismatch after entry %lld: the server sent %lld lines "
+		         "(%lld bytes, sha256 %.16s...), the replay %lld lines (%lld bytes, "
+		         "sha256 %.16s...)",
+		         rec->line_no, (long long)rec->n, (long long)rec->lines,
+		         (long long)rec->bytes, want, (long long)r->lines, (long long)r->bytes,
+		         got);
+		return false;
+	}
+	r->digests++;
+	return true;
+}
+
+const struct game *journal_replay_game(const struct journal_replay *r)
+{
+	return r->game;
+}
+
+const struct bcast *journal_replay_bcast(const struct journal_replay *r)
+{
+	return r->bcast;
+}
+
+int64_t journal_replay_entries(const struct journal_replay *r)
+{
+	return r->entries;
+}
+
+int64_t journal_replay_lines(const struct journal_replay *r)
+{
+	return r->lines;
+}
+
+int journal_replay_digests(const struct journal_replay *r)
+{
+	return r->digests;
+}
+
+void journal_replay_free(struct journal_replay *r)
+{
+	if (!r)
+		return;
+	dispatch_free(&r->disp);
+	bcast_free(r->bcast);
+	game_free(r->game);
+	config_free(r->cfg);
+	proto_buf_free(&r->line);
+	free(r->closed.v);
+	free(r);
+}
