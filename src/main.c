@@ -21,6 +21,7 @@
 #include "sopra/agones.h"
 #include "sopra/config.h"
 #include "sopra/game.h"
+#include "sopra/journal.h"
 #include "sopra/net.h"
 
 #define EXIT_RUNTIME    1
@@ -31,6 +32,8 @@ static const char usage_text[] =
         "Usage: sopra-server --config PATH --port N --seed LONG --timeout SECONDS\n"
         "                    [--rules base|revised] [--max-strangers N]\n"
         "                    [--bind ADDR] [--watch-port N]\n"
+        "                    [--journal FILE\n"
+        "                    [--journal-sync always|turn|never]]\n"
         "       sopra-server --help | --version\n"
         "\n"
         "Runs one game of SoPra of the Dead for TCP clients that speak one JSON\n"
@@ -56,6 +59,12 @@ static const char usage_text[] =
         "  --max-strangers N  connections that have not registered allowed at once\n"
         "                     (default 16 x maxPlayers, at least 64); a new one\n"
         "                     beyond it replaces the one idle longest\n"
+        "  --journal FILE     record the game in FILE (created; never overwritten):\n"
+        "                     every command before it takes effect; replay it with\n"
+        "                     sopra-replay (docs/journal.md)\n"
+        "  --journal-sync P   when the journal is forced to disk: always (before each\n"
+        "                     command takes effect), turn (default: at the end of\n"
+        "                     each turn and of the game) or never\n"
         "  --help             print this help and exit\n"
         "  --version          print the version and exit\n"
         "\n"
@@ -76,7 +85,9 @@ struct options {
 	int watch_port;
 	bool has_watch_port;
 	bool has_max_strangers;
-	bool has_config, has_port, has_seed, has_timeout, has_rules;
+	const char *journal;
+	enum journal_sync journal_sync;
+	bool has_config, has_port, has_seed, has_timeout, has_rules, has_journal_sync;
 };
 
 /* Report a usage error (and the usage text) on stderr. */
@@ -130,18 +141,21 @@ enum opt_id {
 	OPT_BIND,
 	OPT_WATCH_PORT,
 	OPT_HELP,
-	OPT_VERSION
+	OPT_VERSION,
+	OPT_JOURNAL,
+	OPT_JOURNAL_SYNC
 };
 
 static const struct {
 	const char *name;
 	bool takes_value;
 } opt_table[] = {
-        [OPT_CONFIG] = {"config", true}, [OPT_PORT] = {"port", true},
-        [OPT_SEED] = {"seed", true},     [OPT_TIMEOUT] = {"timeout", true},
-        [OPT_RULES] = {"rules", true},   [OPT_MAX_STRANGERS] = {"max-strangers", true},
-        [OPT_BIND] = {"bind", true},     [OPT_WATCH_PORT] = {"watch-port", true},
-        [OPT_HELP] = {"help", false},    [OPT_VERSION] = {"version", false},
+        [OPT_CONFIG] = {"config", true},   [OPT_PORT] = {"port", true},
+        [OPT_SEED] = {"seed", true},       [OPT_TIMEOUT] = {"timeout", true},
+        [OPT_RULES] = {"rules", true},     [OPT_MAX_STRANGERS] = {"max-strangers", true},
+        [OPT_BIND] = {"bind", true},       [OPT_WATCH_PORT] = {"watch-port", true},
+        [OPT_HELP] = {"help", false},      [OPT_VERSION] = {"version", false},
+        [OPT_JOURNAL] = {"journal", true}, [OPT_JOURNAL_SYNC] = {"journal-sync", true},
 };
 #define OPT_COUNT ((int)(sizeof opt_table / sizeof opt_table[0]))
 
@@ -258,6 +272,22 @@ static int parse_args(int argc, char **argv, struct options *o)
 				                   val);
 			o->has_rules = true;
 			break;
+		case OPT_JOURNAL:
+			if (o->journal)
+				return usage_error("duplicate option --journal");
+			if (!*val)
+				return usage_error("invalid --journal: empty path");
+			o->journal = val;
+			break;
+		case OPT_JOURNAL_SYNC:
+			if (o->has_journal_sync)
+				return usage_error("duplicate option --journal-sync");
+			if (!journal_sync_parse(val, &o->journal_sync))
+				return usage_error("invalid --journal-sync '%s': expected always, "
+				                   "turn or never",
+				                   val);
+			o->has_journal_sync = true;
+			break;
 		}
 	}
 	if (!o->has_config)
@@ -273,7 +303,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 
 int main(int argc, char **argv)
 {
-	struct options o = {.rules = RULES_BASE};
+	struct options o = {.rules = RULES_BASE, .journal_sync = JOURNAL_SYNC_TURN};
 	int rc = parse_args(argc, argv, &o);
 	if (rc >= 0)
 		return rc;
@@ -284,6 +314,9 @@ int main(int argc, char **argv)
 	sa.sa_handler = SIG_IGN;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGPIPE, &sa, NULL);
+	/* a journal over the file size limit fails with EFBIG (logged, the game
+	 * goes on) instead of killing the server */
+	sigaction(SIGXFSZ, &sa, NULL);
 
 	struct config_errors errs = {0};
 	struct config *cfg = config_load(o.config, &errs);
@@ -306,10 +339,29 @@ int main(int argc, char **argv)
 	rc = EXIT_RUNTIME;
 	struct server *srv = NULL;
 	struct agones *agones = NULL;
+	struct journal *journal = NULL;
 	struct game *game = game_new(cfg, o.seed, o.rules);
 	if (!game) {
 		fputs("sopra-server: out of memory\n", stderr);
 		goto out;
+	}
+	if (o.journal) {
+		/* before listening: a journal that cannot be created stops the
+		 * server here (exit 1); one that fails later is logged and the
+		 * game goes on (docs/journal.md) */
+		char err[512];
+		struct journal_params jp = {.path = o.journal,
+		                            .sync = o.journal_sync,
+		                            .cfg = cfg,
+		                            .config_path = o.config,
+		                            .seed = o.seed,
+		                            .rules = o.rules,
+		                            .timeout_sec = o.timeout};
+		journal = journal_open(&jp, game, stderr, err, sizeof err);
+		if (!journal) {
+			fprintf(stderr, "sopra-server: %s\n", err);
+			goto out;
+		}
 	}
 	struct server_opts so = {.bind = o.bind,
 	                         .watch = o.has_watch_port,
@@ -324,6 +376,10 @@ int main(int argc, char **argv)
 	srv = server_new(game, &so, stderr);
 	if (!srv)
 		goto out; /* server_new said why */
+	if (journal) {
+		struct dispatch_hooks hooks = journal_hooks(journal);
+		server_set_taps(srv, &hooks, journal_on_line, journal);
+	}
 	/* Agones SDK (docs/deployment.md): Ready now that it listens, health
 	 * pings on the loop; nothing at all without $AGONES_SDK_HTTP_PORT */
 	agones = agones_new(server_base(srv), stderr);
@@ -335,8 +391,11 @@ int main(int argc, char **argv)
 	malloc_trim(0);
 #endif
 	rc = server_run(srv);
+	journal_close(journal, game_is_over(game) ? "game over" : "stopped");
+	journal = NULL;
 	agones_shutdown_and_wait(agones, AGONES_SHUTDOWN_WAIT_MS); /* after the last flush */
 out:
+	journal_discard(journal); /* the server did not start: no game to keep */
 	agones_free(agones);
 	server_free(srv);
 	game_free(game);
