@@ -1,0 +1,774 @@
+/*
+ * sopra-replay: re-run a game offline from its journal (docs/journal.md).
+ *
+ *   sopra-replay [--player N | --conn N] [--quiet] [--stats] JOURNAL
+ *   sopra-replay --at N JOURNAL
+ *   sopra-replay --scn OUT.scn JOURNAL
+ *
+ * Default: print every line the server sent, in order, as PLAYER<TAB>LINE
+ * (PLAYER "-" for a connection that had not registered), byte for byte as
+ * it went over the wire. --player N / --conn N print only what player N /
+ * connection N received, as bare lines (exactly that client's stream).
+ * Every digest in the journal is checked on the way.
+ *
+ * --at N: a summary of the game after the first N entries.
+ * --scn OUT.scn: the game as a scenario (../shared/spec/scenarios.md), with
+ * its configuration next to it (OUT.json), for the scenario runner.
+ *
+ * Exit status: 0 replayed (every digest matched), 1 a digest or an entry's
+ * player did not match, 2 the journal cannot be read or is invalid (also: a
+ * configuration whose hash does not match), 64 usage error.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "sopra/bcast.h"
+#include "sopra/journal.h"
+#include "sopra/proto.h"
+#include "sopra/xalloc.h"
+
+#define EXIT_MISMATCH 1
+#define EXIT_BAD      2
+#define EXIT_USAGE    64
+
+/* The scn timeout when the game had timeouts: short enough for the
+ * runner's 5 s wait for an event, long enough not to fire by itself. */
+#define SCN_TIMEOUT_SEC 2
+
+static const char usage_text[] =
+        "Usage: sopra-replay [--player N | --conn N] [--quiet] [--stats] JOURNAL\n"
+        "       sopra-replay --at N JOURNAL\n"
+        "       sopra-replay --scn OUT.scn JOURNAL\n"
+        "\n"
+        "Re-runs the game recorded in JOURNAL (sopra-server --journal) and prints\n"
+        "every line the server sent as PLAYER<TAB>LINE (\"-\" for a connection that\n"
+        "had not registered), checking the journal's digests.\n"
+        "\n"
+        "  --player N   only the lines player N received, without the prefix\n"
+        "  --conn N     only the lines connection N (the N-th accepted) received\n"
+        "  --quiet      print nothing; only check (exit status)\n"
+        "  --stats      entries, lines, digests and time on stderr\n"
+        "  --at N       a summary of the state after the first N entries\n"
+        "  --scn FILE   write the game as a scenario (and FILE's .json config)\n"
+        "\n"
+        "Exit status: 0 ok, 1 a digest did not match, 2 unreadable or invalid\n"
+        "journal, 64 usage error.\n";
+
+enum mode { MODE_PRINT, MODE_AT, MODE_SCN };
+
+struct opts {
+	enum mode mode;
+	int player; /* -2: all */
+	int conn;   /* 0: all */
+	bool quiet, stats;
+	long long at;
+	const char *scn;
+	const char *path;
+};
+
+/* ---- printing ----------------------------------------------------------- */
+
+static void print_line(void *ctx, int comm_id, int player, const char *line, size_t len)
+{
+	const struct opts *o = ctx;
+	if (o->quiet)
+		return;
+	if (o->player != -2 || o->conn != 0) {
+		if ((o->player != -2 && player != o->player) ||
+		    (o->conn != 0 && comm_id != o->conn))
+			return;
+		fwrite(line, 1, len, stdout);
+		return;
+	}
+	char pre[16];
+	size_t pn = journal_line_prefix(player, pre);
+	fwrite(pre, 1, pn, stdout);
+	fwrite(line, 1, len, stdout);
+}
+
+/* ---- --scn: the game as a scenario --------------------------------------- */
+
+struct delivery {
+	int comm;
+	char *line; /* without "\n" */
+};
+
+struct scn_state {
+	struct delivery *d; /* the current entry's deliveries */
+	size_t nd, cap;
+	int max_comm;
+};
+
+static void collect_line(void *ctx, int comm_id, int player, const char *line, size_t len)
+{
+	(void)player;
+	struct scn_state *s = ctx;
+	if (s->nd == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 64;
+		s->d = xreallocarray(s->d, s->cap, sizeof *s->d);
+	}
+	s->d[s->nd++] = (struct delivery){comm_id, xmemdup0(line, len ? len - 1 : 0)};
+	if (comm_id > s->max_comm)
+		s->max_comm = comm_id;
+}
+
+static void clear_deliveries(struct scn_state *s)
+{
+	for (size_t i = 0; i < s->nd; i++)
+		free(s->d[i].line);
+	s->nd = 0;
+}
+
+static bool looks_int(const char *s)
+{
+	if (*s == '-' || *s == '+')
+		s++;
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+/* The scenario runner's rule for a string written without quotes. */
+static bool bare_ok(const char *s)
+{
+	if (!*s || looks_int(s) || !strcmp(s, "true") || !strcmp(s, "false") || !strcmp(s, "?"))
+		return false;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (*p <= ' ' || *p == '"' || *p == '#' || *p == '\\' || *p == 0x7f)
+			return false;
+	return true;
+}
+
+/* A string as a scenario token, or false if the format cannot hold it (a
+ * quoted token has only the escapes \" and \\, and lives on one line). */
+static bool put_token(FILE *out, const char *s)
+{
+	if (bare_ok(s)) {
+		fprintf(out, " %s", s);
+		return true;
+	}
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (*p == '\n' || *p == '\r' || *p == 0x7f || (*p < 0x20 && *p != '\t'))
+			return false;
+	fputs(" \"", out);
+	for (const char *p = s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fputc('\\', out);
+		fputc(*p, out);
+	}
+	fputc('"', out);
+	return true;
+}
+
+/* The expectation for one line sent, into buf ("Event args" or "?"). */
+static char *event_step(const char *line)
+{
+	cJSON *obj = cJSON_Parse(line);
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(obj, "event");
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+	bool ok = m && cJSON_IsString(name);
+	if (ok) {
+		fputs(name->valuestring, m);
+		/* Config without arguments: compared with the config file */
+		if (strcmp(name->valuestring, "Config") != 0) {
+			for (const cJSON *v = obj->child; v && ok; v = v->next) {
+				if (v == name)
+					continue;
+				if (cJSON_IsBool(v))
+					fprintf(m, " %s", cJSON_IsTrue(v) ? "true" : "false");
+				else if (cJSON_IsNumber(v))
+					fprintf(m, " %.0f", v->valuedouble);
+				else if (cJSON_IsString(v))
+					ok = put_token(m, v->valuestring);
+				else
+					ok = false;
+			}
+		}
+	}
+	if (m)
+		fclose(m);
+	cJSON_Delete(obj);
+	if (!ok) {
+		free(text);
+		return xstrdup("?");
+	}
+	return text;
+}
+
+/* Write the expectations for the current entry's deliveries: one `* <` for
+ * a line every client got, `N <` for each recipient otherwise. */
+static void expect_deliveries(FILE *out, const struct scn_state *s, int nclients)
+{
+	for (size_t i = 0; i < s->nd;) {
+		/* a run of the same line to distinct connections: one event */
+		size_t j = i + 1;
+		bool distinct = true;
+		while (j < s->nd && distinct && strcmp(s->d[j].line, s->d[i].line) == 0) {
+			for (size_t k = i; k < j; k++)
+				if (s->d[k].comm == s->d[j].comm)
+					distinct = false;
+			if (distinct)
+				j++;
+		}
+		char *ev = event_step(s->d[i].line);
+		if ((int)(j - i) == nclients) {
+			fprintf(out, "* < %s\n", ev);
+		} else {
+			for (size_t k = i; k < j; k++)
+				fprintf(out, "%d < %s\n", s->d[k].comm, ev);
+		}
+		free(ev);
+		i = j;
+	}
+}
+
+/* JSON string for a raw `>>` line: escapes as JSON needs, then doubled
+ * backslashes for the scenario's own escapes. */
+static void put_raw_json_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"')
+			fputs("\\\\\"", out);
+		else if (*p == '\\')
+			fputs("\\\\\\\\", out);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(out, "\\\\u%04x", *p);
+		else
+			fputc(*p, out);
+	}
+	fputc('"', out);
+}
+
+static void send_command(FILE *out, int comm, const struct cmd *c)
+{
+	const char *name = cmd_name(c->type);
+	if (c->type == CMD_REGISTER) {
+		const char *pn = c->name ? c->name : "";
+		bool simple = true;
+		for (const unsigned char *p = (const unsigned char *)pn; *p; p++)
+			if (*p < 0x20 || *p == 0x7f)
+				simple = false;
+		if (simple) {
+			fprintf(out, "%d > Register", comm);
+			put_token(out, pn);
+			fputc('\n', out);
+		} else {
+			fprintf(out, "%d >> {\"command\":\"Register\",\"playerName\":", comm);
+			put_raw_json_string(out, pn);
+			fputs("}\\n\n", out);
+		}
+		return;
+	}
+	fprintf(out, "%d > %s", comm, name);
+	switch (c->type) {
+	case CMD_REGISTER:
+	case CMD_START_GAME:
+	case CMD_LEAVE:
+	case CMD_END_TURN:
+		break;
+	case CMD_SELECT_CHARACTERS:
+		fprintf(out, " %d %d", c->character, c->character2);
+		break;
+	case CMD_MOVE:
+		fprintf(out, " %d %d%s", c->character, c->location, c->fuel ? " true" : "");
+		break;
+	case CMD_SEARCH:
+	case CMD_CLEAN_WASTE:
+		fprintf(out, " %d", c->character);
+		break;
+	case CMD_ATTACK:
+	case CMD_BARRICADE:
+		fprintf(out, " %d %d", c->character, c->entrance);
+		break;
+	case CMD_CONTRIBUTE_CARD:
+		fprintf(out, " %d", c->card);
+		break;
+	case CMD_USE_CARD:
+		fprintf(out, " %d", c->card);
+		if (c->has_target)
+			fprintf(out, " %d %d", c->character, c->target);
+		break;
+	case CMD_USE_ABILITY:
+		fprintf(out, " %d", c->character);
+		if (c->has_target)
+			fprintf(out, " %d", c->target);
+		break;
+	}
+	fputc('\n', out);
+}
+
+/* Whether line decodes to exactly the error message msg. */
+static bool gives_error(const char *line, size_t len, enum game_rules rules, const char *msg)
+{
+	struct proto_cmd pc;
+	proto_cmd_init(&pc);
+	const char *err = NULL;
+	bool ok = !proto_decode(line, len, rules, &pc, &err) && err && strcmp(err, msg) == 0;
+	proto_cmd_clear(&pc);
+	return ok;
+}
+
+/* A line that draws the same CommandFailed message as the recorded bad
+ * line (the journal keeps the message, not the line), or NULL. */
+static char *line_for_error(const char *msg, enum game_rules rules)
+{
+	static const char *const fixed[] = {
+	        "[]",
+	        "{}",
+	        "{\"command\":1}",
+	        "{\"command\":\"x\",\"command\":\"x\"}",
+	        "\xff",
+	        "{\"command\":\"StartGame\"}x",
+	        "{\"command\":\"UseCard\",\"cardId\":1,\"characterId\":1}",
+	        "{",
+	        "\"x\"",
+	};
+	for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+		if (gives_error(fixed[i], strlen(fixed[i]), rules, msg))
+			return xstrdup(fixed[i]);
+	if (gives_error("\0", 1, rules, msg))
+		return xmemdup0("\0", 1);
+	/* unknown command "X" (a long name is cut and gets "...") */
+	char buf[256];
+	const char *q = strchr(msg, '"');
+	const char *qe = q ? strrchr(msg, '"') : NULL;
+	if (q && qe > q && strncmp(msg, "unknown command", 15) == 0 && qe - q < 100) {
+		for (int more = 0; more < 2; more++) {
+			snprintf(buf, sizeof buf, "{\"command\":\"%.*s%s\"}", (int)(qe - q - 1),
+			         q + 1, more ? "xxxxxxxx" : "");
+			if (gives_error(buf, strlen(buf), rules, msg))
+				return xstrdup(buf);
+		}
+	}
+	/* malformed JSON at byte N: the same problem, moved to byte N */
+	static const char *const families[][2] = {
+	        {"", "x"},
+	        {"{}", "x"},
+	        {"{\"", ""},
+	        {"{", "1"},
+	        {"{\"", "\\ud800\"}"},
+	        {"{\"", "\\q\"}"},
+	        {"{\"", "\\u0000\"}"},
+	        {"[", "}"},
+	        {"{\"a\":", "}"},
+	        {"{", ""},
+	        {"{\"a\":", ""},
+	        {"[", ""},
+	};
+	long at = -1;
+	if (strncmp(msg, "malformed JSON at byte ", 23) == 0)
+		at = strtol(msg + 23, NULL, 10);
+	for (size_t f = 0; at >= 0 && at < 200 && f < sizeof families / sizeof families[0]; f++) {
+		for (long pad = 0; pad <= at + 1; pad++) {
+			int n = snprintf(buf, sizeof buf, "%s%*s%s", families[f][0], (int)pad, "",
+			                 families[f][1]);
+			/* inside a string the padding is letters, elsewhere blanks */
+			if (families[f][0][0] == '{' && families[f][0][1] == '"')
+				memset(buf + 2, 'a', (size_t)pad);
+			if (gives_error(buf, (size_t)n, rules, msg))
+				return xstrdup(buf);
+		}
+	}
+	/* Cmd.param: reason -- the other parameters valid, this one broken */
+	const char *dot = strchr(msg, '.');
+	const char *colon = strstr(msg, ": ");
+	if (dot && colon && dot < colon && colon - msg < 64) {
+		char cmd[64], param[64];
+		snprintf(cmd, sizeof cmd, "%.*s", (int)(dot - msg), msg);
+		snprintf(param, sizeof param, "%.*s", (int)(colon - dot - 1), dot + 1);
+		static const char *const params[] = {"playerName",  "characterId0", "characterId1",
+		                                     "characterId", "locationId",   "entrance",
+		                                     "cardId",      "target",       "fuel"};
+		static const char *const broken[] = {"\"x\"", "0.5", "1e10", "true", "null", "1"};
+		for (size_t b = 0; b <= sizeof broken / sizeof broken[0]; b++) {
+			size_t n = (size_t)snprintf(buf, sizeof buf, "{\"command\":\"%s\"", cmd);
+			for (size_t p = 0; p < sizeof params / sizeof params[0]; p++) {
+				bool it = strcmp(params[p], param) == 0;
+				if (it && b == sizeof broken / sizeof broken[0])
+					continue; /* "missing" */
+				const char *v = it       ? broken[b]
+				                : p == 0 ? "\"x\""
+				                : p == 8 ? "false"
+				                         : "0";
+				n += (size_t)snprintf(buf + n, sizeof buf - n, ",\"%s\":%s",
+				                      params[p], v);
+			}
+			snprintf(buf + n, sizeof buf - n, "}");
+			if (gives_error(buf, strlen(buf), rules, msg))
+				return xstrdup(buf);
+		}
+	}
+	return NULL;
+}
+
+/* Raw bytes for a `>>` step: \n \r \t \0 \\ \xHH escaped. */
+static void put_raw(FILE *out, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '\\')
+			fputs("\\\\", out);
+		else if (c == '\n')
+			fputs("\\n", out);
+		else if (c == '\r')
+			fputs("\\r", out);
+		else if (c == '\t')
+			fputs("\\t", out);
+		else if (c == 0)
+			fputs("\\0", out);
+		else if (c < 0x20 || c >= 0x7f)
+			fprintf(out, "\\x%02x", c);
+		else
+			fputc(c, out);
+	}
+}
+
+static void send_bad_line(FILE *out, const struct journal_record *rec, enum game_rules rules,
+                          bool *exact)
+{
+	*exact = true;
+	if (strcmp(rec->error, PROTO_ERR_LINE_TOO_LONG) == 0) {
+		fprintf(out, "# a line of %d bytes: too long\n%d >> ", PROTO_MAX_LINE + 1,
+		        rec->comm_id);
+		for (int i = 0; i <= PROTO_MAX_LINE; i++)
+			fputc('x', out);
+		fputs("\\n\n", out);
+		return;
+	}
+	char *line = line_for_error(rec->error, rules);
+	if (!line) {
+		*exact = false;
+		fputs("# the journal keeps a bad line's message, not its bytes:\n# ", out);
+		put_raw(out, rec->error, strlen(rec->error));
+		fputs("\n# any bad line draws a CommandFailed and changes nothing else\n", out);
+		line = xstrdup("{}");
+	}
+	fprintf(out, "%d >> ", rec->comm_id);
+	put_raw(out, line, line[0] ? strlen(line) : 1);
+	fputs("\\n\n", out);
+	free(line);
+}
+
+/* The path of the config file written next to the scenario, and its name
+ * relative to it. */
+static char *config_path_for(const char *scn)
+{
+	size_t n = strlen(scn);
+	if (n > 4 && strcmp(scn + n - 4, ".scn") == 0)
+		n -= 4;
+	char *p = xmalloc(n + 6);
+	memcpy(p, scn, n);
+	memcpy(p + n, ".json", 6);
+	return p;
+}
+
+static int write_scenario(const struct opts *o, const struct journal_file *jf)
+{
+	char err[512];
+	struct scn_state st = {0};
+	struct journal_replay *r = journal_replay_new(jf, collect_line, &st, err, sizeof err);
+	if (!r) {
+		fprintf(stderr, "sopra-replay: %s: %s\n", o->path, err);
+		return EXIT_BAD;
+	}
+	/* First pass: which connections exist, whether the game timed out */
+	int max_comm = 0;
+	bool timeouts = false;
+	for (size_t i = 0; i < jf->nrec; i++) {
+		if (jf->rec[i].comm_id > max_comm)
+			max_comm = jf->rec[i].comm_id;
+		if (jf->rec[i].kind == JOURNAL_TIMEOUT)
+			timeouts = true;
+	}
+	char *cfg_path = config_path_for(o->scn);
+	const char *cfg_name = strrchr(cfg_path, '/') ? strrchr(cfg_path, '/') + 1 : cfg_path;
+	FILE *cf = fopen(cfg_path, "wb");
+	if (!cf || fwrite(jf->config_text, 1, jf->config_len, cf) != jf->config_len ||
+	    fclose(cf) != 0) {
+		fprintf(stderr, "sopra-replay: cannot write %s: %s\n", cfg_path, strerror(errno));
+		free(cfg_path);
+		journal_replay_free(r);
+		return EXIT_BAD;
+	}
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	fprintf(out,
+	        "# Generated by sopra-replay from %s\n# (server %s, started %s, %lld entries).\n"
+	        "# Clients are the server's connections in the order it accepted them.\n",
+	        o->path, jf->server, jf->start, (long long)jf->entries);
+	fprintf(out, "config  %s\nseed    %lld\n", cfg_name, (long long)jf->seed);
+	/* without any: one silent client (no clients header would mean a
+	 * configuration the server must reject) */
+	fputs("clients", out);
+	for (int c = 1; c <= (max_comm > 0 ? max_comm : 1); c++)
+		fprintf(out, " %d", c);
+	fputc('\n', out);
+	fprintf(out, "rules   %s\ntimeout %d\n", game_rules_name(jf->rules),
+	        timeouts && jf->timeout_sec > SCN_TIMEOUT_SEC ? SCN_TIMEOUT_SEC : jf->timeout_sec);
+	if (timeouts && jf->timeout_sec > SCN_TIMEOUT_SEC)
+		fprintf(out,
+		        "# (the game ran with --timeout %d; its timeouts happen after %d s here)\n",
+		        jf->timeout_sec, SCN_TIMEOUT_SEC);
+	int rc = 0;
+	int approx = 0;
+	bool cut = false;
+	for (size_t i = 0; i < jf->nrec && !cut; i++) {
+		const struct journal_record *rec = &jf->rec[i];
+		bool exact = true;
+		switch (rec->kind) {
+		case JOURNAL_COMMAND:
+			fputc('\n', out);
+			send_command(out, rec->comm_id, &rec->cmd);
+			break;
+		case JOURNAL_BAD:
+			fputc('\n', out);
+			send_bad_line(out, rec, jf->rules, &exact);
+			break;
+		case JOURNAL_TIMEOUT:
+			fputs("\n# the --timeout expires\n", out);
+			break;
+		case JOURNAL_LOST:
+			if (rec->drain)
+				break; /* after a line too long: the server closes it */
+			if (rec->player < 0) {
+				fprintf(out,
+				        "\n# connection %d (not registered) closed here; it stays "
+				        "open in the scenario, which changes nothing\n",
+				        rec->comm_id);
+				break;
+			}
+			fprintf(out,
+			        "\n# entry %lld: player %d's connection was lost here; a "
+			        "scenario cannot close a client, so it ends here\n",
+			        (long long)rec->n, rec->player);
+			fprintf(stderr,
+			        "sopra-replay: note: the scenario stops before entry %lld (player "
+			        "%d's connection lost)\n",
+			        (long long)rec->n, rec->player);
+			cut = true;
+			continue;
+		case JOURNAL_DIGEST:
+		case JOURNAL_END:
+			break;
+		}
+		if (!exact)
+			approx++;
+		clear_deliveries(&st);
+		if (!journal_replay_step(r, rec, err, sizeof err)) {
+			fprintf(stderr, "sopra-replay: %s: %s\n", o->path, err);
+			rc = EXIT_MISMATCH;
+			break;
+		}
+		if (!exact) {
+			/* the message differs: expect any CommandFailed */
+			for (size_t k = 0; k < st.nd; k++)
+				fprintf(out, "%d < CommandFailed\n", st.d[k].comm);
+		} else {
+			expect_deliveries(out, &st, max_comm);
+		}
+	}
+	if (!cut && rc == 0 && game_is_over(journal_replay_game(r)))
+		fputs("\nexit 0\n", out);
+	fclose(out);
+	clear_deliveries(&st);
+	free(st.d);
+	journal_replay_free(r);
+	if (rc == 0) {
+		FILE *f = fopen(o->scn, "wb");
+		if (!f || fwrite(text, 1, len, f) != len || fclose(f) != 0) {
+			fprintf(stderr, "sopra-replay: cannot write %s: %s\n", o->scn,
+			        strerror(errno));
+			rc = EXIT_BAD;
+		} else if (approx) {
+			fprintf(stderr,
+			        "sopra-replay: note: %d bad line(s) are sent as another bad line "
+			        "(see the comments in %s)\n",
+			        approx, o->scn);
+		}
+	}
+	free(text);
+	free(cfg_path);
+	return rc;
+}
+
+/* ---- main ---------------------------------------------------------------- */
+
+static bool parse_num(const char *s, long long min, long long max, long long *out)
+{
+	char *end = NULL;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (!*s || *end || errno || v < min || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 1, 2)))
+#endif
+static int
+usage(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("sopra-replay: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	fputs(usage_text, stderr);
+	return EXIT_USAGE;
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		long long n;
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			fputs(usage_text, stdout);
+			return 0;
+		} else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
+			o->quiet = true;
+		} else if (strcmp(a, "--stats") == 0) {
+			o->stats = true;
+		} else if (strcmp(a, "--player") == 0 || strcmp(a, "--conn") == 0 ||
+		           strcmp(a, "--at") == 0) {
+			if (!v || !parse_num(v, a[2] == 'c' ? 1 : 0, INT32_MAX, &n))
+				return usage("%s needs a number", a);
+			i++;
+			if (a[2] == 'p')
+				o->player = (int)n;
+			else if (a[2] == 'c')
+				o->conn = (int)n;
+			else {
+				o->mode = MODE_AT;
+				o->at = n;
+			}
+		} else if (strcmp(a, "--scn") == 0) {
+			if (!v || !*v)
+				return usage("%s needs a file name", a);
+			o->mode = MODE_SCN;
+			o->scn = argv[++i];
+		} else if (a[0] == '-' && a[1] != '\0') {
+			return usage("unknown option '%s'", a);
+		} else if (o->path) {
+			return usage("more than one journal ('%s')", a);
+		} else {
+			o->path = a;
+		}
+	}
+	if (!o->path)
+		return usage("no journal given");
+	return -1;
+}
+
+static double clock_sec(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = {.mode = MODE_PRINT, .player = -2};
+	int rc = parse_args(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	static char outbuf[1 << 16];
+	setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
+
+	double t0 = clock_sec(CLOCK_MONOTONIC), cpu0 = clock_sec(CLOCK_PROCESS_CPUTIME_ID);
+	char err[512];
+	struct journal_file jf;
+	if (!journal_load(o.path, &jf, err, sizeof err)) {
+		fprintf(stderr, "sopra-replay: %s\n", err);
+		return EXIT_BAD;
+	}
+	if (jf.torn)
+		fprintf(stderr, "sopra-replay: %s: %s\n", o.path, jf.torn_why);
+	if (o.mode == MODE_SCN) {
+		rc = write_scenario(&o, &jf);
+		journal_file_free(&jf);
+		return rc;
+	}
+	if (o.mode == MODE_AT && o.at > jf.entries) {
+		fprintf(stderr, "sopra-replay: %s has %lld entries, not %lld\n", o.path,
+		        (long long)jf.entries, o.at);
+		journal_file_free(&jf);
+		return EXIT_USAGE;
+	}
+	struct journal_replay *r = journal_replay_new(&jf, o.mode == MODE_PRINT ? print_line : NULL,
+	                                              &o, err, sizeof err);
+	if (!r) {
+		fprintf(stderr, "sopra-replay: %s: %s\n", o.path, err);
+		journal_file_free(&jf);
+		return EXIT_BAD;
+	}
+	rc = 0;
+	int64_t at_ms = 0;
+	for (size_t i = 0; i < jf.nrec; i++) {
+		const struct journal_record *rec = &jf.rec[i];
+		bool entry = rec->kind != JOURNAL_DIGEST && rec->kind != JOURNAL_END;
+		if (o.mode == MODE_AT && entry && rec->n > o.at)
+			break;
+		if (!journal_replay_step(r, rec, err, sizeof err)) {
+			fflush(stdout);
+			fprintf(stderr, "sopra-replay: %s: %s\n", o.path, err);
+			rc = EXIT_MISMATCH;
+			break;
+		}
+		if (entry)
+			at_ms = rec->ms;
+	}
+	if (rc == 0 && o.mode == MODE_AT) {
+		printf("after entry %lld of %lld (%lld ms into the game)\n", o.at,
+		       (long long)jf.entries, (long long)at_ms);
+		const struct bcast *b = journal_replay_bcast(r);
+		fputs("connections:", stdout);
+		int shown = 0;
+		for (int p = 0; p < game_player_count(journal_replay_game(r)); p++)
+			if (bcast_in_game(b, p)) {
+				int c = bcast_comm_of(b, p);
+				if (c > 0)
+					printf(" %d=player %d", c, p);
+				else
+					printf(" (player %d: lost)", p);
+				shown++;
+			}
+		fputs(shown ? "\n" : " none\n", stdout);
+		game_describe(journal_replay_game(r), stdout);
+	}
+	if (fflush(stdout) != 0 && rc == 0) {
+		fprintf(stderr, "sopra-replay: cannot write the output: %s\n", strerror(errno));
+		rc = EXIT_BAD;
+	}
+	if (o.stats)
+		fprintf(stderr,
+		        "sopra-replay: %lld entries, %lld lines, %d digest(s) checked%s, %.2f ms "
+		        "(read and replay; cpu %.2f ms)\n",
+		        (long long)journal_replay_entries(r), (long long)journal_replay_lines(r),
+		        journal_replay_digests(r), jf.ended ? "" : ", no end record",
+		        (clock_sec(CLOCK_MONOTONIC) - t0) * 1e3,
+		        (clock_sec(CLOCK_PROCESS_CPUTIME_ID) - cpu0) * 1e3);
+	journal_replay_free(r);
+	journal_file_free(&jf);
+	return rc;
+}
