@@ -45,6 +45,7 @@ typedef struct {
     size_t qh, qn, qcap;
     char *ring[RING]; /* last received lines (shortened) */
     size_t nrecv;
+    strbuf got; /* --journal-dir: every received byte, in lines */
 } client;
 
 typedef struct {
@@ -66,6 +67,7 @@ typedef struct {
     strbuf details; /* extra lines for the report */
     long long t0;
     int slow;
+    char *journal; /* --journal-dir: this scenario's journal file */
 } run;
 
 static void tlog(run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -232,6 +234,11 @@ static int spawn_server(run *r)
         argv[n++] = "--rules";
         argv[n++] = r->sc->rules;
     }
+    if (r->journal) {
+        unlink(r->journal); /* a retry starts a new journal */
+        argv[n++] = "--journal";
+        argv[n++] = r->journal;
+    }
     argv[n] = NULL;
 
     strbuf cmd = {0};
@@ -277,6 +284,10 @@ static char *read_stderr(run *r, size_t *len)
 
 static void push_line(run *r, client *c, const char *s, size_t n)
 {
+    if (r->journal) {
+        sb_add(&c->got, s, n);
+        sb_add(&c->got, "\n", 1);
+    }
     if (n && s[n - 1] == '\r')
         n--;
     if (c->qh + c->qn == c->qcap) {
@@ -886,6 +897,68 @@ static void report(run *r, const char *name, FILE *out)
     }
 }
 
+/* ---- --journal-dir: the journal replays every client's stream ---------------- */
+
+/* Run `replay --conn N journal`; its stdout into out. Returns its wait status. */
+static int run_replay(run *r, int conn, strbuf *out)
+{
+    char connbuf[16];
+    snprintf(connbuf, sizeof connbuf, "%d", conn);
+    int p[2];
+    if (pipe(p) < 0)
+        return -1;
+    fcntl(p[0], F_SETFD, FD_CLOEXEC);
+    fcntl(p[1], F_SETFD, FD_CLOEXEC);
+    const char *argv[] = {r->o->replay, "--conn", connbuf, r->journal, NULL};
+    const struct spawn_opts so = {.search_path = true};
+    pid_t pid = spawn(argv, SPAWN_NULL, p[1], r->errfd, &so);
+    close(p[1]);
+    if (pid < 0) {
+        close(p[0]);
+        return -1;
+    }
+    char chunk[8192];
+    ssize_t n;
+    while ((n = read(p[0], chunk, sizeof chunk)) > 0 || (n < 0 && errno == EINTR))
+        if (n > 0)
+            sb_add(out, chunk, (size_t)n);
+    close(p[0]);
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return st;
+}
+
+/* After a PASS: client i (connection i+1, as the clients connected in order)
+ * received exactly what the replay prints for that connection -- all of it
+ * when the server closed the connection, a prefix when the runner stopped
+ * reading first. */
+static void check_journal(run *r)
+{
+    for (int rounds = 0; rounds < 20; rounds++)
+        pump(r, rounds ? 10 : 0); /* what the server flushed before it exited */
+    for (size_t i = 0; i < r->ncl && !failed(r); i++) {
+        client *c = &r->cl[i];
+        strbuf want = {0};
+        int st = run_replay(r, (int)i + 1, &want);
+        if (st < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            failf(r, "journal %s: %s --conn %zu failed (status %d; see the server stderr)",
+                  r->journal, r->o->replay, i + 1, st);
+        } else {
+            size_t k = 0;
+            while (k < c->got.n && k < want.n && c->got.s[k] == want.s[k])
+                k++;
+            bool complete = c->eof && !c->reset && c->len == 0;
+            if (k < c->got.n || (complete && k < want.n))
+                failf(r, "journal %s: client %d received %zu bytes, the replay of connection "
+                         "%zu gives %zu; they differ from byte %zu on",
+                      r->journal, c->num, c->got.n, i + 1, want.n, k);
+        }
+        sb_free(&want);
+    }
+}
+
 static void run_steps(run *r)
 {
     for (size_t i = 0; i < r->sc->nsteps && !failed(r); i++) {
@@ -963,6 +1036,14 @@ int run_scenario_file(const char *path, const char *name, const run_opts *o, FIL
     r.t0 = now_ms();
     r.slow = o->valgrind ? VALGRIND_SLOWDOWN : 1;
     r.errfd = -1;
+    if (o->journal_dir) {
+        strbuf jp = {0};
+        sb_printf(&jp, "%s/", o->journal_dir);
+        for (const char *p = name; *p; p++)
+            sb_add(&jp, *p == '/' ? "_" : p, 1);
+        sb_puts(&jp, ".jnl");
+        r.journal = jp.s;
+    }
     r.ncl = sc.nclients;
     r.cl = xmalloc((sc.nclients ? sc.nclients : 1) * sizeof *r.cl);
     memset(r.cl, 0, (sc.nclients ? sc.nclients : 1) * sizeof *r.cl);
@@ -994,6 +1075,8 @@ int run_scenario_file(const char *path, const char *name, const run_opts *o, FIL
         check_status(&r);
         check_stderr(&r);
     }
+    if (r.journal && r.pid > 0 && sc.have_clients && !failed(&r))
+        check_journal(&r);
     report(&r, name, out);
     int rc = failed(&r) ? 1 : 0;
 
@@ -1006,7 +1089,9 @@ int run_scenario_file(const char *path, const char *name, const run_opts *o, FIL
         free(c->buf);
         for (size_t k = 0; k < RING; k++)
             free(c->ring[k]);
+        sb_free(&c->got);
     }
+    free(r.journal);
     free(r.cl);
     if (r.errfd >= 0)
         close(r.errfd);

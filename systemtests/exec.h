@@ -10,6 +10,10 @@ typedef struct {
     bool verbose;       /* always print the transcript */
     bool valgrind;      /* run the server under valgrind; waits are longer */
     bool fixed_ports;   /* pick a free port ourselves instead of --port 0 */
+    /* --journal-dir: run each server with --journal DIR/<name>.jnl and, after a
+     * PASS, check that `replay --conn N` prints exactly what client N got */
+    const char *journal_dir;
+    const char *replay; /* the sopra-replay binary */
 } run_opts;
 
 /* Load, run and judge the scenario at path. Writes "PASS name" or

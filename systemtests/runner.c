@@ -57,6 +57,9 @@ static void usage(FILE *f)
           "                 N scenarios from ../shared, which a clone may lack: if DIR is\n"
           "                 missing, its N scenarios are reported as SKIPPED (failed with\n"
           "                 CI=true in the environment)\n"
+          "  --journal-dir DIR  run each server with --journal DIR/<name>.jnl and check\n"
+          "                 that sopra-replay reproduces every client's stream (with\n"
+          "                 --replay PATH, the sopra-replay binary; docs/journal.md)\n"
           "  --self-test    check the runner's own parsing code and exit\n",
           f);
 }
@@ -329,6 +332,10 @@ int main(int argc, char **argv)
             o.valgrind = true;
         } else if (!strcmp(a, "--fixed-ports")) {
             o.fixed_ports = true;
+        } else if (!strcmp(a, "--journal-dir") && i + 1 < argc) {
+            o.journal_dir = argv[++i];
+        } else if (!strcmp(a, "--replay") && i + 1 < argc) {
+            o.replay = argv[++i];
         } else if (!strcmp(a, "--conformance") && i + 2 < argc) {
             char *end;
             long n = strtol(argv[i + 1], &end, 10);
@@ -351,6 +358,11 @@ int main(int argc, char **argv)
         } else {
             paths[npaths++] = (suite){a, 0};
         }
+    }
+    if (o.journal_dir && !o.replay) {
+        fprintf(stderr, "sopra-scenario: --journal-dir needs --replay PATH\n");
+        free(paths);
+        return 2;
     }
     if (!o.server) {
         fprintf(stderr, "sopra-scenario: --server PATH is required\n");
