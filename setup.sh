@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-packages=(build-essential cmake pkg-config libevent-dev libcjson-dev libcmocka-dev
+packages=(build-essential cmake pkg-config libevent-dev libcjson-dev libcmocka-dev nettle-dev
           valgrind clang libclang-rt-14-dev clang-format clang-tidy
           python3-yaml podman buildah runc)
 missing=()
