@@ -1,7 +1,9 @@
 /* xalloc: allocation helpers that abort loudly instead of returning NULL
  * (see include/sopra/xalloc.h for the policy). */
+#define _GNU_SOURCE /* program_invocation_short_name */
 #include "sopra/xalloc.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,7 +11,12 @@
 
 _Noreturn void xalloc_die(size_t n)
 {
-	fprintf(stderr, "sopra-server: out of memory (%zu bytes)\n", n);
+#ifdef __GLIBC__
+	const char *prog = program_invocation_short_name; /* the server or a tool */
+#else
+	const char *prog = "sopra";
+#endif
+	fprintf(stderr, "%s: out of memory (%zu bytes)\n", prog, n);
 	abort();
 }
 

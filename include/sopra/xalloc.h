@@ -3,8 +3,9 @@
  *
  * Code that cannot go on without the memory (the game's state, the event
  * list, encoding buffers, the command queue) allocates through these
- * helpers. When memory runs out they print one line naming the size to
- * stderr ("sopra-server: out of memory (N bytes)") and abort(): a game whose
+ * helpers. When memory runs out they print one line naming the program and
+ * the size to stderr ("sopra-server: out of memory (N bytes)"; a tool that
+ * links them gives its own name) and abort(): a game whose
  * state cannot be recorded must not continue, and the abort leaves a core
  * for the host to inspect. Nothing fails silently.
  *
