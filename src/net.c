@@ -99,6 +99,13 @@
 #define NET_COPY_MAX 1024
 /* How often the housekeeping sweep runs (idle limits, the budget). */
 #define NET_SWEEP_MS 250
+/* libevent priorities (lower runs first): a registered player's input is
+ * taken before anything else that is ready, a stranger's after everything
+ * else, so a crowd of strangers cannot hold up a game's commands. */
+#define NET_PRIO_PLAYER   0
+#define NET_PRIO_DEFAULT  1 /* timers, the listeners, signals */
+#define NET_PRIO_STRANGER 2
+#define NET_PRIOS         3
 /* At most one "accept failed" log line per this many ms. */
 #define NET_ACCEPT_LOG_MS 1000
 /* Listening sockets per port (one per address --bind resolves to). */
@@ -706,6 +713,20 @@ static void flush_dirty(struct server *s)
 
 /* ---- the broadcaster's sink ---------------------------------------------- */
 
+/* c has registered: its input is taken before other connections'. An event
+ * that is running or queued to run keeps its priority until it is added
+ * again, so the read event is re-added. */
+static void conn_promote(struct conn *c)
+{
+	bool reading = event_pending(c->rev, EV_READ, NULL);
+	event_del(c->rev);
+	event_priority_set(c->rev, NET_PRIO_PLAYER);
+	if (reading)
+		event_add(c->rev, NULL);
+	if (!evtimer_pending(c->resume, NULL))
+		event_priority_set(c->resume, NET_PRIO_PLAYER);
+}
+
 /* A line for every player: into the history, and to every watcher. */
 static void watchers_send(struct server *s)
 {
@@ -754,6 +775,7 @@ static void sink_send(void *ctx, int comm_id, const struct game_event *ev)
 		if (c->state == CONN_OPEN)
 			s->nstrangers--;
 		c->registered = true;
+		conn_promote(c);
 	}
 	conn_queue(c, s->line);
 	if (ev->type == GEV_ACT_NOW && ev->to >= 0 && c->state == CONN_OPEN)
@@ -1223,7 +1245,8 @@ static struct conn *conn_new(struct server *s, evutil_socket_t fd)
 	c->in = evbuffer_new();
 	c->out = evbuffer_new();
 	if (!c->rev || !c->wev || !c->timer || !c->resume || !c->in || !c->out ||
-	    event_add(c->rev, NULL) != 0) {
+	    event_priority_set(c->rev, NET_PRIO_STRANGER) != 0 ||
+	    event_priority_set(c->resume, NET_PRIO_STRANGER) != 0 || event_add(c->rev, NULL) != 0) {
 		conn_free(c);
 		return NULL;
 	}
@@ -1410,6 +1433,26 @@ static void accept_error_cb(struct evconnlistener *l, void *arg)
 
 /* ---- public API ---------------------------------------------------------- */
 
+/* The loop with its priorities. After NET_LOW_PRIO_BURST callbacks of the
+ * default or a lower priority, libevent looks for new events again before
+ * it runs more: a player's command that arrives meanwhile waits for at
+ * most that many strangers' batches, not for all of them. */
+#define NET_LOW_PRIO_BURST 8
+static struct event_base *new_event_base(void)
+{
+	struct event_config *cfg = event_config_new();
+	if (!cfg)
+		return NULL;
+	event_config_set_max_dispatch_interval(cfg, NULL, NET_LOW_PRIO_BURST, NET_PRIO_DEFAULT);
+	struct event_base *base = event_base_new_with_config(cfg);
+	event_config_free(cfg);
+	if (base && event_base_priority_init(base, NET_PRIOS) != 0) {
+		event_base_free(base);
+		return NULL;
+	}
+	return base;
+}
+
 /* The loop's own events: signals, timers, the reaper. */
 static bool server_add_events(struct server *s)
 {
@@ -1576,7 +1619,7 @@ struct server *server_new(struct game *game, const struct server_opts *opts, FIL
 	        .encode = sink_encode, .send = sink_send, .close = sink_close, .ctx = s});
 	dispatch_init(&s->disp, game, s->bcast, log);
 
-	s->base = event_base_new();
+	s->base = new_event_base();
 	if (!s->base) {
 		net_log(s, "cannot create the event loop");
 		goto fail;
