@@ -711,8 +711,10 @@ static void parse_crisis(struct ctx *c, const cJSON *v, const char *path, struct
 /* Walks the whole tree against the schema, filling cfg. */
 static void parse_root(struct ctx *c, const cJSON *root, struct config *cfg)
 {
-	static const char *const keys[] = {"maxPlayers", "cards",     "characters",
-	                                   "goal",       "locations", "crises"};
+	/* "$schema" lets an editor find resources/config.schema.json; it is
+	 * not part of the game and otherwise ignored */
+	static const char *const keys[] = {"maxPlayers", "cards",  "characters", "goal",
+	                                   "locations",  "crises", "$schema"};
 	char p[PATH_LEN], q[PATH_LEN];
 	const cJSON *arr;
 	int k;
@@ -722,6 +724,9 @@ static void parse_root(struct ctx *c, const cJSON *root, struct config *cfg)
 		return;
 	}
 	check_keys(c, root, "", keys, (int)COUNT_OF(keys));
+	const cJSON *schema = member(root, "$schema");
+	if (schema && !cJSON_IsString(schema))
+		perr(c, "$schema", "must be a string (the URI or path of a JSON Schema)");
 	get_int(c, root, "", "maxPlayers", true, 1, INT_MAX, &cfg->max_players);
 
 	if ((arr = get_array(c, root, "", "cards", p)) != NULL) {

@@ -515,6 +515,7 @@ static void test_example_files(void **state)
 	snprintf(path, sizeof path, "%s/resources/example-zombies.json", SOPRA_SOURCE_DIR);
 	cfg = load_ok(path);
 	assert_int_equal(cfg->goal.type, GOAL_LOCATION_WITH_ZOMBIES);
+	assert_non_null(strstr(cfg->text, "\"$schema\"")); /* the example of a "$schema" */
 	config_free(cfg);
 }
 
@@ -639,6 +640,29 @@ static void test_unknown_keys(void **state)
 	/* no_infection and heal take no parameters */
 	expect_one(edit("'feed': {'numFood': 2}", "'heal': {'numFood': 2}", NULL),
 		   "characters[3].ability.heal.numFood: unknown key");
+}
+
+/* A top-level "$schema" (for editors) is ignored when it is a string; it is
+ * the only "$" key allowed, and only at the top. */
+static void test_schema_key(void **state)
+{
+	(void)state;
+	struct config *cfg =
+		expect_ok(edit("{\n'maxPlayers'", "{'$schema': './config.schema.json', 'maxPlayers'", NULL));
+	assert_int_equal(cfg->max_players, 1);
+	assert_non_null(strstr(cfg->text, "\"$schema\"")); /* the text stays verbatim */
+	config_free(cfg);
+	cfg = expect_ok(edit("\n]\n}\n", "\n], '$schema': 'https://example.org/s.json'}", NULL));
+	config_free(cfg);
+	expect_one(edit("'maxPlayers': 1,", "'maxPlayers': 1, '$schema': 7,", NULL),
+		   "$schema: must be a string (the URI or path of a JSON Schema)");
+	expect_one(edit("'maxPlayers': 1,", "'maxPlayers': 1, '$schema': null,", NULL),
+		   "$schema: must be a string (the URI or path of a JSON Schema)");
+	expect_one(edit("'maxPlayers': 1,", "'$schema': 'a', 'maxPlayers': 1, '$schema': 'a',", NULL),
+		   "$schema: duplicate key");
+	expect_one(edit("'maxPlayers': 1,", "'maxPlayers': 1, '$id': 'x',", NULL), "$id: unknown key");
+	expect_one(edit("'survive': true", "'survive': true, '$schema': 'x'", NULL),
+		   "goal.$schema: unknown key");
 }
 
 static void test_colony_wrapper_extra_key(void **state)
@@ -1182,6 +1206,7 @@ int main(void)
 		cmocka_unit_test(test_too_large),
 		cmocka_unit_test(test_root_not_object),
 		cmocka_unit_test(test_unknown_keys),
+		cmocka_unit_test(test_schema_key),
 		cmocka_unit_test(test_colony_wrapper_extra_key),
 		cmocka_unit_test(test_duplicate_key),
 		cmocka_unit_test(test_missing_keys),
