@@ -7,7 +7,7 @@ cd "$(dirname "$0")"
 
 packages=(build-essential cmake pkg-config libevent-dev libcjson-dev libcmocka-dev nettle-dev
           valgrind clang libclang-rt-14-dev clang-format clang-tidy
-          python3-yaml podman buildah runc)
+          python3-yaml podman buildah runc libncurses-dev tmux)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,133 @@
+/*
+ * bots: sopra-bot team mates (bots.h).
+ */
+#include "bots.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+const char *bots_find_tool(const char *name)
+{
+	static char path[3][PATH_MAX];
+	static int slot;
+	char *out = path[slot++ % 3];
+	char self[PATH_MAX - 64];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		char *slash = strrchr(self, '/');
+		if (slash)
+			*slash = '\0';
+		for (int i = 0; i < 2 && strlen(name) < 32; i++) {
+			snprintf(out, PATH_MAX, "%s/%s%s", self, i ? "../tools/" : "", name);
+			if (access(out, X_OK) == 0)
+				return out;
+		}
+	}
+	snprintf(out, PATH_MAX, "%s", name);
+	return out;
+}
+
+static void exec_bot(const struct bots *b, int i, int out_fd)
+{
+	char port[16], seed[32], name[32], logp[PATH_MAX];
+	snprintf(port, sizeof port, "%d", b->port);
+	snprintf(seed, sizeof seed, "%lu", b->seed + (unsigned long)i);
+	snprintf(name, sizeof name, "Bot%d", i + 1);
+	const char *argv[20];
+	int k = 0;
+	argv[k++] = b->exe;
+	argv[k++] = "--port";
+	argv[k++] = port;
+	argv[k++] = "--host";
+	argv[k++] = b->host;
+	argv[k++] = "--seed";
+	argv[k++] = seed;
+	argv[k++] = "--name";
+	argv[k++] = name;
+	argv[k++] = "--rules";
+	argv[k++] = b->revised ? "revised" : "base";
+	argv[k++] = "--quiet";
+	if (b->log_dir) {
+		snprintf(logp, sizeof logp, "%s/%s.log", b->log_dir, name);
+		argv[k++] = "--log";
+		argv[k++] = logp;
+	}
+	argv[k] = NULL;
+	dup2(out_fd, 1);
+	int null = open("/dev/null", O_RDWR);
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 2);
+	}
+	execvp(b->exe, (char *const *)argv);
+	_exit(127);
+}
+
+int bots_start_next(struct bots *b, char *err, size_t errlen)
+{
+	int i = b->started;
+	int pfd[2];
+	if (i >= BOTS_MAX || pipe(pfd)) {
+		snprintf(err, errlen, "cannot start bot %d", i + 1);
+		return -1;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		snprintf(err, errlen, "fork: %s", strerror(errno));
+		close(pfd[0]);
+		close(pfd[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		close(pfd[0]);
+		exec_bot(b, i, pfd[1]);
+	}
+	close(pfd[1]);
+	fcntl(pfd[0], F_SETFD, FD_CLOEXEC);
+	b->pid[i] = pid;
+	b->fd[i] = pfd[0];
+	b->started++;
+	return 0;
+}
+
+bool bots_read(struct bots *b, int i)
+{
+	char buf[256];
+	ssize_t n = read(b->fd[i], buf, sizeof buf - 1);
+	if (n <= 0) {
+		if (n < 0 && errno == EINTR)
+			return false;
+		close(b->fd[i]);
+		b->fd[i] = -1;
+		return false;
+	}
+	buf[n] = '\0';
+	if (strstr(buf, "registered ")) {
+		b->registered++;
+		return true;
+	}
+	return false;
+}
+
+void bots_stop(struct bots *b)
+{
+	for (int i = 0; i < b->started; i++) {
+		if (b->pid[i] > 0) {
+			kill(b->pid[i], SIGTERM);
+			while (waitpid(b->pid[i], NULL, 0) < 0 && errno == EINTR)
+				;
+			b->pid[i] = 0;
+		}
+		if (b->fd[i] >= 0)
+			close(b->fd[i]);
+		b->fd[i] = -1;
+	}
+}

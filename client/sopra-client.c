@@ -1,0 +1,529 @@
+/*
+ * sopra-client: a terminal client for people (ncurses).
+ *
+ *   sopra-client --host H --port P --name NAME [--start] [--rules base|revised]
+ *                [--bots K [--bots-log DIR] [--bot-seed S]]
+ *   sopra-client --watch --port N [--host H] [--rules base|revised]
+ *   sopra-client --replay FILE
+ *
+ * Playing: the board (ui.c) is the client model (model.c) folded from the
+ * server's events; the menus (menu.c) offer the commands possible now.
+ * Watching: a read-only connection to the server's --watch-port. Replay: a
+ * journal or a sopra-bot --log (replay.c), stepped through by rebuilding the
+ * board from the first event up to the chosen one.
+ *
+ * The loop blocks in poll() with no timeout: no CPU while idle, and a
+ * redraw right after the lines that arrived are folded (docs/client.md).
+ */
+#include <curses.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "app.h"
+#include "bots.h"
+#include "menu.h"
+#include "net.h"
+#include "replay.h"
+#include "ui.h"
+
+struct client {
+	struct app a;
+	struct view v;
+	struct conn c;
+	bool connected;
+	struct bots bots;
+	struct replay r;
+	FILE *timing;
+	bool start, start_sent, quit;
+	/* options */
+	const char *host, *name, *replay_path, *timing_path;
+	int port, nbots;
+	bool watch, revised;
+};
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void send_cmd(struct client *cl, const struct menu_item *it)
+{
+	if (!cl->connected || net_send_line(&cl->c, it->cmd) != 0) {
+		app_status(&cl->a, true, "Not connected: the command was not sent");
+		return;
+	}
+	app_sent(&cl->a, it);
+}
+
+static void send_start(struct client *cl)
+{
+	if (cl->start_sent)
+		return;
+	cl->start_sent = true;
+	struct menu_item it = {.label = "Start the game", .cmd = "{\"command\":\"StartGame\"}"};
+	send_cmd(cl, &it);
+}
+
+static void start_bot(struct client *cl)
+{
+	char err[256];
+	if (bots_start_next(&cl->bots, err, sizeof err) != 0)
+		app_status(&cl->a, true, "%s", err);
+	else
+		app_status(&cl->a, false, "Starting bot %d of %d ...", cl->bots.started, cl->nbots);
+}
+
+static void open_menu(struct client *cl, enum menu_action k)
+{
+	if (menu_build(&cl->a.m, k, &cl->v.menu) == 0) {
+		app_status(&cl->a, true, "%s is not possible now", menu_names[k]);
+		return;
+	}
+	cl->v.menu_open = true;
+	cl->v.menu_sel = 0;
+}
+
+/* one server line */
+static void on_line(void *ctx, const char *line, size_t len)
+{
+	struct client *cl = ctx;
+	int type = app_feed(&cl->a, line, len);
+	if (type == MEV_CONFIG && cl->a.mode == APP_PLAY) {
+		if (cl->nbots > 0 && cl->bots.started == 0)
+			start_bot(cl);
+		else if (cl->start && cl->nbots == 0)
+			send_start(cl);
+	} else if (type == MEV_CHARACTERS) {
+		open_menu(cl, ACT_SELECT);
+	} else if (type == MEV_ACT_NOW || type == MEV_GAME_END || type == MEV_LEFT) {
+		if (cl->v.menu_open && cl->v.menu.kind != ACT_SELECT)
+			cl->v.menu_open = false;
+	}
+}
+
+static void on_server(struct client *cl)
+{
+	double t0 = now_ms();
+	long before = cl->a.events;
+	int rc = net_read(&cl->c, on_line, cl);
+	if (rc != 0) {
+		net_close(&cl->c);
+		cl->connected = false;
+		cl->a.closed = true;
+		if (cl->a.m.result == MODEL_RUNNING && !cl->a.status_err)
+			app_status(&cl->a, true, "The server closed the connection");
+		app_logf(&cl->a, "-- the connection is closed");
+	}
+	ui_draw(&cl->a, &cl->v);
+	if (cl->timing && cl->a.events > before) {
+		fprintf(cl->timing, "redraw_ms %.3f events %ld\n", now_ms() - t0,
+		        cl->a.events - before);
+		fflush(cl->timing);
+	}
+}
+
+static void on_bot(struct client *cl, int i)
+{
+	if (!bots_read(&cl->bots, i))
+		return;
+	if (cl->bots.started < cl->nbots)
+		start_bot(cl);
+	else if (cl->start)
+		send_start(cl);
+	else
+		app_status(&cl->a, false, "%d bot(s) registered. S: start the game", cl->nbots);
+}
+
+/* ---- replay --------------------------------------------------------------------------- */
+
+static void replay_goto(struct client *cl, int step)
+{
+	if (step < 0)
+		step = 0;
+	if (step > cl->r.n)
+		step = cl->r.n;
+	app_reset(&cl->a);
+	for (int i = 0; i < step; i++)
+		app_feed(&cl->a, cl->r.lines[i], strlen(cl->r.lines[i]));
+	cl->v.step = step;
+	cl->v.nsteps = cl->r.n;
+	cl->v.scroll = 0;
+	if (!cl->a.status_err)
+		app_status(&cl->a, false, "Step %d of %d%s%s", step, cl->r.n,
+		           cl->r.name ? ", the view of " : "", cl->r.name ? cl->r.name : "");
+}
+
+static bool replay_key(struct client *cl, int ch)
+{
+	int s = cl->v.step;
+	switch (ch) {
+	case KEY_RIGHT:
+	case 'l':
+	case ' ':
+		replay_goto(cl, s + 1);
+		return true;
+	case KEY_LEFT:
+	case 'h':
+	case KEY_BACKSPACE:
+		replay_goto(cl, s - 1);
+		return true;
+	case KEY_NPAGE:
+	case ']':
+		replay_goto(cl, replay_round_step(&cl->r, s, 1));
+		return true;
+	case KEY_PPAGE:
+	case '[':
+		replay_goto(cl, replay_round_step(&cl->r, s, -1));
+		return true;
+	case KEY_HOME:
+		replay_goto(cl, 0);
+		return true;
+	case KEY_END:
+		replay_goto(cl, cl->r.n);
+		return true;
+	case 'g':
+		cl->v.prompting = true;
+		cl->v.prompt = "Go to step";
+		cl->v.ninput = 0;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* ---- keys ----------------------------------------------------------------------------- */
+
+static void prompt_done(struct client *cl)
+{
+	cl->v.prompting = false;
+	cl->v.input[cl->v.ninput] = '\0';
+	if (cl->a.mode == APP_REPLAY) {
+		replay_goto(cl, atoi(cl->v.input));
+		return;
+	}
+	struct menu_item it = {.pend = MODEL_PEND_NONE, .pend_char = -1};
+	snprintf(it.label, sizeof it.label, "%.100s", cl->v.input);
+	if (cl->v.ninput >= (int)sizeof it.cmd) {
+		app_status(&cl->a, true, "The command is too long");
+		return;
+	}
+	memcpy(it.cmd, cl->v.input, (size_t)cl->v.ninput + 1);
+	if (cl->v.ninput > 0)
+		send_cmd(cl, &it);
+}
+
+static void prompt_key(struct client *cl, int ch)
+{
+	struct view *v = &cl->v;
+	if (ch == '\n' || ch == KEY_ENTER || ch == '\r')
+		prompt_done(cl);
+	else if (ch == 27)
+		v->prompting = false;
+	else if ((ch == KEY_BACKSPACE || ch == 127 || ch == 8) && v->ninput > 0)
+		v->ninput--;
+	else if (ch >= 32 && ch < 127 && v->ninput < (int)sizeof v->input - 1)
+		v->input[v->ninput++] = (char)ch;
+}
+
+static void menu_key(struct client *cl, int ch)
+{
+	struct view *v = &cl->v;
+	int per = ui_menu_page_size(), first = v->menu_sel / per * per;
+	if (ch == 27 || ch == KEY_BACKSPACE || ch == 127) {
+		v->menu_open = false;
+		return;
+	}
+	if (ch == KEY_DOWN && v->menu_sel + 1 < v->menu.n)
+		v->menu_sel++;
+	else if (ch == KEY_UP && v->menu_sel > 0)
+		v->menu_sel--;
+	else if (ch == KEY_NPAGE && first + per < v->menu.n)
+		v->menu_sel = first + per;
+	else if (ch == KEY_PPAGE && first > 0)
+		v->menu_sel = first - per;
+	int pick = -1;
+	if (ch == '\n' || ch == '\r' || ch == KEY_ENTER)
+		pick = v->menu_sel;
+	for (int i = 0; i < per && first + i < v->menu.n; i++)
+		if (ch == ui_item_key(i))
+			pick = first + i;
+	if (pick < 0)
+		return;
+	v->menu_open = false;
+	send_cmd(cl, &v->menu.items[pick]);
+}
+
+static void scroll_key(struct client *cl, int ch)
+{
+	struct view *v = &cl->v;
+	int page = LINES / 2;
+	if (ch == KEY_UP && v->scroll < cl->a.nlog - 1)
+		v->scroll++;
+	else if (ch == KEY_DOWN && v->scroll > 0)
+		v->scroll--;
+	else if (ch == KEY_PPAGE)
+		v->scroll = v->scroll + page < cl->a.nlog ? v->scroll + page : cl->a.nlog - 1;
+	else if (ch == KEY_NPAGE)
+		v->scroll = v->scroll > page ? v->scroll - page : 0;
+	else if (ch == KEY_END)
+		v->scroll = 0;
+	if (v->scroll < 0)
+		v->scroll = 0;
+}
+
+static void play_key(struct client *cl, int ch)
+{
+	if (ch == 'r' && cl->a.mode == APP_PLAY && cl->connected) {
+		cl->v.prompting = true;
+		cl->v.prompt = "Command (JSON)";
+		cl->v.ninput = 0;
+		return;
+	}
+	int k = menu_action_of_key(ch);
+	if (k >= 0 && cl->a.mode == APP_PLAY) {
+		if (cl->a.awaiting)
+			app_status(&cl->a, true, "Wait for the answer to the last command");
+		else
+			open_menu(cl, (enum menu_action)k);
+	}
+}
+
+static void on_key(struct client *cl, int ch)
+{
+	struct view *v = &cl->v;
+	if (ch == KEY_RESIZE)
+		return;
+	if (v->help) {
+		v->help = false;
+	} else if (v->confirm_quit) {
+		v->confirm_quit = false;
+		cl->quit = ch == 'y' || ch == 'Y';
+	} else if (v->prompting) {
+		prompt_key(cl, ch);
+	} else if (v->menu_open) {
+		menu_key(cl, ch);
+	} else if (ch == '?') {
+		v->help = true;
+	} else if (ch == 'q') {
+		bool running = cl->a.mode == APP_PLAY && cl->connected &&
+		               cl->a.m.result == MODEL_RUNNING && cl->a.m.me >= 0;
+		if (running)
+			v->confirm_quit = true;
+		else
+			cl->quit = true;
+	} else if (cl->a.mode == APP_REPLAY && replay_key(cl, ch)) {
+		return;
+	} else if (ch == KEY_UP || ch == KEY_DOWN || ch == KEY_PPAGE || ch == KEY_NPAGE ||
+	           ch == KEY_END) {
+		scroll_key(cl, ch);
+	} else {
+		play_key(cl, ch);
+	}
+}
+
+static void on_keys(struct client *cl)
+{
+	int ch;
+	while ((ch = getch()) != ERR && !cl->quit)
+		on_key(cl, ch);
+	ui_draw(&cl->a, &cl->v);
+}
+
+/* ---- the loop ------------------------------------------------------------------------- */
+
+static void loop(struct client *cl)
+{
+	while (!cl->quit) {
+		struct pollfd pfd[2 + BOTS_MAX];
+		int n = 0, bot_of[2 + BOTS_MAX];
+		pfd[n++] = (struct pollfd){.fd = 0, .events = POLLIN};
+		if (cl->connected) {
+			bot_of[n] = -1;
+			pfd[n++] = (struct pollfd){.fd = cl->c.fd, .events = POLLIN};
+		}
+		for (int i = 0; i < cl->bots.started; i++)
+			if (cl->bots.fd[i] >= 0) {
+				bot_of[n] = i;
+				pfd[n++] = (struct pollfd){.fd = cl->bots.fd[i], .events = POLLIN};
+			}
+		int pr = poll(pfd, (nfds_t)n, -1); /* block: no CPU while idle */
+		if (pr < 0) {
+			if (errno == EINTR) /* SIGWINCH: ncurses queues KEY_RESIZE */
+				on_keys(cl);
+			continue;
+		}
+		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR))
+			on_keys(cl);
+		for (int i = 1; i < n; i++) {
+			if (!(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			if (bot_of[i] < 0)
+				on_server(cl);
+			else
+				on_bot(cl, bot_of[i]);
+			ui_draw(&cl->a, &cl->v);
+		}
+	}
+}
+
+/* ---- options -------------------------------------------------------------------------- */
+
+static const char usage_text[] =
+        "Usage: sopra-client --port P --name NAME [--host H] [--start] [--rules base|revised]\n"
+        "                    [--bots K] [--bots-log DIR] [--bot-seed S]\n"
+        "       sopra-client --watch --port N [--host H] [--rules base|revised]\n"
+        "       sopra-client --replay FILE\n"
+        "\n"
+        "  --host H        server host (default 127.0.0.1)\n"
+        "  --port P        the server's port (with --watch: its --watch-port)\n"
+        "  --name NAME     your player name\n"
+        "  --start         send StartGame once registered (and the bots are in)\n"
+        "  --rules E       base (default) or revised: must match the server\n"
+        "  --bots K        start K sopra-bot team mates into the same game\n"
+        "  --bots-log DIR  write each bot's --log into DIR/BotN.log\n"
+        "  --bot-seed S    the first bot's seed (default: from the clock)\n"
+        "  --watch         watch a game read-only (all players' events)\n"
+        "  --replay FILE   step through a journal (sopra-server --journal) or a\n"
+        "                  sopra-bot --log\n"
+        "  --timing FILE   write each redraw's latency after events (tests)\n"
+        "Keys: press ? in the client (docs/client.md).\n";
+
+static int usage(const char *msg, const char *arg)
+{
+	fprintf(stderr, "sopra-client: %s%s%s\n%s", msg, arg ? " " : "", arg ? arg : "",
+	        usage_text);
+	return 64;
+}
+
+static int parse_args(struct client *cl, int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+		bool takes = strcmp(a, "--host") == 0 || strcmp(a, "--port") == 0 ||
+		             strcmp(a, "--name") == 0 || strcmp(a, "--rules") == 0 ||
+		             strcmp(a, "--bots") == 0 || strcmp(a, "--replay") == 0 ||
+		             strcmp(a, "--bots-log") == 0 || strcmp(a, "--bot-seed") == 0 ||
+		             strcmp(a, "--timing") == 0;
+		if (takes && !val)
+			return usage("missing value for", a);
+		if (takes)
+			i++;
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			fputs(usage_text, stdout);
+			return 0;
+		} else if (strcmp(a, "--host") == 0) {
+			cl->host = val;
+		} else if (strcmp(a, "--port") == 0) {
+			cl->port = atoi(val);
+			if (cl->port <= 0 || cl->port > 65535)
+				return usage("invalid port", val);
+		} else if (strcmp(a, "--name") == 0) {
+			cl->name = val;
+		} else if (strcmp(a, "--rules") == 0) {
+			if (strcmp(val, "base") != 0 && strcmp(val, "revised") != 0)
+				return usage("--rules must be base or revised, not", val);
+			cl->revised = strcmp(val, "revised") == 0;
+		} else if (strcmp(a, "--bots") == 0) {
+			cl->nbots = atoi(val);
+			if (cl->nbots < 0 || cl->nbots > BOTS_MAX)
+				return usage("--bots must be 0..16, not", val);
+		} else if (strcmp(a, "--bots-log") == 0) {
+			cl->bots.log_dir = val;
+		} else if (strcmp(a, "--bot-seed") == 0) {
+			cl->bots.seed = strtoul(val, NULL, 10);
+		} else if (strcmp(a, "--replay") == 0) {
+			cl->replay_path = val;
+		} else if (strcmp(a, "--timing") == 0) {
+			cl->timing_path = val;
+		} else if (strcmp(a, "--start") == 0) {
+			cl->start = true;
+		} else if (strcmp(a, "--watch") == 0) {
+			cl->watch = true;
+		} else {
+			return usage("unknown option", a);
+		}
+	}
+	if (!cl->replay_path && cl->port <= 0)
+		return usage("--port is required", NULL);
+	if (!cl->replay_path && !cl->watch && !cl->name)
+		return usage("--name is required to play", NULL);
+	return -1;
+}
+
+static int setup(struct client *cl)
+{
+	char err[512];
+	if (cl->replay_path) {
+		if (replay_load(&cl->r, cl->replay_path, bots_find_tool("sopra-replay")) != 0) {
+			fprintf(stderr, "sopra-client: %s\n", cl->r.err);
+			return 1;
+		}
+		app_init(&cl->a, APP_REPLAY, cl->r.name, cl->r.revised);
+		return 0;
+	}
+	app_init(&cl->a, cl->watch ? APP_WATCH : APP_PLAY, cl->watch ? NULL : cl->name,
+	         cl->revised);
+	if (net_connect(&cl->c, cl->host, cl->port, 5.0, err, sizeof err) != 0) {
+		fprintf(stderr, "sopra-client: %s\n", err);
+		return 1;
+	}
+	fcntl(cl->c.fd, F_SETFD, FD_CLOEXEC);
+	cl->connected = true;
+	app_status(&cl->a, false, cl->watch ? "Watching %s:%d" : "Connected to %s:%d", cl->host,
+	           cl->port);
+	if (!cl->watch) {
+		char *reg = malloc(strlen(cl->name) * 6 + 64), *o = reg;
+		o += sprintf(o, "{\"command\":\"Register\",\"playerName\":\"");
+		for (const unsigned char *p = (const unsigned char *)cl->name; *p; p++)
+			o += *p == '"' || *p == '\\' ? sprintf(o, "\\%c", *p)
+			     : *p < 0x20             ? sprintf(o, "\\u%04x", *p)
+			                             : sprintf(o, "%c", *p);
+		sprintf(o, "\"}");
+		net_send_line(&cl->c, reg);
+		free(reg);
+	}
+	cl->bots = (struct bots){.exe = bots_find_tool("sopra-bot"),
+	                         .host = cl->host,
+	                         .port = cl->port,
+	                         .revised = cl->revised,
+	                         .log_dir = cl->bots.log_dir,
+	                         .seed = cl->bots.seed ? cl->bots.seed : (unsigned long)time(NULL)};
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct client cl;
+	cl.host = "127.0.0.1";
+	int rc = parse_args(&cl, argc, argv);
+	if (rc >= 0)
+		return rc;
+	signal(SIGPIPE, SIG_IGN);
+	if (setup(&cl) != 0)
+		return 1;
+	if (cl.timing_path)
+		cl.timing = fopen(cl.timing_path, "w");
+	ui_init();
+	if (cl.a.mode == APP_REPLAY)
+		replay_goto(&cl, 0);
+	ui_draw(&cl.a, &cl.v);
+	loop(&cl);
+	ui_end();
+	bots_stop(&cl.bots);
+	if (cl.connected)
+		net_close(&cl.c);
+	if (cl.timing)
+		fclose(cl.timing);
+	app_free(&cl.a);
+	replay_free(&cl.r);
+	return 0;
+}
