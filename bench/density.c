@@ -19,8 +19,9 @@
  * /proc/meminfo since the start, both ends of every loopback connection
  * included), and what the machine as a whole was doing (other users').
  * --sweep goes on past the last level, 2,500 games at a time, until the
- * first limit (every listed level runs; the first limit is reported either
- * way): CPU (less than 90 % of the offered commands carried), a
+ * first limit: CPU (less than 90 % of the offered commands carried, or a
+ * median round trip over 5 ms: saturated; this also ends a run of listed
+ * levels, so as not to overload a shared machine further), a
  * process or descriptor or port that cannot be had, or memory
  * (--reserve-mib, default 6144, stays available for the machine's other
  * users; the level that would cross it is not started). A p99 over 5 ms is
@@ -1111,15 +1112,17 @@ int main(int argc, char **argv)
 		measure(lv);
 		nlevels++;
 		double offered = lv->games * 1000.0 / opt_period_ms;
-		if (lv->cmds_per_s < 0.9 * offered && !first_limit[0]) {
+		/* Saturated: the offered load was not carried, or the median
+		 * command waited for a CPU. A bigger level would only overload
+		 * the machine (shared with others): stop, listed levels too. */
+		if (lv->cmds_per_s < 0.9 * offered || lv->p50 > P99_TARGET_MS) {
 			snprintf(stop_buf, sizeof stop_buf,
-			         "CPU: %d games offered %.0f commands/s, %.0f were carried "
-			         "(the machine was %.0f%% busy)",
-			         lv->games, offered, lv->cmds_per_s, lv->machine_busy_pct);
+			         "CPU: %d games offered %.0f commands/s, %.0f were carried, RTT "
+			         "p50 %.2f ms (the machine was %.0f%% busy)",
+			         lv->games, offered, lv->cmds_per_s, lv->p50, lv->machine_busy_pct);
 			note_limit();
+			break;
 		}
-		if (first_limit[0] && li >= opt_nlevels)
-			break; /* the sweep ends at the first limit; listed levels all run */
 		if (lv->p99 > P99_TARGET_MS && opt_stop_p99) {
 			snprintf(stop_buf, sizeof stop_buf,
 			         "latency: p99 %.2f ms > %.0f ms at %d games", lv->p99,

@@ -5,19 +5,18 @@
 #   deploy/build-image.sh [--server PATH] [--tag NAME] [--stage DIR]
 #
 #   --server PATH  the sopra-server binary to package (default:
-#                  build-release/sopra-server, built first as the static
-#                  release build -- README, "Building for deployment" -- if
-#                  it is not there)
+#                  build-release/sopra-server, the Release build of the
+#                  README, built first if it is not there)
 #   --tag NAME     the image name (default sopra-server:latest)
 #   --stage DIR    only stage the build context into DIR (an empty or new
 #                  directory) and stop: DIR/Containerfile and DIR/rootfs/,
 #                  ready for `podman build DIR` or `buildah bud DIR`
 #
 # The image starts FROM scratch: rootfs/ holds the binary as
-# /usr/bin/sopra-server, every shared library it needs (from ldd; none for
-# the static build) at its own path, the example configurations under
-# /etc/sopra/ and an /etc/passwd and /etc/group with the user sopra
-# (65532), which the image runs as.
+# /usr/bin/sopra-server, every shared library it needs (from ldd: libc,
+# libevent, libcjson, the loader) at its own path, the example
+# configurations under /etc/sopra/ and an /etc/passwd and /etc/group with
+# the user sopra (65532), which the image runs as.
 #
 # BUILDER: the build command (default: podman, else buildah; e.g.
 # BUILDER="buildah --storage-driver vfs").
@@ -40,7 +39,7 @@ done
 if [ -z "$server" ]; then
 	server=build-release/sopra-server
 	if [ ! -x "$server" ]; then
-		cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DSOPRA_STATIC=ON >/dev/null
+		cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release >/dev/null
 		cmake --build build-release --target sopra-server -j"$(nproc 2>/dev/null || echo 2)" >/dev/null
 	fi
 fi
