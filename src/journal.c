@@ -74,7 +74,7 @@ const char *journal_sync_name(enum journal_sync s)
 size_t journal_line_prefix(int player, char *buf)
 {
 	if (player < 0) {
-		memcpy(buf, "-\t", 2);
+		memcpy(buf, "-\t", 3); /* NUL-terminated like the snprintf below */
 		return 2;
 	}
 	return (size_t)snprintf(buf, 16, "%d\t", player);
@@ -141,6 +141,8 @@ static void jb_reserve(struct jbuf *b, size_t more)
 
 static void jb_add(struct jbuf *b, const char *s, size_t n)
 {
+	if (n == 0)
+		return;
 	jb_reserve(b, n);
 	memcpy(b->s + b->n, s, n);
 	b->n += n;
