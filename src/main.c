@@ -6,6 +6,7 @@
  * port is in use), 2 invalid configuration, 64 usage error (EX_USAGE).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -29,11 +31,12 @@
 #define EXIT_USAGE      64
 
 static const char usage_text[] =
-        "Usage: sopra-server --config PATH --port N --seed LONG --timeout SECONDS\n"
+        "Usage: sopra-server --config PATH --port N --timeout SECONDS [--seed LONG]\n"
         "                    [--rules base|revised] [--max-strangers N]\n"
         "                    [--bind ADDR] [--watch-port N]\n"
         "                    [--journal FILE\n"
         "                    [--journal-sync always|turn|never]]\n"
+        "       sopra-server --check --config PATH [options]\n"
         "       sopra-server --help | --version\n"
         "\n"
         "Runs one game of SoPra of the Dead for TCP clients that speak one JSON\n"
@@ -45,7 +48,9 @@ static const char usage_text[] =
         "  --port N           TCP port to listen on (all interfaces), 0..65535;\n"
         "                     0 picks a free port, which is reported on stderr\n"
         "  --seed LONG        seed of the random number generator, a signed 64-bit\n"
-        "                     integer (e.g. -1, 42, -9223372036854775808)\n"
+        "                     integer (e.g. -1, 42, -9223372036854775808); default: a\n"
+        "                     random one. Either way it is logged on stderr, so the\n"
+        "                     game can be replayed with --seed\n"
         "  --timeout SECONDS  how long the server waits for a command, an integer\n"
         "                     >= 1; on expiry registration is aborted or the player\n"
         "                     being waited for leaves the game\n"
@@ -65,11 +70,15 @@ static const char usage_text[] =
         "  --journal-sync P   when the journal is forced to disk: always (before each\n"
         "                     command takes effect), turn (default: at the end of\n"
         "                     each turn and of the game) or never\n"
+        "  --check            only validate the configuration: print \"PATH: ok\" on\n"
+        "                     stdout (exit 0) or every problem on stderr (exit 2);\n"
+        "                     listen on nothing. --port and --timeout are then optional\n"
         "  --help             print this help and exit\n"
         "  --version          print the version and exit\n"
         "\n"
         "Exit status:\n"
-        "  0   the game is over, or SIGINT/SIGTERM stopped the server\n"
+        "  0   the game is over, SIGINT/SIGTERM stopped the server, or (--check)\n"
+        "      the configuration is valid\n"
         "  1   runtime failure (e.g. the port is already in use)\n"
         "  2   invalid configuration (nothing was listened on)\n"
         "  64  usage error (missing, repeated, unknown or invalid option)\n";
@@ -88,6 +97,7 @@ struct options {
 	const char *journal;
 	enum journal_sync journal_sync;
 	bool has_config, has_port, has_seed, has_timeout, has_rules, has_journal_sync;
+	bool check; /* --check: validate the configuration, then exit */
 };
 
 /* Report a usage error (and the usage text) on stderr. */
@@ -131,6 +141,30 @@ static bool parse_int64(const char *s, int64_t min, int64_t max, int64_t *out)
 	return true;
 }
 
+/* A random seed from the kernel (getrandom, else /dev/urandom): *out on
+ * success, false (errno set) when neither works. */
+static bool random_seed(int64_t *out)
+{
+	uint64_t u = 0;
+	ssize_t n;
+	do
+		n = getrandom(&u, sizeof u, 0);
+	while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)sizeof u) {
+		FILE *f = fopen("/dev/urandom", "rb");
+		if (!f)
+			return false;
+		size_t got = fread(&u, 1, sizeof u, f);
+		fclose(f);
+		if (got != sizeof u) {
+			errno = EIO;
+			return false;
+		}
+	}
+	memcpy(out, &u, sizeof *out); /* every bit pattern is a valid int64_t */
+	return true;
+}
+
 enum opt_id {
 	OPT_CONFIG,
 	OPT_PORT,
@@ -143,7 +177,8 @@ enum opt_id {
 	OPT_HELP,
 	OPT_VERSION,
 	OPT_JOURNAL,
-	OPT_JOURNAL_SYNC
+	OPT_JOURNAL_SYNC,
+	OPT_CHECK
 };
 
 static const struct {
@@ -156,6 +191,7 @@ static const struct {
         [OPT_BIND] = {"bind", true},       [OPT_WATCH_PORT] = {"watch-port", true},
         [OPT_HELP] = {"help", false},      [OPT_VERSION] = {"version", false},
         [OPT_JOURNAL] = {"journal", true}, [OPT_JOURNAL_SYNC] = {"journal-sync", true},
+        [OPT_CHECK] = {"check", false},
 };
 #define OPT_COUNT ((int)(sizeof opt_table / sizeof opt_table[0]))
 
@@ -201,6 +237,11 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case OPT_VERSION:
 			puts("sopra-server " SOPRA_VERSION);
 			return 0;
+		case OPT_CHECK:
+			if (o->check)
+				return usage_error("duplicate option --check");
+			o->check = true;
+			break;
 		case OPT_CONFIG:
 			if (o->has_config)
 				return usage_error("duplicate option --config");
@@ -292,11 +333,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 	}
 	if (!o->has_config)
 		return usage_error("missing option --config");
-	if (!o->has_port)
+	if (!o->has_port && !o->check)
 		return usage_error("missing option --port");
-	if (!o->has_seed)
-		return usage_error("missing option --seed");
-	if (!o->has_timeout)
+	if (!o->has_timeout && !o->check)
 		return usage_error("missing option --timeout");
 	return -1;
 }
@@ -334,6 +373,27 @@ int main(int argc, char **argv)
 			fprintf(stderr, "sopra-server: %s: invalid configuration\n", o.config);
 		config_errors_free(&errs);
 		return EXIT_BAD_CONFIG;
+	}
+	if (o.check) { /* nothing else: no seed, no journal, no socket */
+		printf("%s: ok\n", o.config);
+		config_free(cfg);
+		return fflush(stdout) == 0 ? 0 : EXIT_RUNTIME;
+	}
+
+	/* logged either way: the seed and the configuration replay the game */
+	if (!o.has_seed) {
+		if (!random_seed(&o.seed)) {
+			fprintf(stderr, "sopra-server: cannot draw a random seed: %s\n",
+			        strerror(errno));
+			config_free(cfg);
+			return EXIT_RUNTIME;
+		}
+		fprintf(stderr,
+		        "sopra-server: seed %" PRId64 " (random; pass --seed %" PRId64
+		        " to replay this game)\n",
+		        o.seed, o.seed);
+	} else {
+		fprintf(stderr, "sopra-server: seed %" PRId64 "\n", o.seed);
 	}
 
 	rc = EXIT_RUNTIME;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Command line and exit codes of sopra-server (README, --help):
-# 0 normal end, 1 runtime failure, 2 invalid configuration, 64 usage error.
+# 0 normal end, 1 runtime failure, 2 invalid configuration, 64 usage error;
+# the seed in the log (random without --seed), --check, "$schema".
 # Usage: cli_test.sh SERVER CONFIG
 set -u
 server=$1
@@ -28,7 +29,8 @@ grep -q -- "--config" "$tmp/out" || { fail=$((fail + 1)); echo "FAIL help: no --
 check "version" 0 --version
 grep -q "^sopra-server " "$tmp/out" || { fail=$((fail + 1)); echo "FAIL version: $(cat "$tmp/out")"; }
 check "no arguments" 64
-check "missing --seed" 64 --config "$config" --port 0 --timeout 1
+check "missing --timeout" 64 --config "$config" --port 0 --seed 1
+check "missing --port" 64 --config "$config" --seed 1 --timeout 1
 check "unknown option" 64 --config "$config" --port 0 --seed 1 --timeout 1 --frobnicate
 check "repeated option" 64 --config "$config" --config "$config" --port 0 --seed 1 --timeout 1
 check "seed not a number" 64 --config "$config" --port 0 --seed 12x --timeout 1
@@ -45,6 +47,74 @@ printf '{"maxPlayers": 0}' >"$tmp/bad.json"
 check "invalid config" 2 --config "$tmp/bad.json" --port 0 --seed 1 --timeout 1
 grep -q "maxPlayers" "$tmp/err" || { fail=$((fail + 1)); echo "FAIL invalid config: maxPlayers not named"; }
 check "missing config file" 2 --config "$tmp/nope.json" --port 0 --seed 1 --timeout 1
+
+expect() { # expect NAME FILE REGEX: FILE (out or err) has a line matching REGEX
+	grep -Eq -- "$3" "$tmp/$2" && return
+	fail=$((fail + 1))
+	echo "FAIL $1: no line /$3/ in std$2: $(head -c 300 "$tmp/$2")"
+}
+expect_not() { # expect_not NAME FILE REGEX: no line of FILE matches REGEX
+	grep -Eq -- "$3" "$tmp/$2" || return 0
+	fail=$((fail + 1))
+	echo "FAIL $1: std$2 has /$3/: $(head -c 300 "$tmp/$2")"
+}
+
+# the seed is always logged; without --seed it is random, a valid int64
+check "seed given" 0 --config "$config" --port 0 --seed -42 --timeout 1
+expect "seed given" err '^sopra-server: seed -42$'
+seeds=()
+for run in 1 2; do
+	check "random seed $run" 0 --config "$config" --port 0 --timeout 1
+	expect "random seed $run" err \
+		'^sopra-server: seed -?[0-9]+ \(random; pass --seed -?[0-9]+ to replay this game\)$'
+	seed=$(sed -n 's/^sopra-server: seed \(-\{0,1\}[0-9]*\) (random; pass --seed \(.*\) to .*/\1 \2/p' "$tmp/err")
+	read -r a b <<<"$seed"
+	if [ -z "$a" ] || [ "$a" != "$b" ] ||
+		! python3 -c 'import sys; v = int(sys.argv[1]); sys.exit(not -2**63 <= v < 2**63)' "$a"; then
+		fail=$((fail + 1))
+		echo "FAIL random seed $run: not one signed 64-bit seed: '$seed'"
+	fi
+	seeds+=("$a")
+	# logged before the server listens (the log is the record of the game)
+	[ "$(grep -n -m1 'seed\|listening' "$tmp/err" | cut -d: -f3)" = " seed $a (random; pass --seed $a to replay this game)" ] ||
+		{ fail=$((fail + 1)); echo "FAIL random seed $run: not logged before listening"; }
+done
+[ "${seeds[0]}" != "${seeds[1]}" ] ||
+	{ fail=$((fail + 1)); echo "FAIL random seed: two runs drew the same seed ${seeds[0]}"; }
+# the logged seed replays the game: a given seed is accepted as is
+check "random seed replayed" 0 --config "$config" --port 0 --timeout 1 --seed "${seeds[0]}"
+expect "random seed replayed" err "^sopra-server: seed ${seeds[0]}\$"
+
+# --check: validate only, listen on nothing; --port/--timeout/--seed optional
+check "check ok" 0 --check --config "$config"
+expect "check ok" out "^$config: ok\$"
+expect_not "check ok" err .
+check "check ok, other options" 0 --config="$config" --check --port 0 --rules revised \
+	--journal "$tmp/check.jnl"
+[ ! -e "$tmp/check.jnl" ] || { fail=$((fail + 1)); echo "FAIL check: created the journal"; }
+check "check invalid" 2 --check --config "$tmp/bad.json"
+expect "check invalid" err "^sopra-server: $tmp/bad.json: maxPlayers: must be >= 1\$"
+expect "check invalid" err "^sopra-server: $tmp/bad.json: crises: missing required key\$"
+expect_not "check invalid" out .
+check "check missing file" 2 --check --config "$tmp/nope.json"
+check "check without --config" 64 --check
+check "check twice" 64 --check --check --config "$config"
+check "check with a value" 64 --check=yes --config "$config"
+
+# "$schema": a string is ignored, anything else is an error
+python3 - "$config" "$tmp" <<'PY'
+import json, sys
+with open(sys.argv[1]) as f:
+    cfg = json.load(f)
+for name, value in (("schema.json", "./config.schema.json"), ("schema-bad.json", 7)):
+    with open(f"{sys.argv[2]}/{name}", "w") as f:
+        json.dump({"$schema": value, **cfg}, f, indent=1)
+PY
+check "\$schema --check" 0 --check --config "$tmp/schema.json"
+check "\$schema game" 0 --config "$tmp/schema.json" --port 0 --seed 1 --timeout 1
+expect "\$schema game" err "listening on"
+check "\$schema not a string" 2 --check --config "$tmp/schema-bad.json"
+expect "\$schema not a string" err '\$schema: must be a string'
 # port in use: exit 1
 python3 - "$tmp/port" <<'PY' &
 import socket, sys, time
@@ -54,6 +124,9 @@ PY
 holder=$!
 for _ in $(seq 50); do [ -s "$tmp/port" ] && break; sleep 0.1; done
 check "port in use" 1 --config "$config" --port "$(cat "$tmp/port")" --seed 1 --timeout 1
+# --check opens no socket: the port in use does not matter
+check "check, port in use" 0 --check --config "$config" --port "$(cat "$tmp/port")" --timeout 1
+expect_not "check, port in use" err .
 kill $holder 2>/dev/null
 wait $holder 2>/dev/null
 
