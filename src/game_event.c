@@ -30,9 +30,7 @@ const char *cmd_name(enum cmd_type type)
 
 void game_event_list_init(struct game_event_list *l)
 {
-	l->v = NULL;
-	l->n = 0;
-	l->cap = 0;
+	*l = (struct game_event_list){0};
 }
 
 void game_event_list_clear(struct game_event_list *l)

@@ -48,37 +48,33 @@ static long js_hex4(const struct jscan *j, size_t i)
 	return v;
 }
 
+/* Well-formed UTF-8 (RFC 3629, table 3-7 of Unicode): for each range of
+ * lead bytes, the sequence length and the allowed range of the second byte
+ * (narrower after E0, ED, F0 and F4: no overlongs, no surrogates, nothing
+ * above U+10FFFF). Later bytes are always 80..BF. */
+static const struct utf8_lead {
+	unsigned char first, last, len, lo, hi;
+} utf8_leads[] = {
+        {0xC2, 0xDF, 2, 0x80, 0xBF}, {0xE0, 0xE0, 3, 0xA0, 0xBF}, {0xE1, 0xEC, 3, 0x80, 0xBF},
+        {0xED, 0xED, 3, 0x80, 0x9F}, {0xEE, 0xEF, 3, 0x80, 0xBF}, {0xF0, 0xF0, 4, 0x90, 0xBF},
+        {0xF1, 0xF3, 4, 0x80, 0xBF}, {0xF4, 0xF4, 4, 0x80, 0x8F},
+};
+
 /* See json.h. */
 size_t json_utf8_len(const unsigned char *s, size_t n)
 {
-	unsigned char c = s[0];
-	if (c < 0x80)
+	if (s[0] < 0x80)
 		return 1;
-	size_t len;
-	unsigned char lo = 0x80, hi = 0xBF; /* allowed range of the second byte */
-	if (c >= 0xC2 && c <= 0xDF) {
-		len = 2;
-	} else if (c >= 0xE0 && c <= 0xEF) {
-		len = 3;
-		if (c == 0xE0)
-			lo = 0xA0;
-		else if (c == 0xED)
-			hi = 0x9F;
-	} else if (c >= 0xF0 && c <= 0xF4) {
-		len = 4;
-		if (c == 0xF0)
-			lo = 0x90;
-		else if (c == 0xF4)
-			hi = 0x8F;
-	} else {
+	const struct utf8_lead *lead = NULL;
+	for (size_t k = 0; k < sizeof utf8_leads / sizeof utf8_leads[0]; k++)
+		if (s[0] >= utf8_leads[k].first && s[0] <= utf8_leads[k].last)
+			lead = &utf8_leads[k];
+	if (!lead || n < lead->len || s[1] < lead->lo || s[1] > lead->hi)
 		return 0;
-	}
-	if (n < len || s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < len; i++)
+	for (size_t i = 2; i < lead->len; i++)
 		if (s[i] < 0x80 || s[i] > 0xBF)
 			return 0;
-	return len;
+	return lead->len;
 }
 
 /* Checks one well-formed UTF-8 sequence (non-ASCII) at the position and

@@ -377,9 +377,7 @@ fail:
 
 void proto_buf_init(struct proto_buf *b)
 {
-	b->data = NULL;
-	b->len = 0;
-	b->cap = 0;
+	*b = (struct proto_buf){0};
 }
 
 void proto_buf_reset(struct proto_buf *b)
@@ -468,32 +466,15 @@ static void put_json_string(struct proto_buf *b, const char *s)
 			n -= k;
 			continue;
 		}
-		switch (c) {
-		case '"':
-			PUT_LIT(b, "\\\"");
-			break;
-		case '\\':
-			PUT_LIT(b, "\\\\");
-			break;
-		case '\b':
-			PUT_LIT(b, "\\b");
-			break;
-		case '\f':
-			PUT_LIT(b, "\\f");
-			break;
-		case '\n':
-			PUT_LIT(b, "\\n");
-			break;
-		case '\r':
-			PUT_LIT(b, "\\r");
-			break;
-		case '\t':
-			PUT_LIT(b, "\\t");
-			break;
-		default: {
+		/* the two-character escapes JSON has, else \u00XX */
+		static const char *const short_escape[0x60] = {
+		        ['"'] = "\\\"", ['\\'] = "\\\\", ['\b'] = "\\b", ['\f'] = "\\f",
+		        ['\n'] = "\\n", ['\r'] = "\\r",  ['\t'] = "\\t"};
+		if (c < 0x60 && short_escape[c]) {
+			put_mem(b, short_escape[c], 2);
+		} else {
 			char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 0xF]};
 			put_mem(b, u, sizeof u);
-		}
 		}
 		p++;
 		n--;
