@@ -667,25 +667,25 @@ static struct model_expect cp_expect(struct model *m)
 	struct model_checks *k = &m->chk;
 	for (;;) {
 		switch (k->cp) {
-		case CP_FOOD:
+		case MODEL_CP_FOOD:
 			if (k->cp_need > 0 && m->food >= k->cp_need)
 				return X("FoodChanged", 2, -k->cp_need, MODEL_FOOD_CONSUMED, 0);
 			if (m->food < k->cp_need)
 				return X("StarvationTokenAdded", 0, 0, 0, 0);
-			k->cp = CP_STARV;
+			k->cp = MODEL_CP_STARV;
 			continue;
-		case CP_STARV:
+		case MODEL_CP_STARV:
 			if (m->tokens > 0)
 				return X("MoralChanged", 2, -m->tokens,
 				         MODEL_MORAL_STARVATION_TOKEN, 0);
-			k->cp = CP_WASTE;
+			k->cp = MODEL_CP_WASTE;
 			continue;
-		case CP_WASTE:
+		case MODEL_CP_WASTE:
 			if (m->waste / 10 >= 1)
 				return X("MoralChanged", 2, -(m->waste / 10), MODEL_MORAL_WASTE, 0);
-			k->cp = CP_CRISIS;
+			k->cp = MODEL_CP_CRISIS;
 			continue;
-		case CP_CRISIS:
+		case MODEL_CP_CRISIS:
 			if (m->crisis >= 0) {
 				int req = m->crises[m->crisis].required;
 				if (m->contributed >= req + 2)
@@ -694,13 +694,13 @@ static struct model_expect cp_expect(struct model *m)
 					return X("MoralChanged", 2, -m->crises[m->crisis].moral,
 					         MODEL_MORAL_CRISIS, 0);
 			}
-			k->cp = CP_ZOMBIES;
+			k->cp = MODEL_CP_ZOMBIES;
 			k->zi = 0;
 			k->zn = -1;
 			continue;
-		case CP_ZOMBIES: {
+		case MODEL_CP_ZOMBIES: {
 			if (k->zi >= m->nlocs) {
-				k->cp = CP_GOAL;
+				k->cp = MODEL_CP_GOAL;
 				continue;
 			}
 			int l = k->zorder[k->zi];
@@ -732,7 +732,7 @@ static struct model_expect cp_expect(struct model *m)
 			k->zk++; /* nothing happens */
 			continue;
 		}
-		case CP_GOAL:
+		case MODEL_CP_GOAL:
 			if (goal_reached(m))
 				return X("GameEnd", 1, 1, 0, 0);
 			if (is_last_round(m))
@@ -748,25 +748,25 @@ static void cp_advance(struct model *m)
 {
 	struct model_checks *k = &m->chk;
 	switch (k->cp) {
-	case CP_FOOD:
-		k->cp = CP_STARV;
+	case MODEL_CP_FOOD:
+		k->cp = MODEL_CP_STARV;
 		break;
-	case CP_STARV:
-		k->cp = CP_WASTE;
+	case MODEL_CP_STARV:
+		k->cp = MODEL_CP_WASTE;
 		break;
-	case CP_WASTE:
-		k->cp = CP_CRISIS;
+	case MODEL_CP_WASTE:
+		k->cp = MODEL_CP_CRISIS;
 		break;
-	case CP_CRISIS:
-		k->cp = CP_ZOMBIES;
+	case MODEL_CP_CRISIS:
+		k->cp = MODEL_CP_ZOMBIES;
 		k->zi = 0;
 		k->zn = -1;
 		break;
-	case CP_ZOMBIES:
+	case MODEL_CP_ZOMBIES:
 		k->zk++;
 		break;
 	default:
-		k->cp = CP_OFF;
+		k->cp = MODEL_CP_OFF;
 		break;
 	}
 }
@@ -796,7 +796,7 @@ static int check_order(struct model *m, const struct model_event *ev)
 		k->order = 1;
 		return MODEL_OK;
 	}
-	if (k->cp != CP_OFF) {
+	if (k->cp != MODEL_CP_OFF) {
 		struct model_expect x = cp_expect(m);
 		if (match(m, ev, &x, "colony phase") != MODEL_OK)
 			return MODEL_VIOLATION;
@@ -924,7 +924,7 @@ static int fold_character_spawned(struct model *m, const struct model_event *ev)
 	int c = need_chr(m, ev, ev->v[1], false);
 	if (c < 0)
 		return c;
-	if (m->me < 0)
+	if (m->me < 0 && m->my_name) /* without a name: a watcher's model */
 		FAIL("CharacterSpawned before our own Player event");
 	if (m->chars[c].spawned)
 		FAIL("character %d spawned twice", ev->v[1]);
@@ -1001,7 +1001,7 @@ static int fold_game_end(struct model *m, const struct model_event *ev)
 		FAIL("morale is %d but the game is won", m->moral);
 	m->chk.expect_game_lost = false;
 	m->chk.nexq = 0;
-	m->chk.cp = CP_OFF;
+	m->chk.cp = MODEL_CP_OFF;
 	m->colony_phase = false;
 	m->my_turn = false;
 	m->result = ev->v[0] ? MODEL_WON : MODEL_LOST;
@@ -1365,9 +1365,9 @@ static int fold_food_changed(struct model *m, const struct model_event *ev)
 static int fold_colony_phase_started(struct model *m, const struct model_event *ev)
 {
 	(void)ev;
-	if (m->chk.cp != CP_OFF || m->chk.order != 0)
+	if (m->chk.cp != MODEL_CP_OFF || m->chk.order != 0)
 		FAIL("ColonyPhaseStarted inside the colony phase");
-	m->chk.cp = CP_FOOD;
+	m->chk.cp = MODEL_CP_FOOD;
 	m->chk.cp_need = model_food_need(m);
 	m->colony_phase = true;
 	m->ndice = 0;

@@ -265,7 +265,15 @@ struct model {
 	struct model_checks {
 		struct model_expect exq[MODEL_MAX_EXPECT]; /* events that must come next */
 		int nexq;
-		enum { CP_OFF, CP_FOOD, CP_STARV, CP_WASTE, CP_CRISIS, CP_ZOMBIES, CP_GOAL } cp;
+		enum {
+			MODEL_CP_OFF,
+			MODEL_CP_FOOD,
+			MODEL_CP_STARV,
+			MODEL_CP_WASTE,
+			MODEL_CP_CRISIS,
+			MODEL_CP_ZOMBIES,
+			MODEL_CP_GOAL
+		} cp;
 		int cp_need;
 		int zi, zk, zn;   /* zombie step: order index, attempt, attempts */
 		int *zorder;      /* location indices: the colony, then ascending id */
@@ -284,7 +292,9 @@ struct model {
 /* ---- use -------------------------------------------------------------------------------- */
 
 /* An empty model for the player named my_name (identified by the first
- * Player event with that name) in the given rule edition. */
+ * Player event with that name) in the given rule edition. my_name NULL: a
+ * watcher's model (sopra-server --watch-port), which gets only the events
+ * to all players and has no side of its own (me stays -1). */
 void model_init(struct model *m, const char *my_name, bool revised);
 void model_free(struct model *m);
 

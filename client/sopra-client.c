@@ -88,6 +88,10 @@ static void open_menu(struct client *cl, enum menu_action k)
 		app_status(&cl->a, true, "%s is not possible now", menu_names[k]);
 		return;
 	}
+	if (k == ACT_END || k == ACT_START) { /* one item: no menu */
+		send_cmd(cl, &cl->v.menu.items[0]);
+		return;
+	}
 	cl->v.menu_open = true;
 	cl->v.menu_sel = 0;
 }

@@ -1,0 +1,419 @@
+#!/usr/bin/env python3
+"""sopra-client tested as a person uses it (docs/client.md).
+
+A real sopra-server (--port 0, --watch-port 0, --journal) and sopra-client in
+a detached tmux session of a fixed size, with a sopra-bot team mate started
+by the client's own --bots. The test plays whole games through the menus with
+send-keys, reads the screen with capture-pane and checks what it shows:
+
+- at each of our turns (the game waits for us, so the board is quiet) the
+  header's round, food, morale, waste, starvation tokens and children equal
+  the values folded from a raw watcher connection's events;
+- a failing raw command shows the server's CommandFailed reason;
+- the end shows the server's GameEnd result;
+- idle CPU: the client's utime+stime (/proc/PID/stat) over 3 s of waiting;
+- redraw latency: the client's --timing file (read -> fold -> drawn);
+- --watch (a late watcher) and --replay (the journal and the bot's --log).
+
+Both editions: base at 80x24, revised at 160x50. Screen captures are kept in
+WORKDIR/*.txt (docs/client.md shows some). Without tmux the test is skipped
+loudly (exit 77), and fails under CI=true.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+TIMEOUT = 60.0  # generous: a loaded machine
+
+
+def fail(msg):
+    print("FAIL: " + msg, flush=True)
+    sys.exit(1)
+
+
+class Watcher(threading.Thread):
+    """A raw watcher connection: every event to all players, in order."""
+
+    def __init__(self, port):
+        super().__init__(daemon=True)
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT)
+        self.sock.settimeout(None)
+        self.events = []
+        self.lock = threading.Lock()
+        self.closed = False
+
+    def run(self):
+        buf = b""
+        while True:
+            data = self.sock.recv(65536)
+            if not data:
+                break
+            buf += data
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                with self.lock:
+                    self.events.append(json.loads(line))
+        self.closed = True
+
+    def snapshot(self):
+        with self.lock:
+            return list(self.events)
+
+    def quiet(self, secs=0.4):
+        """Wait until no event came for secs."""
+        n, since = -1, time.time()
+        deadline = time.time() + TIMEOUT
+        while time.time() < deadline:
+            k = len(self.snapshot())
+            if k != n:
+                n, since = k, time.time()
+            elif time.time() - since >= secs:
+                return
+            time.sleep(0.05)
+
+
+def board_from_events(events, revised):
+    """The header values a client must show, folded from the events."""
+    cfg = json.loads(events[0]["config"])
+    goal = cfg["goal"]
+    feed = {}
+    for c in cfg["characters"]:
+        ab = c.get("ability", {})
+        if "feed" in ab:
+            feed[c["identifier"]] = ab["feed"]["numFood"]
+    b = dict(round=None, food=0, morale=goal["moral"], waste=0, starvation=0,
+             children=goal["childrenInColony"], result=None)
+    for ev in events[1:]:
+        e = ev["event"]
+        if e == "NextRound":
+            b["round"] = goal["rounds"] - ev["round"] + 1 if revised else ev["round"]
+        elif e == "FoodChanged":
+            b["food"] += ev["amount"]
+        elif e == "AbilityUsed" and ev["characterId"] in feed:
+            b["food"] += feed[ev["characterId"]]
+        elif e == "MoralChanged":
+            b["morale"] += ev["amount"]
+        elif e == "WasteChanged":
+            b["waste"] = b["waste"] + ev["amount"] if revised else ev["amount"]
+        elif e == "StarvationTokenAdded":
+            b["starvation"] += 1
+        elif e == "ChildSpawned":
+            b["children"] += 1
+        elif e == "ChildKilled" or (e == "Bitten" and "characterId" not in ev):
+            b["children"] -= 1
+        elif e == "GameEnd":
+            b["result"] = "WON" if ev["win"] else "LOST"
+    return b
+
+
+def board_from_screen(screen):
+    head = screen.splitlines()[0]
+    m = re.search(r"Round (\S+)/\d+.*Food (-?\d+).*Morale (-?\d+)\s+Waste (-?\d+)\s+"
+                  r"Starvation (\d+)\s+Children (\d+)", head)
+    if not m:
+        fail("no header on the screen:\n" + screen)
+    r = None if m.group(1) == "-" else int(m.group(1))
+    return dict(round=r, food=int(m.group(2)), morale=int(m.group(3)),
+                waste=int(m.group(4)), starvation=int(m.group(5)), children=int(m.group(6)))
+
+
+class Tmux:
+    def __init__(self, name, w, h, cmd):
+        self.name = name
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+        subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", str(w), "-y", str(h),
+                        cmd], check=True)
+        subprocess.run(["tmux", "set-option", "-t", name, "remain-on-exit", "on"],
+                       capture_output=True)
+
+    def screen(self):
+        return subprocess.run(["tmux", "capture-pane", "-p", "-t", self.name],
+                              capture_output=True, text=True).stdout
+
+    def keys(self, *keys):
+        subprocess.run(["tmux", "send-keys", "-t", self.name] + list(keys), check=True)
+
+    def pid(self):
+        out = subprocess.run(["tmux", "display-message", "-p", "-t", self.name,
+                              "#{pane_pid}"], capture_output=True, text=True).stdout
+        return int(out.strip())
+
+    def wait(self, pred, what):
+        deadline = time.time() + TIMEOUT
+        while time.time() < deadline:
+            s = self.screen()
+            if pred(s):
+                return s
+            time.sleep(0.05)
+        fail("timed out waiting for %s; the screen:\n%s" % (what, self.screen()))
+
+    def wait_text(self, text):
+        return self.wait(lambda s: text in s, repr(text))
+
+    def kill(self):
+        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
+
+
+def status_line(screen):
+    lines = screen.rstrip("\n").split("\n")
+    return lines[-1] if lines else ""
+
+
+def action_bar(screen):
+    lines = screen.rstrip("\n").split("\n")
+    return lines[-2] if len(lines) > 1 else ""
+
+
+def menu_items(screen):
+    return re.findall(r"\[(\w)\] (.*?)\s*$", screen, re.M)
+
+
+def cpu_ticks(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        parts = f.read().rsplit(")", 1)[1].split()
+    return int(parts[11]) + int(parts[12])
+
+
+def save(workdir, name, screen):
+    with open(os.path.join(workdir, name + ".txt"), "w") as f:
+        f.write(screen)
+
+
+class Game:
+    def __init__(self, args, rules, w, h, seed):
+        self.args, self.rules, self.revised = args, rules, rules == "revised"
+        self.dir = os.path.join(args.workdir, rules)
+        shutil.rmtree(self.dir, ignore_errors=True)
+        os.makedirs(self.dir)
+        self.journal = os.path.join(self.dir, "game.jnl")
+        self.srv_log = open(os.path.join(self.dir, "server.log"), "w+")
+        self.srv = subprocess.Popen(
+            [args.server, "--config", args.config, "--port", "0", "--watch-port", "0",
+             "--seed", str(seed), "--timeout", "120", "--rules", rules,
+             "--journal", self.journal], stderr=self.srv_log)
+        self.port, self.wport = self.ports()
+        self.watcher = Watcher(self.wport)
+        self.watcher.start()
+        self.timing = os.path.join(self.dir, "timing.txt")
+        cmd = ("%s --port %d --name Anna --rules %s --bots 1 --bot-seed %d --bots-log %s "
+               "--start --timing %s" % (args.client, self.port, rules, seed, self.dir,
+                                        self.timing))
+        self.w, self.h = w, h
+        self.t = Tmux("client-" + rules, w, h, cmd)
+        self.turns = 0
+        self.checks = 0
+
+    def ports(self):
+        deadline = time.time() + TIMEOUT
+        while time.time() < deadline:
+            self.srv_log.seek(0)
+            log = self.srv_log.read()
+            p = re.search(r"listening on 0\.0\.0\.0:(\d+)", log)
+            wp = re.search(r"watchers on 0\.0\.0\.0:(\d+)", log)
+            if p and wp:
+                return int(p.group(1)), int(wp.group(1))
+            time.sleep(0.05)
+        fail("the server did not start")
+
+    def check_board(self, screen, when):
+        self.watcher.quiet()
+        want = board_from_events(self.watcher.snapshot(), self.revised)
+        got = board_from_screen(self.t.screen())
+        for k in ("round", "food", "morale", "waste", "starvation", "children"):
+            if got[k] != want[k]:
+                fail("%s %s: the screen shows %s=%s, the server's events give %s\n%s" %
+                     (self.rules, when, k, got[k], want[k], self.t.screen()))
+        self.checks += 1
+
+    def pick(self, key, want=None):
+        """Open menu `key`, pick the first item whose label contains want."""
+        self.t.keys(key)
+        s = self.t.wait(lambda s: menu_items(s), "menu " + key)
+        items = menu_items(s)
+        for k, label in items:
+            if want is None or want in label:
+                if self.turns == 1 and not os.path.exists(os.path.join(self.dir, "menu.txt")):
+                    save(self.dir, "menu", s)
+                self.t.keys(k)
+                return label
+        self.t.keys("Escape")
+        self.t.wait(lambda s: not menu_items(s), "the menu to close")
+        return None
+
+    def answered(self):
+        """Wait for the answer to our command (ActNow or the end)."""
+        return self.t.wait(lambda s: not status_line(s).startswith("Sent:"), "an answer")
+
+    def our_turn(self, s):
+        self.turns += 1
+        self.check_board(s, "turn %d" % self.turns)
+        if self.turns == 1:
+            save(self.dir, "board", s)
+            self.idle_cpu()
+            self.raw_failure()
+        plan = [("u", "food("), ("c", None), ("m", None), ("s", None), ("a", None),
+                ("b", None), ("w", None)]
+        for key, want in plan:
+            bar = action_bar(self.t.screen())
+            if re.search(r"(^| )%s:" % re.escape(key), bar) is None:
+                continue
+            if self.pick(key, want) is None:
+                continue
+            s = self.answered()
+            if "Game over" in s or "Your turn" not in status_line(s) and \
+                    "Command failed" not in status_line(s):
+                return
+        n = len(self.watcher.snapshot())
+        self.t.keys("e")
+        # the next turn may come at once: the server's events tell the turn ended
+        deadline = time.time() + TIMEOUT
+        while len(self.watcher.snapshot()) == n and not self.watcher.closed:
+            if time.time() > deadline:
+                fail("no event after our EndTurn:\n" + self.t.screen())
+            time.sleep(0.05)
+
+    def idle_cpu(self):
+        pid = self.t.pid()
+        before = cpu_ticks(pid)
+        time.sleep(3)
+        used = cpu_ticks(pid) - before
+        print("%s: idle CPU over 3 s: %d tick(s) of 1/%d s" %
+              (self.rules, used, os.sysconf("SC_CLK_TCK")), flush=True)
+        if used > 1:
+            fail("the client used %d ticks of CPU while idle" % used)
+
+    def raw_failure(self):
+        self.t.keys("r")
+        self.t.wait_text("Command (JSON):")
+        self.t.keys("-l", '{"command":"Search","characterId":987654}')
+        self.t.keys("Enter")
+        s = self.t.wait_text("Command failed: no living character of yours with that id")
+        save(self.dir, "failed", s)
+        print("%s: CommandFailed shown: %s" % (self.rules, status_line(s).strip()), flush=True)
+
+    def play(self):
+        watch = None
+        deadline = time.time() + 600
+        while time.time() < deadline:
+            s = self.t.wait(lambda s: "Game over" in s or "Your turn" in status_line(s)
+                            or "Pick:" in s, "our turn or the end")
+            if "Game over" in s:
+                break
+            if "Pick:" in s:
+                save(self.dir, "pick", s)
+                self.t.keys("1")
+                self.t.wait(lambda s: "Pick:" not in s, "the selection")
+                continue
+            self.our_turn(s)
+            if self.turns == 2 and watch is None:
+                watch = Tmux("watch-" + self.rules, self.w, self.h,
+                             "%s --watch --port %d --rules %s" %
+                             (self.args.client, self.wport, self.rules))
+        else:
+            fail("the game did not end")
+        s = self.t.wait_text("Game over")
+        save(self.dir, "end", s)
+        self.watcher.join(TIMEOUT)
+        want = board_from_events(self.watcher.snapshot(), self.revised)
+        if "Game over: the colony has %s" % want["result"] not in s:
+            fail("the end screen does not show %s:\n%s" % (want["result"], s))
+        self.check_board(s, "at the end")
+        print("%s: a whole game through the menus: %d turns, %d board checks, %s" %
+              (self.rules, self.turns, self.checks, want["result"]), flush=True)
+        if watch:
+            ws = watch.wait_text("Game over: the colony has %s" % want["result"])
+            save(self.dir, "watch", ws)
+            if board_from_screen(ws) != board_from_screen(s):
+                fail("the watcher's board differs:\n%s\n%s" % (ws, s))
+            watch.kill()
+        self.latency()
+        self.t.keys("q")
+        self.srv.wait(TIMEOUT)
+        self.t.kill()
+        return want, board_from_screen(s)
+
+    def latency(self):
+        with open(self.timing) as f:
+            ms = [float(l.split()[1]) for l in f if l.startswith("redraw_ms")]
+        if not ms:
+            fail("no timing recorded")
+        ms.sort()
+        print("%s: redraw after events: %d redraws, median %.2f ms, max %.2f ms" %
+              (self.rules, len(ms), ms[len(ms) // 2], ms[-1]), flush=True)
+        if ms[-1] > 50:
+            fail("a redraw took %.2f ms (> 50 ms)" % ms[-1])
+
+
+def replay(args, game, final):
+    t = Tmux("replay-" + game.rules, game.w, game.h,
+             "%s --replay %s" % (args.client, game.journal))
+    s = t.wait_text("REPLAY 0/")
+    if board_from_screen(s)["round"] is not None:
+        fail("replay step 0 shows a round")
+    t.keys("]")
+    s = t.wait(lambda s: board_from_screen(s)["round"] == 1, "round 1 in the replay")
+    t.keys("End")
+    s = t.wait_text("Game over")
+    save(game.dir, "replay-end", s)
+    if board_from_screen(s) != final:
+        fail("the replay's last step differs from the game's end:\n" + s)
+    t.keys("Left")
+    t.wait(lambda s: "Game over" not in s.splitlines()[1], "one step back")
+    t.keys("Right")
+    t.wait(lambda s: "Game over" in s.splitlines()[1], "one step forward")
+    t.keys("g")
+    t.wait_text("Go to step:")
+    t.keys("-l", "40")
+    t.keys("Enter")
+    t.wait_text("REPLAY 40/")
+    t.keys("q")
+    t.kill()
+    # the bot's --log: its own view, with its hand and dice
+    t = Tmux("replaybot-" + game.rules, game.w, game.h,
+             "%s --replay %s" % (args.client, os.path.join(game.dir, "Bot1.log")))
+    t.wait_text("REPLAY 0/")
+    t.keys("End")
+    s = t.wait_text("Game over")
+    save(game.dir, "replay-botlog", s)
+    if board_from_screen(s) != final:
+        fail("the bot log's replay differs from the game's end:\n" + s)
+    t.keys("q")
+    t.kill()
+    print("%s: --replay of the journal and of the bot's --log: stepping, rounds, jump, end"
+          % game.rules, flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    for a in ("server", "client", "config", "workdir"):
+        ap.add_argument("--" + a, required=True)
+    args = ap.parse_args()
+    if shutil.which("tmux") is None:
+        print("*" * 70 + "\nSKIPPED: client_test needs tmux (apt-get install tmux; "
+              "setup.sh installs it)\n" + "*" * 70, flush=True)
+        sys.exit(1 if os.environ.get("CI") == "true" else 77)
+    os.makedirs(args.workdir, exist_ok=True)
+    for rules, w, h, seed in (("base", 80, 24, 11), ("revised", 160, 50, 12)):
+        g = Game(args, rules, w, h, seed)
+        try:
+            _, final = g.play()
+            replay(args, g, final)
+        finally:
+            for name in ("client-", "watch-", "replay-", "replaybot-"):
+                subprocess.run(["tmux", "kill-session", "-t", name + rules],
+                               capture_output=True)
+            if g.srv.poll() is None:
+                g.srv.terminate()
+                g.srv.wait()
+    print("client_test: ok", flush=True)
+
+
+if __name__ == "__main__":
+    main()
