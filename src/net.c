@@ -228,6 +228,7 @@ struct server {
 
 static void flush_dirty(struct server *s);
 static void run_queue(struct server *s);
+static void sweep_arm(struct server *s);
 static void listeners_enable(struct server *s, bool on);
 
 /* ---- logging ------------------------------------------------------------- */
@@ -676,8 +677,10 @@ static void conn_flush(struct conn *c)
 	int err = conn_send_pending(c);
 	if (err == 0 && evbuffer_get_length(c->out) == 0)
 		conn_drained(c);
-	else
+	else {
 		event_add(c->wev, NULL);
+		sweep_arm(c->srv); /* output waits: watch for a stall */
+	}
 }
 
 /* Flush every connection that got output since the last flush: the one
@@ -1031,6 +1034,30 @@ static void enforce_idle_limits(struct server *s, long now)
 
 static bool reserve_fd_open(struct server *s);
 
+/* Whether anything needs the sweep: a stranger or a partial line (idle
+ * limits), output waiting (stalls, the budget), a spare descriptor to get
+ * back. A game whose players read and wait costs no wake-ups. */
+static bool sweep_needed(const struct server *s)
+{
+	if (s->stopping)
+		return false;
+	if (s->nstrangers > 0 || s->reserve_fd < 0)
+		return true;
+	for (const struct conn *c = s->conns; c; c = c->next)
+		if (c->state == CONN_OPEN && (c->partial_ms || evbuffer_get_length(c->out) > 0))
+			return true;
+	return false;
+}
+
+/* Run the sweep NET_SWEEP_MS from now, unless it is due already. */
+static void sweep_arm(struct server *s)
+{
+	if (!s->stopping && !evtimer_pending(s->sweep, NULL)) {
+		struct timeval tv = ms_tv(NET_SWEEP_MS);
+		evtimer_add(s->sweep, &tv);
+	}
+}
+
 static void sweep_cb(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
@@ -1044,6 +1071,8 @@ static void sweep_cb(evutil_socket_t fd, short what, void *arg)
 	reserve_fd_open(s);
 	run_queue(s);
 	flush_dirty(s);
+	if (sweep_needed(s))
+		sweep_arm(s);
 }
 
 /* ---- input --------------------------------------------------------------- */
@@ -1125,8 +1154,10 @@ static void conn_note_partial(struct conn *c)
 {
 	if (evbuffer_get_length(c->in) == 0)
 		c->partial_ms = 0;
-	else if (c->partial_ms == 0)
+	else if (c->partial_ms == 0) {
 		c->partial_ms = now_ms();
+		sweep_arm(c->srv);
+	}
 }
 
 /* Take c's buffered lines; if some are left over, stop reading c until the
@@ -1319,6 +1350,7 @@ static void admit(struct server *s, evutil_socket_t fd, const struct sockaddr *s
 	else
 		s->nstrangers++;
 	net_log(s, "conn %d: open (%s%s)", c->id, c->peer, watch ? ", watching" : "");
+	sweep_arm(s); /* a stranger's idle limit runs from now */
 	if (watch)
 		watcher_catch_up(c);
 }
@@ -1465,10 +1497,8 @@ static bool server_add_events(struct server *s)
 	s->reaper = event_new(s->base, -1, 0, reaper_cb, s);
 	s->shutdown_cap = evtimer_new(s->base, shutdown_cap_cb, s);
 	s->accept_retry = evtimer_new(s->base, accept_retry_cb, s);
-	s->sweep = event_new(s->base, -1, EV_PERSIST, sweep_cb, s);
-	struct timeval every = ms_tv(NET_SWEEP_MS);
-	return s->timeout_ev && s->reaper && s->shutdown_cap && s->accept_retry && s->sweep &&
-	       event_add(s->sweep, &every) == 0;
+	s->sweep = evtimer_new(s->base, sweep_cb, s); /* armed while needed: sweep_arm */
+	return s->timeout_ev && s->reaper && s->shutdown_cap && s->accept_retry && s->sweep;
 }
 
 /* A listening socket for sa, or -1 (errno set). An IPv6 socket is
