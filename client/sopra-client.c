@@ -518,7 +518,7 @@ int main(int argc, char **argv)
 		cl.timing = fopen(cl.timing_path, "w");
 	ui_init();
 	if (cl.a.mode == APP_REPLAY)
-		replay_goto(&cl, 0);
+		replay_goto(&cl, 1); /* the configuration: the board before the game */
 	ui_draw(&cl.a, &cl.v);
 	loop(&cl);
 	ui_end();

@@ -126,6 +126,7 @@ def board_from_screen(screen):
 
 class Tmux:
     def __init__(self, name, w, h, cmd):
+        name = "%s-%d" % (name, os.getpid())  # other test runs may use tmux at once
         self.name = name
         subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
         subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", str(w), "-y", str(h),
@@ -354,9 +355,9 @@ class Game:
 def replay(args, game, final):
     t = Tmux("replay-" + game.rules, game.w, game.h,
              "%s --replay %s" % (args.client, game.journal))
-    s = t.wait_text("REPLAY 0/")
+    s = t.wait_text("Step 1 of")
     if board_from_screen(s)["round"] is not None:
-        fail("replay step 0 shows a round")
+        fail("replay step 1 shows a round")
     t.keys("]")
     s = t.wait(lambda s: board_from_screen(s)["round"] == 1, "round 1 in the replay")
     t.keys("End")
@@ -372,13 +373,13 @@ def replay(args, game, final):
     t.wait_text("Go to step:")
     t.keys("-l", "40")
     t.keys("Enter")
-    t.wait_text("REPLAY 40/")
+    t.wait_text("Step 40 of")
     t.keys("q")
     t.kill()
     # the bot's --log: its own view, with its hand and dice
     t = Tmux("replaybot-" + game.rules, game.w, game.h,
              "%s --replay %s" % (args.client, os.path.join(game.dir, "Bot1.log")))
-    t.wait_text("REPLAY 0/")
+    t.wait_text("Step 1 of")
     t.keys("End")
     s = t.wait_text("Game over")
     save(game.dir, "replay-botlog", s)
@@ -407,8 +408,8 @@ def main():
             replay(args, g, final)
         finally:
             for name in ("client-", "watch-", "replay-", "replaybot-"):
-                subprocess.run(["tmux", "kill-session", "-t", name + rules],
-                               capture_output=True)
+                subprocess.run(["tmux", "kill-session", "-t",
+                                "%s%s-%d" % (name, rules, os.getpid())], capture_output=True)
             if g.srv.poll() is None:
                 g.srv.terminate()
                 g.srv.wait()
