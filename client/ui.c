@@ -197,7 +197,7 @@ static int draw_characters(const struct app *a, int y, int x, int w, int maxy)
 {
 	const struct model *m = &a->m;
 	title(y++, x, w, "Characters: owner, place, wounds(W) frostbite(F), m: moved");
-	int cols = w >= 76 ? 2 : 1, colw = w / cols, k = 0;
+	int cols = (w >= 76 && w < 90) || w >= 120 ? 2 : 1, colw = w / cols, k = 0;
 	for (int c = 0; c < m->nchars && y < maxy; c++) {
 		if (!m->chars[c].spawned)
 			continue;
@@ -399,7 +399,7 @@ void ui_draw(const struct app *a, const struct view *v)
 		y = draw_hand(a, y, 0, bw, bottom - 1);
 	}
 	if (side) {
-		mvvline(2, bw, ACS_VLINE, bottom - 2);
+		mvvline(2, bw, '|', bottom - 2);
 		draw_log(a, v, 2, bottom, bw + 1, W - bw - 1);
 	} else {
 		draw_log(a, v, y, bottom, 0, W);
