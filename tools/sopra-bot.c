@@ -58,6 +58,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "toolutil.h" /* splitmix64, now_sec */
+#include "sopra/xalloc.h"
 #include "model.h"
 
 #define EXIT_OK       0
@@ -72,14 +74,6 @@
 
 /* ---- small helpers -------------------------------------------------------- */
 
-static uint64_t splitmix64(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-	return z ^ (z >> 31);
-}
-
 static int rnd(uint64_t *s, int n)
 {
 	return n <= 0 ? 0 : (int)(splitmix64(s) % (uint64_t)n);
@@ -91,23 +85,6 @@ static bool chance(uint64_t *s, double pct)
 	if (pct <= 0)
 		return false;
 	return (double)(splitmix64(s) >> 11) / 9007199254740992.0 * 100.0 < pct;
-}
-
-static double now_sec(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void *xcalloc(size_t n, size_t sz)
-{
-	void *p = calloc(n ? n : 1, sz ? sz : 1);
-	if (!p) {
-		fputs("sopra-bot: out of memory\n", stderr);
-		exit(EXIT_USAGE);
-	}
-	return p;
 }
 
 /* ---- the bot ------------------------------------------------------------------------------- */
