@@ -1,13 +1,22 @@
 #!/usr/bin/env bash
-# Install the build dependencies (Debian packages) and build sopra-server
-# into build/. Safe to run again: apt skips what is installed, cmake
-# rebuilds only what changed. Under CI (CI=true) warnings are errors.
+# Install what building, playing and the plain ./test.sh need (Debian
+# packages) and build sopra-server into build/. Safe to run again: apt skips
+# what is installed, cmake rebuilds only what changed. Under CI (CI=true)
+# warnings are errors.
+#
+# The tools only the full suite uses (valgrind, clang and its fuzzer runtime,
+# clang-format, clang-tidy, python3-yaml, podman/buildah/runc, groff) are not
+# installed here: ./test.sh --full (what CI runs) installs them itself.
 set -euo pipefail
 cd "$(dirname "$0")"
 
-packages=(build-essential cmake pkg-config libevent-dev libcjson-dev libcmocka-dev nettle-dev
-          valgrind clang libclang-rt-14-dev clang-format clang-tidy
-          python3-yaml podman buildah runc libncurses-dev tmux)
+packages=(
+	build-essential cmake pkg-config # the compiler and the build
+	libevent-dev libcjson-dev nettle-dev # the server (nettle: the journal's SHA-256)
+	libncurses-dev # sopra-client, the terminal client (not built without it)
+	libcmocka-dev python3 # the unit tests; the python system tests
+	tmux # the client's system test plays it in a terminal (skipped without)
+)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -9,7 +9,11 @@
 #                        conformance scenarios, a short fuzz run,
 #                        a clang-format check of src/ and include/ and
 #                        clang-tidy over src/ (warnings are errors).
-#                        CI (CI=true) always runs --full.
+#                        It first installs the tools only these steps use
+#                        (Debian packages, as setup.sh does: valgrind, clang
+#                        and its fuzzer runtime, clang-format, clang-tidy,
+#                        python3-yaml, podman/buildah/runc, groff-base,
+#                        man-db). CI (CI=true) always runs --full.
 #
 # Extra arguments after the options go to every ctest call (e.g. -R system).
 # The last line is a summary "suites: N passed, M failed". Before it, a
@@ -65,6 +69,45 @@ build() { # build DIR [cmake options...]
 		cmake --build "$dir" -j"$jobs"
 }
 
+# The full suite's tools: setup.sh installs only what building, playing and
+# the plain run need. Same apt logic as setup.sh.
+full_packages=(valgrind clang clang-format clang-tidy python3-yaml podman buildah runc
+               groff-base man-db)
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+apt_updated=0
+apt_update() { # once per run
+	[ "$apt_updated" = 1 ] && return 0
+	$sudo apt-get update -qq && apt_updated=1
+}
+install_packages() { # install_packages PKG...: apt-get install the missing ones
+	local missing=() p
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+			missing+=("$p")
+	done
+	((${#missing[@]})) || return 0
+	echo "test.sh: installing ${missing[*]}"
+	apt_update && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
+}
+full_dependencies() {
+	install_packages "${full_packages[@]}" || return 1
+	# libFuzzer (fuzz/run.sh) is in the compiler-rt package of the installed
+	# clang's major version (libclang-rt-14-dev with Debian 12's clang 14,
+	# -19- with Debian 13's clang 19); before LLVM 14 it came with clang-N.
+	local major rt
+	major=$(clang --version | sed -n 's/.*clang version \([0-9][0-9]*\).*/\1/p' | head -1)
+	[ -n "$major" ] || { echo "test.sh: cannot tell clang's version"; return 1; }
+	rt=libclang-rt-$major-dev
+	dpkg-query -W -f='${Status}' "$rt" 2>/dev/null | grep -q "install ok installed" && return 0
+	apt_update || return 1
+	if apt-cache show "$rt" >/dev/null 2>&1; then
+		install_packages "$rt"
+	else
+		echo "test.sh: no package $rt here; libFuzzer should come with clang-$major"
+	fi
+}
+
 shared() { # CI runs the conformance suites: ../shared must be there
 	[ -d ../shared/conformance ] && return 0
 	echo "../shared/conformance not found next to the repository; CI=true needs it" \
@@ -72,6 +115,7 @@ shared() { # CI runs the conformance suites: ../shared must be there
 	return 1
 }
 if [ "${CI:-}" = "true" ]; then step "../shared (CI)" shared; fi
+if [ "$full" = 1 ]; then step "dependencies (--full)" full_dependencies; fi
 
 step "build" build build
 step "tests" ctest --test-dir build --output-on-failure -j"$jobs" "$@"

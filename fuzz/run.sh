@@ -32,15 +32,15 @@ done
 build=${FUZZ_BUILD_DIR:-build-fuzz}
 cc=${FUZZ_CC:-clang}
 if ! command -v "$cc" >/dev/null; then
-	echo "fuzz/run.sh: $cc not found (apt-get install clang libclang-rt-14-dev)" >&2
+	echo "fuzz/run.sh: $cc not found (apt-get install clang libclang-rt-N-dev, N: clang's major version)" >&2
 	exit 2
 fi
 
 CC="$cc" cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSOPRA_FUZZ=ON >/dev/null
 if ! grep -q '^SOPRA_HAVE_LIBFUZZER:INTERNAL=1' "$build/CMakeCache.txt"; then
 	echo "fuzz/run.sh: $cc cannot link -fsanitize=fuzzer in $build" >&2
-	echo "  (Debian: apt-get install libclang-rt-14-dev; a build dir configured with" >&2
-	echo "   another compiler must be removed first)" >&2
+	echo "  (Debian: apt-get install libclang-rt-N-dev, N: clang's major version;" >&2
+	echo "   a build dir configured with another compiler must be removed first)" >&2
 	exit 2
 fi
 cmake --build "$build" -j"$(nproc)" --target "${targets[@]}"
