@@ -77,7 +77,7 @@ int net_connect(struct conn *c, const char *host, int port, double wait_sec, cha
 			         strerror(e));
 			return -1;
 		}
-		struct timespec ts = {0, 100 * 1000 * 1000};
+		struct timespec ts = {0, 100L * 1000 * 1000};
 		nanosleep(&ts, NULL);
 	}
 }
@@ -112,10 +112,10 @@ int net_read(struct conn *c, void (*fn)(void *ctx, const char *line, size_t len)
 int net_send_line(struct conn *c, const char *line)
 {
 	size_t n = strlen(line);
-	char *buf = malloc(n + 1);
+	char *buf = malloc(n + 2);
 	if (!buf)
 		return -1;
-	memcpy(buf, line, n);
+	memcpy(buf, line, n + 1);
 	buf[n] = '\n';
 	size_t off = 0;
 	int rc = 0;

@@ -55,6 +55,14 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* a decimal integer, or -1 */
+static int parse_int(const char *s)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+	return end == s || *end || v < 0 || v > 1000000000 ? -1 : (int)v;
+}
+
 static void send_cmd(struct client *cl, const struct menu_item *it)
 {
 	if (!cl->connected || net_send_line(&cl->c, it->cmd) != 0) {
@@ -211,7 +219,7 @@ static void prompt_done(struct client *cl)
 	cl->v.prompting = false;
 	cl->v.input[cl->v.ninput] = '\0';
 	if (cl->a.mode == APP_REPLAY) {
-		replay_goto(cl, atoi(cl->v.input));
+		replay_goto(cl, parse_int(cl->v.input) < 0 ? cl->v.step : parse_int(cl->v.input));
 		return;
 	}
 	struct menu_item it = {.pend = MODEL_PEND_NONE, .pend_char = -1};
@@ -421,13 +429,15 @@ static int parse_args(struct client *cl, int argc, char **argv)
 			return usage("missing value for", a);
 		if (takes)
 			i++;
+		else
+			val = "";
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			fputs(usage_text, stdout);
 			return 0;
 		} else if (strcmp(a, "--host") == 0) {
 			cl->host = val;
 		} else if (strcmp(a, "--port") == 0) {
-			cl->port = atoi(val);
+			cl->port = parse_int(val);
 			if (cl->port <= 0 || cl->port > 65535)
 				return usage("invalid port", val);
 		} else if (strcmp(a, "--name") == 0) {
@@ -437,7 +447,7 @@ static int parse_args(struct client *cl, int argc, char **argv)
 				return usage("--rules must be base or revised, not", val);
 			cl->revised = strcmp(val, "revised") == 0;
 		} else if (strcmp(a, "--bots") == 0) {
-			cl->nbots = atoi(val);
+			cl->nbots = parse_int(val);
 			if (cl->nbots < 0 || cl->nbots > BOTS_MAX)
 				return usage("--bots must be 0..16, not", val);
 		} else if (strcmp(a, "--bots-log") == 0) {

@@ -152,7 +152,7 @@ static void test_menus_first_turn(void **state)
 	/* contributions fit the crisis, every card is ours */
 	n = menu_build(m, ACT_CONTRIBUTE, &mn);
 	for (int i = 0; i < n; i++) {
-		int id = atoi(strstr(mn.items[i].cmd, "\"cardId\":") + 9);
+		int id = (int)strtol(strstr(mn.items[i].cmd, "\"cardId\":") + 9, NULL, 10);
 		int k = model_find_card(m, id);
 		assert_true(k >= 0);
 		assert_int_equal(m->cards[k].holder, m->me);
