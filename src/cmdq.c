@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "sopra/xalloc.h"
 
 void cmdq_init(struct cmdq *q)
@@ -13,9 +15,11 @@ void cmdq_init(struct cmdq *q)
 
 void cmdq_free(struct cmdq *q)
 {
+	bool sessions = q->sessions;
 	cmdq_clear(q);
 	free(q->v);
 	cmdq_init(q);
+	q->sessions = sessions;
 }
 
 /* Double the ring, keeping the entries in order from index 0. */
@@ -48,15 +52,36 @@ static struct cmdq_entry *cmdq_push(struct cmdq *q, enum cmdq_kind kind, int com
 	e->comm_id = comm_id;
 	e->error = NULL;
 	e->drain = false;
+	e->player = -1;
+	e->secret[0] = '\0';
 	return e;
+}
+
+/* A line that proto_decode found to be a well-formed object naming the
+ * unknown command "Reconnect": with sessions, the session layer's command. */
+static void decode_reconnect(struct cmdq_entry *e, const char *line, size_t len)
+{
+	cJSON *root = cJSON_ParseWithLength(line, len);
+	const cJSON *sec = cJSON_GetObjectItemCaseSensitive(root, "secret");
+	if (!cJSON_IsString(sec)) {
+		e->error = "Reconnect.secret: expected a string";
+	} else {
+		e->kind = CMDQ_RECONNECT;
+		if (strlen(sec->valuestring) == BCAST_SECRET_HEX)
+			memcpy(e->secret, sec->valuestring, BCAST_SECRET_HEX + 1);
+	}
+	cJSON_Delete(root);
 }
 
 void cmdq_push_line(struct cmdq *q, int comm_id, const char *line, size_t len,
                     enum game_rules rules)
 {
 	struct cmdq_entry *e = cmdq_push(q, CMDQ_COMMAND, comm_id);
-	if (!proto_decode(line, len, rules, &e->pc, &e->error))
+	if (!proto_decode(line, len, rules, &e->pc, &e->error)) {
 		e->kind = CMDQ_BAD_LINE;
+		if (q->sessions && strcmp(e->error, "unknown command \"Reconnect\"") == 0)
+			decode_reconnect(e, line, len);
+	}
 }
 
 void cmdq_push_error(struct cmdq *q, int comm_id, const char *static_msg)
@@ -72,6 +97,11 @@ void cmdq_push_timeout(struct cmdq *q)
 void cmdq_push_lost(struct cmdq *q, int comm_id, bool drain)
 {
 	cmdq_push(q, CMDQ_LOST, comm_id)->drain = drain;
+}
+
+void cmdq_push_grace_over(struct cmdq *q, int player)
+{
+	cmdq_push(q, CMDQ_GRACE_OVER, 0)->player = player;
 }
 
 const struct cmdq_entry *cmdq_front(const struct cmdq *q)

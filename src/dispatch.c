@@ -4,6 +4,7 @@
 
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "sopra/game_event.h"
 
@@ -78,7 +79,47 @@ static void apply_lost(struct dispatcher *d, const struct cmdq_entry *e)
 		bcast_close_conn(d->bcast, e->comm_id);
 	if (p < 0)
 		return;
+	if (d->grace && bcast_sessions(d->bcast)) {
+		dispatch_log(d, "player %d: connection lost; away, may reconnect", p);
+		if (d->away)
+			d->away(d->away_ctx, p, true);
+		return;
+	}
 	dispatch_log(d, "player %d: connection lost", p);
+	game_disconnect(d->game, p, &d->events);
+}
+
+/* A Reconnect (sessions): the sender takes over the away player whose
+ * secret it names; it gets the player's history first. */
+static void apply_reconnect(struct dispatcher *d, const struct cmdq_entry *e, int player)
+{
+	int p = bcast_find_secret(d->bcast, e->secret, strlen(e->secret));
+	if (player >= 0)
+		snprintf(d->msg, sizeof d->msg, "Reconnect: this connection is player %d already",
+		         player);
+	else if (p < 0)
+		snprintf(d->msg, sizeof d->msg, "Reconnect: wrong secret");
+	else if (!bcast_in_game(d->bcast, p))
+		snprintf(d->msg, sizeof d->msg, "Reconnect: player %d has left the game", p);
+	else if (bcast_comm_of(d->bcast, p) != 0)
+		snprintf(d->msg, sizeof d->msg, "Reconnect: player %d is connected", p);
+	else if (bcast_rejoin(d->bcast, p, e->comm_id)) {
+		dispatch_log(d, "conn %d: reconnected as player %d", e->comm_id, p);
+		if (d->away)
+			d->away(d->away_ctx, p, false);
+		return;
+	}
+	struct game_event *ev = game_event_list_push(&d->events, GEV_COMMAND_FAILED, GEV_TO_SENDER);
+	ev->str = d->msg;
+}
+
+/* A player's grace is over: if still away, the game is told now. */
+static void apply_grace_over(struct dispatcher *d, const struct cmdq_entry *e)
+{
+	int p = e->player;
+	if (!bcast_in_game(d->bcast, p) || bcast_comm_of(d->bcast, p) != 0)
+		return;
+	dispatch_log(d, "player %d: did not reconnect in time", p);
 	game_disconnect(d->game, p, &d->events);
 }
 
@@ -112,6 +153,8 @@ static void log_outcome(const struct dispatcher *d, const struct cmdq_entry *e, 
 		         cmd_name(e->pc.cmd.type));
 	else if (e->kind == CMDQ_LOST)
 		snprintf(cause, sizeof cause, " after conn %d was lost", e->comm_id);
+	else if (e->kind == CMDQ_GRACE_OVER)
+		snprintf(cause, sizeof cause, " after player %d's grace", e->player);
 	dispatch_log(d, "game over: %s%s; round %d, %d player(s) registered", why, cause,
 	             game_round(d->game), game_player_count(d->game));
 }
@@ -140,8 +183,15 @@ bool dispatch_entry(struct dispatcher *d, const struct cmdq_entry *e)
 	case CMDQ_LOST:
 		apply_lost(d, e);
 		break;
+	case CMDQ_RECONNECT:
+		apply_reconnect(d, e, player);
+		break;
+	case CMDQ_GRACE_OVER:
+		apply_grace_over(d, e);
+		break;
 	}
-	bool has_sender = e->kind == CMDQ_COMMAND || e->kind == CMDQ_BAD_LINE;
+	bool has_sender =
+	        e->kind == CMDQ_COMMAND || e->kind == CMDQ_BAD_LINE || e->kind == CMDQ_RECONNECT;
 	bcast_route(d->bcast, has_sender ? e->comm_id : 0, &d->events);
 	check_invariants(d);
 	if (!was_over && game_is_over(d->game))

@@ -122,6 +122,25 @@ static void sha256_of(const char *data, size_t len, uint8_t out[SHA256_DIGEST_SI
 	sha256_digest(&c, SHA256_DIGEST_SIZE, out);
 }
 
+void journal_session_secret(void *ctx, int player, char *hex)
+{
+	const uint8_t *key = ctx;
+	uint8_t id[4] = {(uint8_t)((unsigned)player >> 24), (uint8_t)((unsigned)player >> 16),
+	                 (uint8_t)((unsigned)player >> 8), (uint8_t)player};
+	struct sha256_ctx c;
+	uint8_t d[SHA256_DIGEST_SIZE];
+	sha256_init(&c);
+	sha256_update(&c, JOURNAL_KEY_BYTES, key);
+	sha256_update(&c, sizeof id, id);
+	sha256_digest(&c, sizeof d, d);
+	hex_encode(d, sizeof d, hex);
+}
+
+bool journal_kind_is_entry(enum journal_kind k)
+{
+	return k != JOURNAL_DIGEST && k != JOURNAL_END && k != JOURNAL_RESUME;
+}
+
 /* A growable byte buffer (xalloc policy). */
 struct jbuf {
 	char *s;
@@ -530,6 +549,12 @@ static void journal_before(void *ctx, const struct cmdq_entry *e, int player)
 		jb_bool(b, "lost", true);
 		jb_bool(b, "drain", e->drain);
 		break;
+	case CMDQ_RECONNECT:
+		jb_str(b, "reconnect", e->secret, strlen(e->secret));
+		break;
+	case CMDQ_GRACE_OVER:
+		jb_int(b, "graceOver", e->player);
+		break;
 	}
 	jb_end_object(b);
 	if (!put_line(j, "write to"))
@@ -631,7 +656,7 @@ static void put_header(struct journal *j, const struct journal_params *p)
 	b->n = 0;
 	jb_add(b, "{", 1);
 	jb_str(b, "journal", JOURNAL_FORMAT, strlen(JOURNAL_FORMAT));
-	jb_int(b, "version", JOURNAL_VERSION);
+	jb_int(b, "version", p->session_key ? JOURNAL_VERSION : JOURNAL_VERSION_PLAIN);
 	jb_str(b, "server", SOPRA_VERSION, strlen(SOPRA_VERSION));
 	const char *rules = game_rules_name(p->rules);
 	jb_str(b, "rules", rules, strlen(rules));
@@ -643,6 +668,12 @@ static void put_header(struct journal *j, const struct journal_params *p)
 	jb_str(b, "configPath", cpath, strlen(cpath));
 	jb_int(b, "configBytes", (int64_t)p->cfg->text_len);
 	jb_str(b, "configSha256", hex, strlen(hex));
+	if (p->session_key) {
+		char key[2 * JOURNAL_KEY_BYTES + 1];
+		hex_encode(p->session_key, JOURNAL_KEY_BYTES, key);
+		jb_str(b, "sessionKey", key, strlen(key));
+		jb_int(b, "grace", p->grace_sec);
+	}
 	jb_str(b, "start", when, strlen(when));
 	jb_int(b, "startUnixMs", (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000);
 	jb_str(b, "config", p->cfg->text, p->cfg->text_len);
@@ -1207,6 +1238,7 @@ static void record_free(struct journal_record *rec)
 	free(rec->name);
 	free(rec->error);
 	free(rec->reason);
+	free(rec->secret);
 	memset(rec, 0, sizeof *rec);
 }
 
@@ -1223,6 +1255,11 @@ static bool read_record(struct rd *r, struct journal_record *rec)
 		rec->n = rd_int(r, "n", 0, INT64_MAX);
 		rec->lines = rd_int(r, "lines", 0, INT64_MAX);
 		rec->bytes = rd_int(r, "bytes", 0, INT64_MAX);
+	} else if (rd_has(r, "resume")) {
+		rec->kind = JOURNAL_RESUME;
+		rec->reason = rd_str(r, "resume", NULL);
+		rec->n = rd_int(r, "n", 0, INT64_MAX);
+		rec->ms = rd_int(r, "ms", 0, INT64_MAX);
 	} else if (rd_has(r, "end")) {
 		rec->kind = JOURNAL_END;
 		rec->reason = rd_str(r, "end", NULL);
@@ -1248,6 +1285,12 @@ static bool read_record(struct rd *r, struct journal_record *rec)
 			if (!rd_bool(r, "lost"))
 				rd_fail(r, "\"lost\": must be true");
 			rec->drain = rd_bool(r, "drain");
+		} else if (rd_has(r, "reconnect")) {
+			rec->kind = JOURNAL_RECONNECT;
+			rec->secret = rd_str(r, "reconnect", NULL);
+		} else if (rd_has(r, "graceOver")) {
+			rec->kind = JOURNAL_GRACE_OVER;
+			rec->target = (int)rd_int(r, "graceOver", 0, INT32_MAX);
 		} else {
 			rd_fail(r, "not a journal record (no command, bad, timeout, lost, digest "
 			           "or end)");
@@ -1272,10 +1315,18 @@ static bool read_header(struct rd *r, struct journal_file *jf)
 		return false;
 	}
 	jf->version = (int)rd_int(r, "version", 0, INT32_MAX);
-	if (!r->why && jf->version != JOURNAL_VERSION) {
-		rd_fail(r, "journal format version %d; this build reads version %d", jf->version,
-		        JOURNAL_VERSION);
+	if (!r->why && jf->version != JOURNAL_VERSION && jf->version != JOURNAL_VERSION_PLAIN) {
+		rd_fail(r, "journal format version %d; this build reads versions %d and %d",
+		        jf->version, JOURNAL_VERSION_PLAIN, JOURNAL_VERSION);
 		return false;
+	}
+	if (!r->why && jf->version == JOURNAL_VERSION) {
+		char *key = rd_str(r, "sessionKey", NULL);
+		if (key && !hex_decode(key, strlen(key), jf->session_key, sizeof jf->session_key))
+			rd_fail(r, "\"sessionKey\": expected %d hex digits", 2 * JOURNAL_KEY_BYTES);
+		free(key);
+		jf->grace_sec = (int)rd_int(r, "grace", 0, INT32_MAX);
+		jf->sessions = true;
 	}
 	jf->server = rd_str(r, "server", NULL);
 	char *rules = rd_str(r, "rules", NULL);
@@ -1335,6 +1386,7 @@ static const char *sequence_error(const struct journal_file *jf, const struct jo
 	switch (rec->kind) {
 	case JOURNAL_DIGEST:
 	case JOURNAL_END:
+	case JOURNAL_RESUME:
 		if (rec->n != jf->entries) {
 			snprintf(buf, len, "%s after %lld entries names %lld",
 			         rec->kind == JOURNAL_END ? "end record" : "digest",
@@ -1346,6 +1398,8 @@ static const char *sequence_error(const struct journal_file *jf, const struct jo
 	case JOURNAL_BAD:
 	case JOURNAL_TIMEOUT:
 	case JOURNAL_LOST:
+	case JOURNAL_RECONNECT:
+	case JOURNAL_GRACE_OVER:
 		if (rec->n != jf->entries + 1) {
 			snprintf(buf, len, "entry %lld follows entry %lld", (long long)rec->n,
 			         (long long)jf->entries);
@@ -1387,6 +1441,7 @@ bool journal_parse(const char *data, size_t len, const char *name, struct journa
 			}
 			pos += n + 1;
 			jf->valid_bytes = pos;
+			jf->resume_bytes = pos;
 			continue;
 		} else {
 			if (!read_record(&r, &rec))
@@ -1414,12 +1469,14 @@ bool journal_parse(const char *data, size_t len, const char *name, struct journa
 			jf->rec = xreallocarray(jf->rec, cap, sizeof *jf->rec);
 		}
 		jf->rec[jf->nrec++] = rec;
-		if (rec.kind != JOURNAL_DIGEST && rec.kind != JOURNAL_END)
+		if (journal_kind_is_entry(rec.kind))
 			jf->entries++;
 		if (rec.kind == JOURNAL_END)
 			jf->ended = true;
 		pos += n + 1;
 		jf->valid_bytes = pos;
+		if (rec.kind != JOURNAL_END)
+			jf->resume_bytes = pos;
 	}
 	if (jf->valid_bytes == 0) {
 		snprintf(err, errlen, "%s: %s", name,
@@ -1496,6 +1553,22 @@ static void replay_send(void *ctx, int comm_id, const struct game_event *ev)
 		r->on_line(r->ctx, comm_id, player, r->line.data, r->line.len);
 }
 
+static void replay_send_line(void *ctx, int comm_id, const char *line, size_t len)
+{
+	struct journal_replay *r = ctx;
+	if (comm_set_has(&r->closed, comm_id))
+		return;
+	int player = bcast_player_of(r->bcast, comm_id);
+	char pre[16];
+	size_t pn = journal_line_prefix(player, pre);
+	sha256_update(&r->sha, pn, (const uint8_t *)pre);
+	sha256_update(&r->sha, len, (const uint8_t *)line);
+	r->lines++;
+	r->bytes += (int64_t)(pn + len);
+	if (r->on_line)
+		r->on_line(r->ctx, comm_id, player, line, len);
+}
+
 static void replay_close(void *ctx, int comm_id)
 {
 	struct journal_replay *r = ctx;
@@ -1521,15 +1594,66 @@ struct journal_replay *journal_replay_new(const struct journal_file *jf, journal
 	sha256_init(&r->sha);
 	proto_buf_init(&r->line);
 	r->game = game_new(cfg, jf->seed, jf->rules);
-	r->bcast = bcast_new((struct bcast_sink){
-	        .encode = replay_encode, .send = replay_send, .close = replay_close, .ctx = r});
+	r->bcast = bcast_new((struct bcast_sink){.encode = replay_encode,
+	                                         .send = replay_send,
+	                                         .close = replay_close,
+	                                         .send_line = replay_send_line,
+	                                         .ctx = r});
 	dispatch_init(&r->disp, r->game, r->bcast, NULL);
+	if (jf->sessions) {
+		bcast_enable_sessions(r->bcast, journal_session_secret, (void *)jf->session_key);
+		r->disp.grace = jf->grace_sec > 0;
+	}
 	return r;
+}
+
+bool journal_record_entry(const struct journal_record *rec, struct cmdq_entry *e)
+{
+	memset(e, 0, sizeof *e);
+	e->comm_id = rec->comm_id;
+	e->player = -1;
+	switch (rec->kind) {
+	case JOURNAL_COMMAND:
+		e->kind = CMDQ_COMMAND;
+		e->pc.cmd = rec->cmd;
+		return true;
+	case JOURNAL_BAD:
+		e->kind = CMDQ_BAD_LINE;
+		e->error = rec->error;
+		return true;
+	case JOURNAL_TIMEOUT:
+		e->kind = CMDQ_TIMEOUT;
+		return true;
+	case JOURNAL_LOST:
+		e->kind = CMDQ_LOST;
+		e->drain = rec->drain;
+		return true;
+	case JOURNAL_RECONNECT:
+		e->kind = CMDQ_RECONNECT;
+		if (rec->secret && strlen(rec->secret) == BCAST_SECRET_HEX)
+			memcpy(e->secret, rec->secret, BCAST_SECRET_HEX + 1);
+		return true;
+	case JOURNAL_GRACE_OVER:
+		e->kind = CMDQ_GRACE_OVER;
+		e->player = rec->target;
+		return true;
+	case JOURNAL_DIGEST:
+	case JOURNAL_END:
+	case JOURNAL_RESUME:
+		break;
+	}
+	return false;
 }
 
 static bool replay_entry(struct journal_replay *r, const struct journal_record *rec, char *err,
                          size_t errlen)
 {
+	if (!journal_kind_is_entry(rec->kind)) {
+		if (rec->kind == JOURNAL_RESUME)
+			for (int p = 0; p < game_player_count(r->game); p++)
+				bcast_set_away(r->bcast, p);
+		return true;
+	}
 	int player = bcast_player_of(r->bcast, rec->comm_id);
 	if (player != rec->player) {
 		snprintf(err, errlen,
@@ -1539,28 +1663,8 @@ static bool replay_entry(struct journal_replay *r, const struct journal_record *
 		return false;
 	}
 	struct cmdq_entry e;
-	memset(&e, 0, sizeof e);
-	e.comm_id = rec->comm_id;
-	switch (rec->kind) {
-	case JOURNAL_COMMAND:
-		e.kind = CMDQ_COMMAND;
-		e.pc.cmd = rec->cmd;
-		break;
-	case JOURNAL_BAD:
-		e.kind = CMDQ_BAD_LINE;
-		e.error = rec->error;
-		break;
-	case JOURNAL_TIMEOUT:
-		e.kind = CMDQ_TIMEOUT;
-		break;
-	case JOURNAL_LOST:
-		e.kind = CMDQ_LOST;
-		e.drain = rec->drain;
-		break;
-	case JOURNAL_DIGEST:
-	case JOURNAL_END:
+	if (!journal_record_entry(rec, &e))
 		return true;
-	}
 	dispatch_entry(&r->disp, &e);
 	r->entries++;
 	return true;
@@ -1628,4 +1732,77 @@ void journal_replay_free(struct journal_replay *r)
 	proto_buf_free(&r->line);
 	free(r->closed.v);
 	free(r);
+}
+
+/* ---- resuming ------------------------------------------------------------ */
+
+struct journal *journal_reopen(const char *path, const struct journal_file *jf,
+                               enum journal_sync sync, const struct game *g, FILE *log, char *err,
+                               size_t errlen)
+{
+	struct journal_replay *r = journal_replay_new(jf, NULL, NULL, err, errlen);
+	if (!r)
+		return NULL;
+	int64_t last_ms = 0;
+	for (size_t i = 0; i < jf->nrec; i++) {
+		if (jf->rec[i].kind == JOURNAL_END)
+			break;
+		if (!journal_replay_step(r, &jf->rec[i], err, errlen)) {
+			journal_replay_free(r);
+			return NULL;
+		}
+		if (jf->rec[i].kind != JOURNAL_DIGEST)
+			last_ms = jf->rec[i].ms;
+	}
+	struct journal *j = xcalloc(1, sizeof *j);
+	j->path = xstrdup(path);
+	j->sync = sync;
+	j->game = g;
+	j->log = log;
+	j->t0_ms = mono_ms() - last_ms;
+	pthread_mutex_init(&j->mu, NULL);
+	pthread_cond_init(&j->cv, NULL);
+	j->sha = r->sha;
+	j->lines = r->lines;
+	j->bytes = r->bytes;
+	for (size_t i = 0; i < r->closed.n; i++)
+		comm_set_add(&j->closed, r->closed.v[i]);
+	journal_replay_free(r);
+	j->n = j->kept = j->digest_n = jf->entries;
+	j->digest_lines = j->lines;
+	j->fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (j->fd < 0 || ftruncate(j->fd, (off_t)jf->resume_bytes) != 0) {
+		snprintf(err, errlen, "cannot reopen journal %s: %s", path, strerror(errno));
+		journal_free(j);
+		return NULL;
+	}
+	j->good_len = (off_t)jf->resume_bytes;
+	/* the resume record */
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	struct tm tm;
+	gmtime_r(&now.tv_sec, &tm);
+	char when[64], stamp[40];
+	strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(when, sizeof when, "%s.%03ldZ", stamp, now.tv_nsec / 1000000);
+	j->line.n = 0;
+	jb_add(&j->line, "{", 1);
+	jb_str(&j->line, "resume", when, strlen(when));
+	jb_int(&j->line, "n", j->n);
+	jb_int(&j->line, "ms", last_ms);
+	jb_end_object(&j->line);
+	if (!put_line(j, "write to") || (sync != JOURNAL_SYNC_NEVER && !sync_now(j))) {
+		snprintf(err, errlen, "cannot write journal %s", path);
+		journal_free(j);
+		return NULL;
+	}
+	if (sync == JOURNAL_SYNC_TURN) {
+		if (pthread_create(&j->thread, NULL, sync_thread, j) != 0) {
+			snprintf(err, errlen, "cannot start the journal's sync thread");
+			journal_free(j);
+			return NULL;
+		}
+		j->thread_started = true;
+	}
+	return j;
 }

@@ -36,6 +36,9 @@ static const char usage_text[] =
         "                    [--bind ADDR] [--watch-port N]\n"
         "                    [--journal FILE\n"
         "                    [--journal-sync always|turn|never]]\n"
+        "                    [--reconnect-grace SECONDS]\n"
+        "       sopra-server --resume FILE --port N [--bind ADDR] [--watch-port N]\n"
+        "                    [--max-strangers N] [--journal-sync P]\n"
         "       sopra-server --check --config PATH [options]\n"
         "       sopra-server --help | --version\n"
         "\n"
@@ -70,6 +73,17 @@ static const char usage_text[] =
         "  --journal-sync P   when the journal is forced to disk: always (before each\n"
         "                     command takes effect), turn (default: at the end of\n"
         "                     each turn and of the game) or never\n"
+        "  --reconnect-grace S  sessions: each player gets a secret (a Session line\n"
+        "                     after its Config) to come back with on a new\n"
+        "                     connection ({\"command\":\"Reconnect\",...}); a player whose\n"
+        "                     connection drops may do so within S seconds (0: no\n"
+        "                     grace, but a --journal game can be resumed; see\n"
+        "                     docs/protocol.md, \"Reconnecting\")\n"
+        "  --resume FILE      restart the game of journal FILE (written with --journal\n"
+        "                     and --reconnect-grace) after a crash and keep appending\n"
+        "                     to it; config, seed, rules and timeouts come from it\n"
+        "                     (giving them too is a usage error). Players return with\n"
+        "                     Reconnect within --timeout seconds or leave\n"
         "  --check            only validate the configuration: print \"PATH: ok\" on\n"
         "                     stdout (exit 0) or every problem on stderr (exit 2);\n"
         "                     listen on nothing. --port and --timeout are then optional\n"
@@ -98,6 +112,9 @@ struct options {
 	enum journal_sync journal_sync;
 	bool has_config, has_port, has_seed, has_timeout, has_rules, has_journal_sync;
 	bool check; /* --check: validate the configuration, then exit */
+	int grace;  /* --reconnect-grace, if has_grace */
+	bool has_grace;
+	const char *resume; /* --resume FILE */
 };
 
 /* Report a usage error (and the usage text) on stderr. */
@@ -178,7 +195,9 @@ enum opt_id {
 	OPT_VERSION,
 	OPT_JOURNAL,
 	OPT_JOURNAL_SYNC,
-	OPT_CHECK
+	OPT_CHECK,
+	OPT_RECONNECT_GRACE,
+	OPT_RESUME
 };
 
 static const struct {
@@ -191,7 +210,8 @@ static const struct {
         [OPT_BIND] = {"bind", true},       [OPT_WATCH_PORT] = {"watch-port", true},
         [OPT_HELP] = {"help", false},      [OPT_VERSION] = {"version", false},
         [OPT_JOURNAL] = {"journal", true}, [OPT_JOURNAL_SYNC] = {"journal-sync", true},
-        [OPT_CHECK] = {"check", false},
+        [OPT_CHECK] = {"check", false},    [OPT_RECONNECT_GRACE] = {"reconnect-grace", true},
+        [OPT_RESUME] = {"resume", true},
 };
 #define OPT_COUNT ((int)(sizeof opt_table / sizeof opt_table[0]))
 
@@ -320,6 +340,23 @@ static int parse_args(int argc, char **argv, struct options *o)
 				return usage_error("invalid --journal: empty path");
 			o->journal = val;
 			break;
+		case OPT_RECONNECT_GRACE:
+			if (o->has_grace)
+				return usage_error("duplicate option --reconnect-grace");
+			if (!parse_int64(val, 0, INT_MAX, &v))
+				return usage_error("invalid --reconnect-grace '%s': expected whole "
+				                   "seconds >= 0",
+				                   val);
+			o->grace = (int)v;
+			o->has_grace = true;
+			break;
+		case OPT_RESUME:
+			if (o->resume)
+				return usage_error("duplicate option --resume");
+			if (!*val)
+				return usage_error("invalid --resume: empty path");
+			o->resume = val;
+			break;
 		case OPT_JOURNAL_SYNC:
 			if (o->has_journal_sync)
 				return usage_error("duplicate option --journal-sync");
@@ -331,6 +368,18 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		}
 	}
+	if (o->resume) {
+		/* the journal's header decides these */
+		if (o->has_config || o->has_seed || o->has_rules || o->has_timeout || o->journal ||
+		    o->has_grace || o->check)
+			return usage_error("--resume takes the configuration, seed, rules, "
+			                   "timeout, journal and grace from the journal: "
+			                   "--config, --seed, --rules, --timeout, --journal, "
+			                   "--reconnect-grace and --check conflict with it");
+		if (!o->has_port)
+			return usage_error("missing option --port");
+		return -1;
+	}
 	if (!o->has_config)
 		return usage_error("missing option --config");
 	if (!o->has_port && !o->check)
@@ -338,6 +387,95 @@ static int parse_args(int argc, char **argv, struct options *o)
 	if (!o->has_timeout && !o->check)
 		return usage_error("missing option --timeout");
 	return -1;
+}
+
+/* --resume FILE: rebuild the game from its journal through the server's
+ * own dispatcher, reopen the journal for appending, and wait for the
+ * players to reconnect (docs/journal.md, "Resuming"). */
+static int run_resume(const struct options *o)
+{
+	char err[512];
+	struct journal_file jf;
+	if (!journal_load(o->resume, &jf, err, sizeof err)) {
+		fprintf(stderr, "sopra-server: %s\n", err);
+		return EXIT_RUNTIME;
+	}
+	if (jf.torn)
+		fprintf(stderr, "sopra-server: %s: %s\n", o->resume, jf.torn_why);
+	int rc = EXIT_RUNTIME;
+	struct config *cfg = NULL;
+	struct game *game = NULL;
+	struct server *srv = NULL;
+	struct journal *journal = NULL;
+	if (!jf.sessions) {
+		fprintf(stderr,
+		        "sopra-server: %s: the game ran without --reconnect-grace: its players "
+		        "have no secrets to return with, so it cannot be resumed\n",
+		        o->resume);
+		goto out;
+	}
+	struct config_errors errs = {0};
+	cfg = config_parse(jf.config_text, jf.config_len, &errs);
+	if (!cfg) {
+		fprintf(stderr, "sopra-server: %s: the journal's configuration does not load\n",
+		        o->resume);
+		config_errors_free(&errs);
+		rc = EXIT_BAD_CONFIG;
+		goto out;
+	}
+	game = game_new(cfg, jf.seed, jf.rules);
+	struct server_opts so = {.bind = o->bind,
+	                         .watch = o->has_watch_port,
+	                         .watch_port = o->watch_port,
+	                         .config_text = cfg->text,
+	                         .port = o->port,
+	                         .timeout_sec = jf.timeout_sec,
+	                         .max_strangers =
+	                                 o->max_strangers > 0
+	                                         ? o->max_strangers
+	                                         : server_default_max_strangers(cfg->max_players),
+	                         .secret = journal_session_secret,
+	                         .secret_ctx = jf.session_key,
+	                         .grace_sec = jf.grace_sec};
+	srv = server_new(game, &so, stderr);
+	if (!srv)
+		goto out;
+	int max_comm = 0;
+	for (size_t i = 0; i < jf.nrec && jf.rec[i].kind != JOURNAL_END; i++) {
+		struct cmdq_entry e;
+		if (jf.rec[i].comm_id > max_comm)
+			max_comm = jf.rec[i].comm_id;
+		if (journal_record_entry(&jf.rec[i], &e))
+			server_feed(srv, &e);
+		else if (jf.rec[i].kind == JOURNAL_RESUME)
+			server_all_away(srv);
+	}
+	if (game_is_over(game)) {
+		fprintf(stderr, "sopra-server: %s: the game is over; nothing to resume\n",
+		        o->resume);
+		goto out;
+	}
+	journal = journal_reopen(o->resume, &jf, o->has_journal_sync ? o->journal_sync : jf.sync,
+	                         game, stderr, err, sizeof err);
+	if (!journal) {
+		fprintf(stderr, "sopra-server: %s\n", err);
+		goto out;
+	}
+	struct dispatch_hooks hooks = journal_hooks(journal);
+	server_set_taps(srv, &hooks, journal_on_line, journal);
+	fprintf(stderr, "sopra-server: resuming %s after entry %lld (seed %" PRId64 ")\n",
+	        o->resume, (long long)jf.entries, jf.seed);
+	server_resume(srv, max_comm, jf.timeout_sec);
+	rc = server_run(srv);
+	journal_close(journal, game_is_over(game) ? "game over" : "stopped");
+	journal = NULL;
+out:
+	journal_close(journal, "stopped");
+	server_free(srv);
+	game_free(game);
+	config_free(cfg);
+	journal_file_free(&jf);
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -356,6 +494,9 @@ int main(int argc, char **argv)
 	/* a journal over the file size limit fails with EFBIG (logged, the game
 	 * goes on) instead of killing the server */
 	sigaction(SIGXFSZ, &sa, NULL);
+
+	if (o.resume)
+		return run_resume(&o);
 
 	struct config_errors errs = {0};
 	struct config *cfg = config_load(o.config, &errs);
@@ -405,6 +546,19 @@ int main(int argc, char **argv)
 		fputs("sopra-server: out of memory\n", stderr);
 		goto out;
 	}
+	/* sessions (--reconnect-grace): a random key, kept in the journal */
+	uint8_t session_key[JOURNAL_KEY_BYTES];
+	if (o.has_grace) {
+		for (size_t k = 0; k < sizeof session_key; k += sizeof(int64_t)) {
+			int64_t part = 0;
+			if (!random_seed(&part)) {
+				fprintf(stderr, "sopra-server: cannot draw a session key: %s\n",
+				        strerror(errno));
+				goto out;
+			}
+			memcpy(session_key + k, &part, sizeof part);
+		}
+	}
 	if (o.journal) {
 		/* before listening: a journal that cannot be created stops the
 		 * server here (exit 1); one that fails later is logged and the
@@ -416,7 +570,9 @@ int main(int argc, char **argv)
 		                            .config_path = o.config,
 		                            .seed = o.seed,
 		                            .rules = o.rules,
-		                            .timeout_sec = o.timeout};
+		                            .timeout_sec = o.timeout,
+		                            .session_key = o.has_grace ? session_key : NULL,
+		                            .grace_sec = o.grace};
 		journal = journal_open(&jp, game, stderr, err, sizeof err);
 		if (!journal) {
 			fprintf(stderr, "sopra-server: %s\n", err);
@@ -433,6 +589,11 @@ int main(int argc, char **argv)
 	                                 o.max_strangers > 0
 	                                         ? o.max_strangers
 	                                         : server_default_max_strangers(cfg->max_players)};
+	if (o.has_grace) {
+		so.secret = journal_session_secret;
+		so.secret_ctx = session_key;
+		so.grace_sec = o.grace;
+	}
 	srv = server_new(game, &so, stderr);
 	if (!srv)
 		goto out; /* server_new said why */

@@ -224,6 +224,17 @@ struct server {
 
 	server_line_tap line_tap; /* every line sent, or NULL */
 	void *line_tap_ctx;
+
+	/* sessions: each away player's reconnect grace, by player id */
+	struct grace_timer *graces;
+	int ngraces;
+	int grace_sec;
+};
+
+struct grace_timer {
+	struct server *srv;
+	struct event *ev; /* owned; NULL until first needed */
+	int player;
 };
 
 static void flush_dirty(struct server *s);
@@ -783,6 +794,98 @@ static void sink_send(void *ctx, int comm_id, const struct game_event *ev)
 	conn_queue(c, s->line);
 	if (ev->type == GEV_ACT_NOW && ev->to >= 0 && c->state == CONN_OPEN)
 		s->prompted = c;
+}
+
+/* A line that is no game event (sessions: the Session line). */
+static void sink_send_line(void *ctx, int comm_id, const char *line, size_t len)
+{
+	struct server *s = ctx;
+	if (s->line_tap)
+		s->line_tap(s->line_tap_ctx, comm_id, bcast_player_of(s->bcast, comm_id), line,
+		            len);
+	struct conn *c = conn_find(s, comm_id);
+	if (!c)
+		return;
+	struct proto_buf b = {.data = (char *)line, .len = len, .cap = len};
+	conn_queue(c, &b);
+}
+
+/* ---- sessions: reconnect graces ------------------------------------------ */
+
+static void grace_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct grace_timer *g = arg;
+	struct server *s = g->srv;
+	if (s->stopping)
+		return;
+	cmdq_push_grace_over(&s->queue, g->player);
+	run_queue(s);
+	flush_dirty(s);
+}
+
+/* Start (away) or stop player's grace timer of sec seconds. */
+static void grace_set(struct server *s, int player, bool away, int sec)
+{
+	if (player < 0)
+		return;
+	if (player >= s->ngraces) {
+		if (!away)
+			return;
+		int n = s->ngraces ? s->ngraces : 8;
+		while (n <= player)
+			n *= 2;
+		s->graces = xreallocarray(s->graces, (size_t)n, sizeof *s->graces);
+		memset(s->graces + s->ngraces, 0, (size_t)(n - s->ngraces) * sizeof *s->graces);
+		s->ngraces = n;
+	}
+	struct grace_timer *g = &s->graces[player];
+	if (!g->ev) {
+		if (!away)
+			return;
+		g->srv = s;
+		g->player = player;
+		g->ev = evtimer_new(s->base, grace_cb, g);
+		if (!g->ev)
+			xalloc_die(sizeof *g);
+	}
+	if (away) {
+		struct timeval tv = {sec, 0};
+		evtimer_add(g->ev, &tv);
+	} else {
+		evtimer_del(g->ev);
+	}
+}
+
+static void on_away(void *ctx, int player, bool away)
+{
+	struct server *s = ctx;
+	grace_set(s, player, away, s->grace_sec);
+}
+
+void server_feed(struct server *s, const struct cmdq_entry *e)
+{
+	dispatch_entry(&s->disp, e);
+}
+
+void server_all_away(struct server *s)
+{
+	for (int p = 0; p < game_player_count(s->game); p++)
+		bcast_set_away(s->bcast, p);
+}
+
+void server_resume(struct server *s, int max_comm, int grace_sec)
+{
+	if (s->next_comm_id < max_comm)
+		s->next_comm_id = max_comm;
+	for (int p = 0; p < s->ngraces; p++)
+		grace_set(s, p, false, 0);
+	server_all_away(s);
+	for (int p = 0; p < game_player_count(s->game); p++)
+		if (bcast_in_game(s->bcast, p))
+			grace_set(s, p, true, grace_sec);
+	net_log(s, "resumed: players may reconnect within %d s", grace_sec);
 }
 
 static void sink_close(void *ctx, int comm_id)
@@ -1645,9 +1748,20 @@ struct server *server_new(struct game *game, const struct server_opts *opts, FIL
 	cmdq_init(&s->queue);
 	proto_buf_init(&s->out);
 	proto_buf_init(&s->config_line);
-	s->bcast = bcast_new((struct bcast_sink){
-	        .encode = sink_encode, .send = sink_send, .close = sink_close, .ctx = s});
+	s->bcast = bcast_new((struct bcast_sink){.encode = sink_encode,
+	                                         .send = sink_send,
+	                                         .close = sink_close,
+	                                         .send_line = sink_send_line,
+	                                         .ctx = s});
 	dispatch_init(&s->disp, game, s->bcast, log);
+	if (opts->secret) {
+		bcast_enable_sessions(s->bcast, opts->secret, opts->secret_ctx);
+		s->queue.sessions = true;
+		s->grace_sec = opts->grace_sec;
+		s->disp.grace = opts->grace_sec > 0;
+		s->disp.away = on_away;
+		s->disp.away_ctx = s;
+	}
 
 	s->base = new_event_base();
 	if (!s->base) {
@@ -1722,6 +1836,10 @@ void server_free(struct server *s)
 		return;
 	for (struct conn *c; (c = list_pop(&s->conns)) != NULL;)
 		conn_free(c);
+	for (int p = 0; p < s->ngraces; p++)
+		if (s->graces[p].ev)
+			event_free(s->graces[p].ev);
+	free(s->graces);
 	for (struct conn *c; (c = list_pop(&s->dead)) != NULL;)
 		conn_free(c);
 	for (int k = 0; k < s->nlisteners; k++)

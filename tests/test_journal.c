@@ -628,9 +628,9 @@ static void test_wrong_config_hash(void **state)
 	/* not a journal at all; another version */
 	assert_false(journal_parse("{\"hello\":1}\n", 12, "j", &jf, err, sizeof err));
 	assert_non_null(strstr(err, "not a sopra journal"));
-	const char *v2 = "{\"journal\":\"sopra-journal\",\"version\":2}\n";
+	const char *v2 = "{\"journal\":\"sopra-journal\",\"version\":3}\n";
 	assert_false(journal_parse(v2, strlen(v2), "j", &jf, err, sizeof err));
-	assert_non_null(strstr(err, "version 2"));
+	assert_non_null(strstr(err, "version 3"));
 	assert_false(journal_parse("", 0, "j", &jf, err, sizeof err));
 	free(text);
 	unlink(path);

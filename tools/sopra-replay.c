@@ -562,6 +562,15 @@ static int write_scenario(const struct opts *o, const struct journal_file *jf)
 			        (long long)rec->n, rec->player);
 			cut = true;
 			continue;
+		case JOURNAL_RECONNECT:
+		case JOURNAL_GRACE_OVER:
+		case JOURNAL_RESUME:
+			fprintf(out,
+			        "\n# entry %lld: a session record (reconnect, grace or resume); a "
+			        "scenario cannot express it, so it ends here\n",
+			        (long long)rec->n);
+			cut = true;
+			continue;
 		case JOURNAL_DIGEST:
 		case JOURNAL_END:
 			break;
@@ -726,7 +735,7 @@ int main(int argc, char **argv)
 	int64_t at_ms = 0;
 	for (size_t i = 0; i < jf.nrec; i++) {
 		const struct journal_record *rec = &jf.rec[i];
-		bool entry = rec->kind != JOURNAL_DIGEST && rec->kind != JOURNAL_END;
+		bool entry = journal_kind_is_entry(rec->kind);
 		if (o.mode == MODE_AT && entry && rec->n > o.at)
 			break;
 		if (!journal_replay_step(r, rec, err, sizeof err)) {

@@ -20,8 +20,16 @@
 #define SOPRA_BCAST_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "sopra/game_event.h"
+
+/* A session secret: 64 lowercase hex digits (docs/protocol.md,
+ * "Reconnecting"). */
+#define BCAST_SECRET_HEX 64
+
+/* Writes player's secret (BCAST_SECRET_HEX digits and a NUL) into hex. */
+typedef void (*bcast_secret_fn)(void *ctx, int player, char *hex);
 
 /* Where the broadcaster delivers. encode and close may be NULL. */
 struct bcast_sink {
@@ -32,6 +40,9 @@ struct bcast_sink {
 	void (*send)(void *ctx, int comm_id, const struct game_event *ev);
 	/* The player on comm_id has left: flush its connection, then close it. */
 	void (*close)(void *ctx, int comm_id);
+	/* Sessions only: deliver a line that is no game event (the Session
+	 * line, with its "\n") to comm_id. */
+	void (*send_line)(void *ctx, int comm_id, const char *line, size_t len);
 	void *ctx;
 };
 
@@ -59,6 +70,29 @@ int bcast_conn_lost(struct bcast *b, int comm_id);
 /* Tell the sink to flush connection comm_id and close it (a connection that
  * broke the framing rules). */
 void bcast_close_conn(struct bcast *b, int comm_id);
+
+/* ---- sessions (docs/protocol.md, "Reconnecting") -------------------------
+ *
+ * Off unless enabled. Then every player's Config is followed, to that
+ * player alone, by {"event":"Session","player":P,"secret":"..."}, and the
+ * broadcaster keeps each player's history: every event routed to the player
+ * (also while it has no connection) and its Session line. */
+
+/* Turn sessions on (before any player joins). fn derives the secrets. */
+void bcast_enable_sessions(struct bcast *b, bcast_secret_fn fn, void *ctx);
+bool bcast_sessions(const struct bcast *b);
+
+/* The player ever registered whose secret is the len bytes at secret, or -1. */
+int bcast_find_secret(const struct bcast *b, const char *secret, size_t len);
+
+/* Player (in the game, no connection) speaks through comm_id from now on:
+ * its whole history is delivered to comm_id first. False if the player is
+ * not in the game or is connected. */
+bool bcast_rejoin(struct bcast *b, int player, int comm_id);
+
+/* Player keeps its seat but has no connection (a resume: the old ones are
+ * gone). */
+void bcast_set_away(struct bcast *b, int player);
 
 /* Route every event of l in order. sender_comm is the connection whose
  * entry produced them, or 0. */

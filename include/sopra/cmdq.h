@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "sopra/bcast.h"
 #include "sopra/game.h"
 #include "sopra/proto.h"
 
@@ -25,6 +26,9 @@ enum cmdq_kind {
 	CMDQ_BAD_LINE, /* a line that did not decode: error says why */
 	CMDQ_TIMEOUT,  /* the --timeout expired while the game waited */
 	CMDQ_LOST,     /* the connection is gone, or must close (drain) */
+	/* sessions only (docs/protocol.md, "Reconnecting"): */
+	CMDQ_RECONNECT,  /* {"command":"Reconnect","secret":...}: secret */
+	CMDQ_GRACE_OVER, /* player's reconnect grace expired */
 };
 
 struct cmdq_entry {
@@ -33,6 +37,8 @@ struct cmdq_entry {
 	struct proto_cmd pc; /* CMDQ_COMMAND: the decoded command (owns its name) */
 	const char *error;   /* CMDQ_BAD_LINE: static or in pc.err_buf */
 	bool drain;          /* CMDQ_LOST: the connection is still open; flush it, then close */
+	int player;          /* CMDQ_GRACE_OVER: whose grace */
+	char secret[BCAST_SECRET_HEX + 1]; /* CMDQ_RECONNECT: as sent, "" if not 64 bytes */
 };
 
 /* A FIFO of entries. It grows as needed (xalloc policy) and reuses the
@@ -40,6 +46,7 @@ struct cmdq_entry {
 struct cmdq {
 	struct cmdq_entry *v; /* owned ring of cap entries */
 	size_t head, n, cap;
+	bool sessions; /* decode Reconnect (else it is an unknown command) */
 };
 
 void cmdq_init(struct cmdq *q);
@@ -57,6 +64,7 @@ void cmdq_push_line(struct cmdq *q, int comm_id, const char *line, size_t len,
 void cmdq_push_error(struct cmdq *q, int comm_id, const char *static_msg);
 void cmdq_push_timeout(struct cmdq *q);
 void cmdq_push_lost(struct cmdq *q, int comm_id, bool drain);
+void cmdq_push_grace_over(struct cmdq *q, int player);
 
 /* The oldest entry, or NULL when empty. It stays valid until cmdq_pop. */
 const struct cmdq_entry *cmdq_front(const struct cmdq *q);

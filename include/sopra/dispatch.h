@@ -38,12 +38,23 @@ struct dispatch_hooks {
 	void *ctx;
 };
 
+/* Sessions: player went away (away true: its connection was lost and the
+ * game was not told, a grace runs) or came back (away false). */
+typedef void (*dispatch_away_fn)(void *ctx, int player, bool away);
+
 struct dispatcher {
 	struct game *game;   /* borrowed */
 	struct bcast *bcast; /* borrowed */
 	FILE *log;           /* borrowed; NULL: silent */
 	struct dispatch_hooks hooks;
 	struct game_event_list events; /* owned scratch, reused */
+	/* sessions (bcast_sessions): with grace, a registered player's lost
+	 * connection makes it away; CMDQ_GRACE_OVER tells the game if it is
+	 * still away then. away (may be NULL) runs the grace timers. */
+	bool grace;
+	dispatch_away_fn away;
+	void *away_ctx;
+	char msg[128]; /* a Reconnect's CommandFailed message */
 };
 
 void dispatch_init(struct dispatcher *d, struct game *game, struct bcast *bcast, FILE *log);

@@ -40,8 +40,10 @@
 #include "sopra/dispatch.h"
 #include "sopra/game.h"
 
-#define JOURNAL_FORMAT  "sopra-journal" /* the header's "journal" value */
-#define JOURNAL_VERSION 1               /* the header's "version" */
+#define JOURNAL_FORMAT        "sopra-journal" /* the header's "journal" value */
+#define JOURNAL_VERSION       2               /* the header's "version" with sessions */
+#define JOURNAL_VERSION_PLAIN 1               /* ... without (no sessionKey, no grace) */
+#define JOURNAL_KEY_BYTES     32              /* the session key */
 
 /* When the journal is forced to disk (fdatasync). Every entry is written
  * (write(2)) before its events go out under every policy. */
@@ -65,9 +67,16 @@ struct journal_params {
 	int64_t seed;
 	enum game_rules rules;
 	int timeout_sec;
+	const uint8_t *session_key; /* JOURNAL_KEY_BYTES, or NULL: no sessions */
+	int grace_sec;              /* --reconnect-grace (sessions only) */
 };
 
 struct journal;
+
+/* A bcast_secret_fn: ctx is the JOURNAL_KEY_BYTES session key; the secret
+ * is the hex SHA-256 of the key followed by the player id (4 bytes, big
+ * endian). */
+void journal_session_secret(void *ctx, int player, char *hex);
 
 /*
  * Create p->path (O_EXCL: an existing journal is never overwritten), write
@@ -100,6 +109,21 @@ bool journal_close(struct journal *j, const char *reason);
  * remove the file, which holds nothing but the header. NULL is fine. */
 void journal_discard(struct journal *j);
 
+/* ---- resuming ---------------------------------------------------------- */
+
+struct journal_file;
+
+/*
+ * Reopen the journal jf was loaded from (path) for appending: cut it back
+ * to jf->resume_bytes (a torn last line and an end record go), rebuild the
+ * digest state by replaying jf (checking its digests), continue the entry
+ * numbering and write a resume record. g is the resumed game (borrowed).
+ * NULL with err on failure.
+ */
+struct journal *journal_reopen(const char *path, const struct journal_file *jf,
+                               enum journal_sync sync, const struct game *g, FILE *log, char *err,
+                               size_t errlen);
+
 /* ---- reading ----------------------------------------------------------- */
 
 enum journal_kind {
@@ -109,7 +133,14 @@ enum journal_kind {
 	JOURNAL_LOST,    /* a connection was lost (drain: closed after flushing) */
 	JOURNAL_DIGEST,  /* the event stream after entry n: lines, bytes, sha256 */
 	JOURNAL_END,     /* the server closed the journal: reason */
+	/* version 2 (sessions): */
+	JOURNAL_RECONNECT,  /* a Reconnect: secret */
+	JOURNAL_GRACE_OVER, /* target's reconnect grace expired */
+	JOURNAL_RESUME,     /* the server was resumed here: every player is away */
 };
+
+/* Whether records of this kind are queue entries (numbered n = 1, 2, ...). */
+bool journal_kind_is_entry(enum journal_kind k);
 
 /* One line of a journal after the header. Owns its strings. */
 struct journal_record {
@@ -126,6 +157,8 @@ struct journal_record {
 	int64_t bytes;  /* JOURNAL_DIGEST: bytes digested so far */
 	uint8_t sha256[32];
 	char *reason;   /* owned: JOURNAL_END */
+	char *secret;   /* owned: JOURNAL_RECONNECT */
+	int target;     /* JOURNAL_GRACE_OVER: the player */
 	size_t line_no; /* 1-based line in the file */
 };
 
@@ -145,9 +178,13 @@ struct journal_file {
 	int64_t start_unix_ms;
 	struct journal_record *rec; /* records in file order */
 	size_t nrec;
-	int64_t entries;    /* number of entry records */
-	size_t valid_bytes; /* length of the whole, good lines (a resume truncates here) */
-	bool torn;          /* a torn or corrupt last line was dropped */
+	int64_t entries;     /* number of entry records */
+	size_t valid_bytes;  /* length of the whole, good lines */
+	size_t resume_bytes; /* valid_bytes without a last end record (a resume cuts here) */
+	bool sessions;       /* version 2: a session key */
+	uint8_t session_key[JOURNAL_KEY_BYTES];
+	int grace_sec;
+	bool torn; /* a torn or corrupt last line was dropped */
 	char torn_why[160];
 	bool ended; /* the last record is JOURNAL_END */
 };
@@ -167,6 +204,11 @@ bool journal_parse(const char *data, size_t len, const char *name, struct journa
 void journal_file_free(struct journal_file *jf);
 
 /* ---- replay ------------------------------------------------------------ */
+
+struct cmdq_entry;
+/* The queue entry an entry record stands for (borrowing rec's strings);
+ * false for a record that is no entry. */
+bool journal_record_entry(const struct journal_record *rec, struct cmdq_entry *e);
 
 /* Called with every line the server sent, in order: the connection, its
  * player at send time (-1: unregistered) and the line with its "\n". */

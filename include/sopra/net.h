@@ -55,6 +55,12 @@ struct server_opts {
 	int watch_port;          /* its port (0: ephemeral) */
 	int max_watchers;        /* watchers at once (0: 64) */
 	const char *config_text; /* the configuration, sent to watchers as Config */
+	/* sessions (docs/protocol.md, "Reconnecting"): secret non-NULL turns
+	 * them on; grace_sec > 0: a player whose connection is lost may
+	 * reconnect within that many seconds before the game is told */
+	bcast_secret_fn secret;
+	void *secret_ctx; /* borrowed */
+	int grace_sec;
 };
 
 /* The default --max-strangers for a game of max_players. */
@@ -95,6 +101,16 @@ struct event_base *server_base(const struct server *srv);
  * Call at most once.
  */
 int server_run(struct server *srv);
+
+/* Resume (before server_run): dispatch one entry of the journal as the old
+ * server did (its connections are gone: what it sends goes nowhere, but
+ * the players' histories are kept). No taps run. */
+void server_feed(struct server *srv, const struct cmdq_entry *e);
+/* Every player still in the game has no connection (a resume record). */
+void server_all_away(struct server *srv);
+/* After the feed: new connections get commIds above max_comm, and every
+ * player still in the game is away with a grace of grace_sec seconds. */
+void server_resume(struct server *srv, int max_comm, int grace_sec);
 
 /* Close every connection and free the server (not the game or the config).
  * NULL is fine. */
