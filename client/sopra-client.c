@@ -42,6 +42,7 @@ struct client {
 	struct replay r;
 	FILE *timing;
 	bool start, start_sent, quit;
+	bool bot_due; /* start the first bot after this redraw */
 	/* options */
 	const char *host, *name, *replay_path, *timing_path;
 	int port, nbots;
@@ -111,7 +112,7 @@ static void on_line(void *ctx, const char *line, size_t len)
 	int type = app_feed(&cl->a, line, len);
 	if (type == MEV_CONFIG && cl->a.mode == APP_PLAY) {
 		if (cl->nbots > 0 && cl->bots.started == 0)
-			start_bot(cl);
+			cl->bot_due = true; /* after the redraw: fork() takes time */
 		else if (cl->start && cl->nbots == 0)
 			send_start(cl);
 	} else if (type == MEV_CHARACTERS) {
@@ -140,6 +141,11 @@ static void on_server(struct client *cl)
 		fprintf(cl->timing, "redraw_ms %.3f events %ld\n", now_ms() - t0,
 		        cl->a.events - before);
 		fflush(cl->timing);
+	}
+	if (cl->bot_due) {
+		cl->bot_due = false;
+		start_bot(cl);
+		ui_draw(&cl->a, &cl->v);
 	}
 }
 
