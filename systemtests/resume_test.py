@@ -77,7 +77,10 @@ class Server:
 
     def close(self):
         self.kill()
+        text = self.text()
         os.unlink(self.log.name)
+        check("Sanitizer" not in text and "runtime error" not in text,
+              "sanitizer report: " + text[-3000:])
 
 
 class Player:
