@@ -197,6 +197,59 @@ static void test_many_players_grow(void **state)
 	bcast_free(b);
 }
 
+static void rec_line(void *ctx, int comm_id, const char *line, size_t len)
+{
+	char item[64];
+	snprintf(item, sizeof item, "%d:%.15s", comm_id, strstr(line, "Session") ? "Session" : "?");
+	(void)len;
+	rec_add(ctx, item);
+}
+
+static void fake_secret(void *ctx, int player, char *hex)
+{
+	(void)ctx;
+	memset(hex, 'a' + player, BCAST_SECRET_HEX);
+	hex[BCAST_SECRET_HEX] = '\0';
+}
+
+/* Sessions: Session right after Config to that player alone; the history
+ * (also what was routed while away) is resent on rejoin; secrets. */
+static void test_sessions_history_and_rejoin(void **state)
+{
+	(void)state;
+	struct rec r;
+	memset(&r, 0, sizeof r);
+	struct bcast *b = bcast_new((struct bcast_sink){.encode = rec_encode,
+	                                                .send = rec_send,
+	                                                .close = rec_close,
+	                                                .send_line = rec_line,
+	                                                .ctx = &r});
+	bcast_enable_sessions(b, fake_secret, NULL);
+	bcast_join(b, 0, 11);
+	bcast_join(b, 1, 12);
+	struct game_event_list l;
+	game_event_list_init(&l);
+	push(&l, GEV_CONFIG, 0);
+	push(&l, GEV_ACT_NOW, 0);
+	bcast_route(b, 11, &l);
+	assert_string_equal(r.log, "11:Config 11:Session 11:ActNow");
+	assert_int_equal(bcast_conn_lost(b, 11), 0);
+	game_event_list_clear(&l);
+	push(&l, GEV_NEXT_ROUND, GEV_TO_ALL);
+	bcast_route(b, 0, &l);
+	r.log[0] = '\0';
+	char sec[BCAST_SECRET_HEX + 1];
+	fake_secret(NULL, 0, sec);
+	assert_int_equal(bcast_find_secret(b, sec, strlen(sec)), 0);
+	assert_int_equal(bcast_find_secret(b, "x", 1), -1);
+	assert_false(bcast_rejoin(b, 1, 20)); /* connected */
+	assert_true(bcast_rejoin(b, 0, 21));
+	assert_string_equal(r.log, "21:Config 21:Session 21:ActNow 21:NextRound");
+	assert_int_equal(bcast_player_of(b, 21), 0);
+	game_event_list_free(&l);
+	bcast_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -207,6 +260,7 @@ int main(void)
 	        cmocka_unit_test(test_lost_connection_skipped_until_left),
 	        cmocka_unit_test(test_close_conn_and_lookups),
 	        cmocka_unit_test(test_many_players_grow),
+	        cmocka_unit_test(test_sessions_history_and_rejoin),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
