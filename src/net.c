@@ -346,7 +346,7 @@ static void by_id_append(struct server *s, struct conn *c)
 {
 	if (s->nby_id == s->cap_by_id) {
 		s->cap_by_id = s->cap_by_id ? s->cap_by_id * 2 : 64;
-		s->by_id = xreallocarray(s->by_id, s->cap_by_id, sizeof *s->by_id);
+		s->by_id = xreallocarray(s->by_id, s->cap_by_id, sizeof(struct conn *));
 	}
 	s->by_id[s->nby_id++] = c;
 }
@@ -355,7 +355,8 @@ static void by_id_remove(struct server *s, const struct conn *c)
 {
 	size_t i = by_id_lower(s, c->id);
 	if (i < s->nby_id && s->by_id[i] == c) {
-		memmove(&s->by_id[i], &s->by_id[i + 1], (s->nby_id - i - 1) * sizeof *s->by_id);
+		memmove(&s->by_id[i], &s->by_id[i + 1],
+		        (s->nby_id - i - 1) * sizeof(struct conn *));
 		s->nby_id--;
 	}
 }

@@ -1,9 +1,7 @@
 /* xalloc: allocation helpers that abort loudly instead of returning NULL
  * (see include/sopra/xalloc.h for the policy). */
-#define _GNU_SOURCE /* program_invocation_short_name */
 #include "sopra/xalloc.h"
 
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +10,8 @@
 _Noreturn void xalloc_die(size_t n)
 {
 #ifdef __GLIBC__
-	const char *prog = program_invocation_short_name; /* the server or a tool */
+	extern char *program_invocation_short_name; /* glibc: the server or a tool */
+	const char *prog = program_invocation_short_name;
 #else
 	const char *prog = "sopra";
 #endif
