@@ -5,7 +5,9 @@
 #                                    everything (about a minute on 2 cores)
 #   bench/run.sh --quick             fewer iterations (a smoke run, ~15 s)
 #   bench/run.sh --only rtt,engine   some sections: rtt engine rss startup bots
-#                                    concurrent scaling
+#                                    concurrent scaling journal (journal: the
+#                                    round trips again with --journal, once
+#                                    per --journal-sync policy)
 #   bench/run.sh --help              this text
 #
 # The server is measured as it is deployed: a Release build (build-bench/,
@@ -40,5 +42,66 @@ big=../shared/conformance/base/oneOfEachCfg.json # 1743 cards, the largest examp
 if [ -f "$big" ]; then
 	args+=(--big-config "$big")
 fi
+# "journal" is this script's own section: it is taken out of --only
+quick=
+only=
+all=1
+bench_args=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--only)
+		only=${2:-}
+		all=
+		shift 2
+		;;
+	--only=*)
+		only=${1#--only=}
+		all=
+		shift
+		;;
+	*)
+		[ "$1" = --quick ] && quick=--quick
+		bench_args+=("$1")
+		shift
+		;;
+	esac
+done
+journal=$all
+case ",$only," in *,journal,*) journal=1 ;; esac
+only=$(echo ",$only," | sed 's/,journal,/,/g; s/^,*//; s/,*$//')
+[ -n "$only" ] && bench_args+=(--only "$only")
 echo "sopra-bench on $(nproc 2>/dev/null || echo '?') CPUs, $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)" >&2
-"$dir/bench/sopra-bench" "${args[@]}" "$@" | tee "$dir/last-run.md"
+: >"$dir/last-run.md"
+if [ -n "$all" ] || [ -n "$only" ]; then
+	"$dir/bench/sopra-bench" "${args[@]}" "${bench_args[@]}" | tee "$dir/last-run.md"
+fi
+[ -n "$journal" ] || exit 0
+
+# The journal (docs/performance.md, "Journal (issue 11)"): the round-trip
+# section again, the server started through a wrapper that adds --journal and
+# one --journal-sync policy; the echo floor is measured in the same run. The
+# journals go to $dir/journals, on the disk the build is on (an fdatasync
+# costs there what it costs a deployed server on the same kind of disk).
+# "always" waits for the disk on every command: it runs with --quick.
+jdir=$PWD/$dir/journals
+server=${SOPRA_SERVER:-$dir/sopra-server}
+case "$server" in /*) ;; *) server=$PWD/$server ;; esac
+wrapper=$PWD/$dir/journal-server.sh
+printf '#!/usr/bin/env bash\nexec "%s" --journal "%s/$$.jnl" --journal-sync "$SOPRA_JOURNAL_SYNC" "$@"\n' \
+	"$server" "$jdir" >"$wrapper"
+chmod +x "$wrapper"
+fs=$(df -T "$dir" 2>/dev/null | awk 'NR == 2 { print $2 }')
+for policy in turn never always; do
+	rm -rf "$jdir"
+	mkdir -p "$jdir"
+	q=$quick
+	[ "$policy" = always ] && q=--quick
+	echo "journal, --journal-sync $policy (journals on $fs)" >&2
+	# the rows of the table get "journal POLICY: " in front
+	SOPRA_JOURNAL_SYNC=$policy "$dir/bench/sopra-bench" --server "$wrapper" --only rtt $q |
+		awk -v p="journal $policy: " 'BEGIN { FS = OFS = "|" }
+			NF > 3 && $2 !~ /^ *what *$/ && $2 !~ /^-+$/ { sub(/^ /, " " p, $2) }
+			{ print }' | tee -a "$dir/last-run.md"
+	du -sk "$jdir" | awk -v p="$policy" '{ printf "journal %s: %d KiB of journals\n", p, $1 }' >&2
+done
+rm -rf "$jdir" "$wrapper"
