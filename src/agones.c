@@ -15,6 +15,7 @@
  * (src/static_nss.c).
  */
 #include "sopra/agones.h"
+#include "sopra/log.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -52,22 +53,8 @@ struct agones {
 	bool stopping, shutdown_done, wait_over;
 };
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static void
-agones_log(const struct agones *a, const char *fmt, ...)
-{
-	if (!a->log)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("sopra-server: agones: ", a->log);
-	vfprintf(a->log, fmt, ap);
-	fputc('\n', a->log);
-	va_end(ap);
-	fflush(a->log);
-}
+/* One log line: "sopra-server: agones: ...". */
+#define agones_log(a, ...) sopra_log((a)->log, "agones: ", __VA_ARGS__)
 
 static struct timeval ms_tv(int ms)
 {

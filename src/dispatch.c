@@ -1,6 +1,7 @@
 /* dispatch: apply queue entries to the game, route the events
  * (include/sopra/dispatch.h). */
 #include "sopra/dispatch.h"
+#include "sopra/log.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -8,22 +9,8 @@
 
 #include "sopra/game_event.h"
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static void
-dispatch_log(const struct dispatcher *d, const char *fmt, ...)
-{
-	if (!d->log)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("sopra-server: ", d->log);
-	vfprintf(d->log, fmt, ap);
-	fputc('\n', d->log);
-	va_end(ap);
-	fflush(d->log);
-}
+/* One log line (log.h). */
+#define dispatch_log(d, ...) sopra_log((d)->log, "", __VA_ARGS__)
 
 void dispatch_init(struct dispatcher *d, struct game *game, struct bcast *bcast, FILE *log)
 {

@@ -41,6 +41,7 @@
  * just prompted with ActNow is flushed first.
  */
 #include "sopra/net.h"
+#include "sopra/log.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -244,22 +245,8 @@ static void listeners_enable(struct server *s, bool on);
 
 /* ---- logging ------------------------------------------------------------- */
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static void
-net_log(const struct server *s, const char *fmt, ...)
-{
-	if (!s->log)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("sopra-server: ", s->log);
-	vfprintf(s->log, fmt, ap);
-	fputc('\n', s->log);
-	va_end(ap);
-	fflush(s->log);
-}
+/* One log line (log.h). */
+#define net_log(s, ...) sopra_log((s)->log, "", __VA_ARGS__)
 
 static void conn_set_state(struct conn *c, enum conn_state st, const char *why)
 {
