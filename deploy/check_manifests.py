@@ -243,8 +243,15 @@ def run_listening(argv, env=None, what=""):
     p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE, env=env)
     try:
-        line = p.stderr.readline().decode(errors="replace")
-        check("listening on" in line, "%s: did not listen: %r" % (what, line))
+        # the log starts with the seed ("sopra-server: seed N ..."), then
+        # "listening on"; read up to it (EOF: the server did not start)
+        lines = []
+        while len(lines) < 20:
+            line = p.stderr.readline().decode(errors="replace")
+            lines.append(line)
+            if not line or "listening on" in line:
+                break
+        check("listening on" in line, "%s: did not listen: %r" % (what, "".join(lines)))
         p.send_signal(signal.SIGTERM)
         rc = p.wait(10)
         check(rc == 0, "%s: exit %d after SIGTERM" % (what, rc))
