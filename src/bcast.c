@@ -52,14 +52,7 @@ void bcast_join(struct bcast *b, int player, int comm_id)
 {
 	if (player < 0)
 		return;
-	if (player >= b->cap) {
-		int cap = b->cap ? b->cap : 8;
-		while (cap <= player)
-			cap *= 2;
-		b->p = xreallocarray(b->p, (size_t)cap, sizeof *b->p);
-		memset(b->p + b->cap, 0, (size_t)(cap - b->cap) * sizeof *b->p);
-		b->cap = cap;
-	}
+	b->p = xgrow_zeroed(b->p, &b->cap, player, sizeof *b->p);
 	if (player >= b->n)
 		b->n = player + 1;
 	free(b->p[player].hist);

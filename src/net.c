@@ -226,8 +226,9 @@ struct server {
 	server_line_tap line_tap; /* every line sent, or NULL */
 	void *line_tap_ctx;
 
-	/* sessions: each away player's reconnect grace, by player id */
-	struct grace_timer *graces;
+	/* sessions: each away player's reconnect grace, by player id (each
+	 * allocated on its own: its address is the timer's argument) */
+	struct grace_timer **graces;
 	int ngraces;
 	int grace_sec;
 };
@@ -821,17 +822,13 @@ static void grace_set(struct server *s, int player, bool away, int sec)
 	if (player >= s->ngraces) {
 		if (!away)
 			return;
-		int n = s->ngraces ? s->ngraces : 8;
-		while (n <= player)
-			n *= 2;
-		s->graces = xreallocarray(s->graces, (size_t)n, sizeof *s->graces);
-		memset(s->graces + s->ngraces, 0, (size_t)(n - s->ngraces) * sizeof *s->graces);
-		s->ngraces = n;
+		s->graces = xgrow_zeroed(s->graces, &s->ngraces, player, sizeof *s->graces);
 	}
-	struct grace_timer *g = &s->graces[player];
-	if (!g->ev) {
+	struct grace_timer *g = s->graces[player];
+	if (!g) {
 		if (!away)
 			return;
+		g = s->graces[player] = xcalloc(1, sizeof *g);
 		g->srv = s;
 		g->player = player;
 		g->ev = evtimer_new(s->base, grace_cb, g);
@@ -1824,9 +1821,11 @@ void server_free(struct server *s)
 		return;
 	for (struct conn *c; (c = list_pop(&s->conns)) != NULL;)
 		conn_free(c);
-	for (int p = 0; p < s->ngraces; p++)
-		if (s->graces[p].ev)
-			event_free(s->graces[p].ev);
+	for (int p = 0; p < s->ngraces; p++) {
+		if (s->graces[p])
+			event_free(s->graces[p]->ev);
+		free(s->graces[p]);
+	}
 	free(s->graces);
 	for (struct conn *c; (c = list_pop(&s->dead)) != NULL;)
 		conn_free(c);

@@ -50,6 +50,19 @@ void *xreallocarray(void *p, size_t n, size_t size)
 	return xrealloc(p, n * size);
 }
 
+void *xgrow_zeroed(void *p, int *cap, int index, size_t size)
+{
+	if (index < *cap)
+		return p;
+	int n = *cap ? *cap : 8;
+	while (n <= index)
+		n *= 2;
+	char *q = xreallocarray(p, (size_t)n, size);
+	memset(q + (size_t)*cap * size, 0, (size_t)(n - *cap) * size);
+	*cap = n;
+	return q;
+}
+
 char *xmemdup0(const char *s, size_t n)
 {
 	char *d = xmalloc(n + 1);

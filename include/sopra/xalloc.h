@@ -28,6 +28,10 @@ void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 /* xrealloc for n elements of size bytes, with the multiplication checked. */
 void *xreallocarray(void *p, size_t n, size_t size);
+/* Make the array p of *cap elements (size bytes each) hold element
+ * `index` (>= 0): it grows by doubling, from 8, and the new elements are
+ * zeroed; *cap is updated. Returns the (maybe moved) array. */
+void *xgrow_zeroed(void *p, int *cap, int index, size_t size);
 /* A NUL-terminated copy of s[0..n). */
 char *xmemdup0(const char *s, size_t n);
 char *xstrdup(const char *s);
