@@ -716,9 +716,9 @@ static void flush_dirty(struct server *s)
 
 /* ---- the broadcaster's sink ---------------------------------------------- */
 
-/* c has registered: its input is taken before other connections'. An event
- * that is running or queued to run keeps its priority until it is added
- * again, so the read event is re-added. */
+/* c has registered: its newly arrived input is taken before other
+ * connections'. An event that is running or queued to run keeps its
+ * priority until it is added again, so the read event is re-added. */
 static void conn_promote(struct conn *c)
 {
 	bool reading = event_pending(c->rev, EV_READ, NULL);
@@ -726,8 +726,10 @@ static void conn_promote(struct conn *c)
 	event_priority_set(c->rev, NET_PRIO_PLAYER);
 	if (reading)
 		event_add(c->rev, NULL);
-	if (!evtimer_pending(c->resume, NULL))
-		event_priority_set(c->resume, NET_PRIO_PLAYER);
+	/* c->resume keeps the lowest priority: a player's own backlog (more
+	 * than NET_LINES_PER_EVENT lines at once) is taken when nothing else
+	 * waits, so a player pipelining thousands of lines cannot starve the
+	 * signals, the timers or the other connections */
 }
 
 /* A line for every player: into the history, and to every watcher. */
