@@ -97,6 +97,27 @@ static const char usage_text[] =
         "  2   invalid configuration (nothing was listened on)\n"
         "  64  usage error (missing, repeated, unknown or invalid option)\n";
 
+enum opt_id {
+	OPT_CONFIG,
+	OPT_PORT,
+	OPT_SEED,
+	OPT_TIMEOUT,
+	OPT_RULES,
+	OPT_MAX_STRANGERS,
+	OPT_BIND,
+	OPT_WATCH_PORT,
+	OPT_HELP,
+	OPT_VERSION,
+	OPT_JOURNAL,
+	OPT_JOURNAL_SYNC,
+	OPT_CHECK,
+	OPT_RECONNECT_GRACE,
+	OPT_RESUME,
+	OPT_COUNT
+};
+
+/* The command line after parsing: the values, and which options were
+ * given (given[OPT_...]). */
 struct options {
 	const char *config;
 	int port;
@@ -106,15 +127,12 @@ struct options {
 	int max_strangers; /* 0: server_default_max_strangers */
 	const char *bind;  /* NULL: dual-stack, every address */
 	int watch_port;
-	bool has_watch_port;
-	bool has_max_strangers;
 	const char *journal;
 	enum journal_sync journal_sync;
-	bool has_config, has_port, has_seed, has_timeout, has_rules, has_journal_sync;
-	bool check; /* --check: validate the configuration, then exit */
-	int grace;  /* --reconnect-grace, if has_grace */
-	bool has_grace;
+	bool check;         /* --check: validate the configuration, then exit */
+	int grace;          /* --reconnect-grace */
 	const char *resume; /* --resume FILE */
+	bool given[OPT_COUNT];
 };
 
 /* Report a usage error (and the usage text) on stderr. */
@@ -182,38 +200,118 @@ static bool random_seed(int64_t *out)
 	return true;
 }
 
-enum opt_id {
-	OPT_CONFIG,
-	OPT_PORT,
-	OPT_SEED,
-	OPT_TIMEOUT,
-	OPT_RULES,
-	OPT_MAX_STRANGERS,
-	OPT_BIND,
-	OPT_WATCH_PORT,
-	OPT_HELP,
-	OPT_VERSION,
-	OPT_JOURNAL,
-	OPT_JOURNAL_SYNC,
-	OPT_CHECK,
-	OPT_RECONNECT_GRACE,
-	OPT_RESUME
+static bool parse_rules(const char *val, struct options *o)
+{
+	return game_rules_parse(val, &o->rules);
+}
+
+static bool parse_sync(const char *val, struct options *o)
+{
+	return journal_sync_parse(val, &o->journal_sync);
+}
+
+/* How an option's value is checked: none; a non-empty text; an integer in
+ * [min, max]; a word that parse() knows. */
+enum opt_kind { OK_FLAG, OK_TEXT, OK_INT, OK_WORD };
+
+/* One row per option: its name, how its value is checked, and what the
+ * error says is expected ("empty <expect>" for a text). */
+static const struct opt_def {
+	const char *name;
+	enum opt_kind kind;
+	int64_t min, max;
+	const char *expect;
+	bool (*parse)(const char *val, struct options *o);
+} opt_table[OPT_COUNT] = {
+        [OPT_CONFIG] = {"config", OK_TEXT, 0, 0, "path", NULL},
+        [OPT_PORT] = {"port", OK_INT, 0, 65535, "an integer 0..65535", NULL},
+        [OPT_SEED] = {"seed", OK_INT, INT64_MIN, INT64_MAX, "a signed 64-bit integer", NULL},
+        [OPT_TIMEOUT] = {"timeout", OK_INT, 1, INT_MAX, "whole seconds >= 1", NULL},
+        [OPT_RULES] = {"rules", OK_WORD, 0, 0, "base or revised", parse_rules},
+        [OPT_MAX_STRANGERS] = {"max-strangers", OK_INT, 1, 1000000, "an integer 1..1000000", NULL},
+        [OPT_BIND] = {"bind", OK_TEXT, 0, 0, "address", NULL},
+        [OPT_WATCH_PORT] = {"watch-port", OK_INT, 0, 65535, "an integer 0..65535", NULL},
+        [OPT_HELP] = {"help", OK_FLAG, 0, 0, NULL, NULL},
+        [OPT_VERSION] = {"version", OK_FLAG, 0, 0, NULL, NULL},
+        [OPT_JOURNAL] = {"journal", OK_TEXT, 0, 0, "path", NULL},
+        [OPT_JOURNAL_SYNC] = {"journal-sync", OK_WORD, 0, 0, "always, turn or never", parse_sync},
+        [OPT_CHECK] = {"check", OK_FLAG, 0, 0, NULL, NULL},
+        [OPT_RECONNECT_GRACE] = {"reconnect-grace", OK_INT, 0, INT_MAX, "whole seconds >= 0", NULL},
+        [OPT_RESUME] = {"resume", OK_TEXT, 0, 0, "path", NULL},
 };
 
-static const struct {
-	const char *name;
-	bool takes_value;
-} opt_table[] = {
-        [OPT_CONFIG] = {"config", true},   [OPT_PORT] = {"port", true},
-        [OPT_SEED] = {"seed", true},       [OPT_TIMEOUT] = {"timeout", true},
-        [OPT_RULES] = {"rules", true},     [OPT_MAX_STRANGERS] = {"max-strangers", true},
-        [OPT_BIND] = {"bind", true},       [OPT_WATCH_PORT] = {"watch-port", true},
-        [OPT_HELP] = {"help", false},      [OPT_VERSION] = {"version", false},
-        [OPT_JOURNAL] = {"journal", true}, [OPT_JOURNAL_SYNC] = {"journal-sync", true},
-        [OPT_CHECK] = {"check", false},    [OPT_RECONNECT_GRACE] = {"reconnect-grace", true},
-        [OPT_RESUME] = {"resume", true},
-};
-#define OPT_COUNT ((int)(sizeof opt_table / sizeof opt_table[0]))
+/* Keep the checked value of option id. */
+static void opt_keep(struct options *o, enum opt_id id, const char *text, int64_t v)
+{
+	switch (id) {
+	case OPT_CONFIG:
+		o->config = text;
+		break;
+	case OPT_PORT:
+		o->port = (int)v;
+		break;
+	case OPT_SEED:
+		o->seed = v;
+		break;
+	case OPT_TIMEOUT:
+		o->timeout = (int)v;
+		break;
+	case OPT_MAX_STRANGERS:
+		o->max_strangers = (int)v;
+		break;
+	case OPT_BIND:
+		o->bind = text;
+		break;
+	case OPT_WATCH_PORT:
+		o->watch_port = (int)v;
+		break;
+	case OPT_JOURNAL:
+		o->journal = text;
+		break;
+	case OPT_CHECK:
+		o->check = true;
+		break;
+	case OPT_RECONNECT_GRACE:
+		o->grace = (int)v;
+		break;
+	case OPT_RESUME:
+		o->resume = text;
+		break;
+	case OPT_RULES:        /* kept by its parse() */
+	case OPT_JOURNAL_SYNC: /* kept by its parse() */
+	case OPT_HELP:
+	case OPT_VERSION:
+	case OPT_COUNT:
+		break;
+	}
+}
+
+/* Check val for option id by its row and keep it. Returns -1, or
+ * EXIT_USAGE after reporting what is wrong. */
+static int opt_take(struct options *o, enum opt_id id, const char *val)
+{
+	const struct opt_def *d = &opt_table[id];
+	int64_t v = 0;
+	bool ok = true;
+	switch (d->kind) {
+	case OK_FLAG:
+		break;
+	case OK_TEXT:
+		if (!*val)
+			return usage_error("invalid --%s: empty %s", d->name, d->expect);
+		break;
+	case OK_INT:
+		ok = parse_int64(val, d->min, d->max, &v);
+		break;
+	case OK_WORD:
+		ok = d->parse(val, o);
+		break;
+	}
+	if (!ok)
+		return usage_error("invalid --%s '%s': expected %s", d->name, val, d->expect);
+	opt_keep(o, id, val, v);
+	return -1;
+}
 
 /*
  * Parse argv into o. Returns -1 to go on, or an exit code: 0 after --help or
@@ -238,7 +336,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		const char *oname = opt_table[id].name;
 
 		const char *val = NULL;
-		if (!opt_table[id].takes_value) {
+		if (opt_table[id].kind == OK_FLAG) {
 			if (eq)
 				return usage_error("option --%s takes no value", oname);
 		} else if (eq) {
@@ -249,142 +347,39 @@ static int parse_args(int argc, char **argv, struct options *o)
 			return usage_error("option --%s requires a value", oname);
 		}
 
-		int64_t v = 0;
-		switch ((enum opt_id)id) {
-		case OPT_HELP:
+		if (id == OPT_HELP) {
 			fputs(usage_text, stdout);
 			return 0;
-		case OPT_VERSION:
+		}
+		if (id == OPT_VERSION) {
 			puts("sopra-server " SOPRA_VERSION);
 			return 0;
-		case OPT_CHECK:
-			if (o->check)
-				return usage_error("duplicate option --check");
-			o->check = true;
-			break;
-		case OPT_CONFIG:
-			if (o->has_config)
-				return usage_error("duplicate option --config");
-			if (!*val)
-				return usage_error("invalid --config: empty path");
-			o->config = val;
-			o->has_config = true;
-			break;
-		case OPT_PORT:
-			if (o->has_port)
-				return usage_error("duplicate option --port");
-			if (!parse_int64(val, 0, 65535, &v))
-				return usage_error(
-				        "invalid --port '%s': expected an integer 0..65535", val);
-			o->port = (int)v;
-			o->has_port = true;
-			break;
-		case OPT_SEED:
-			if (o->has_seed)
-				return usage_error("duplicate option --seed");
-			if (!parse_int64(val, INT64_MIN, INT64_MAX, &v))
-				return usage_error(
-				        "invalid --seed '%s': expected a signed 64-bit integer",
-				        val);
-			o->seed = v;
-			o->has_seed = true;
-			break;
-		case OPT_TIMEOUT:
-			if (o->has_timeout)
-				return usage_error("duplicate option --timeout");
-			if (!parse_int64(val, 1, INT_MAX, &v))
-				return usage_error(
-				        "invalid --timeout '%s': expected whole seconds >= 1", val);
-			o->timeout = (int)v;
-			o->has_timeout = true;
-			break;
-		case OPT_BIND:
-			if (o->bind)
-				return usage_error("duplicate option --bind");
-			if (!*val)
-				return usage_error("invalid --bind: empty address");
-			o->bind = val;
-			break;
-		case OPT_WATCH_PORT:
-			if (o->has_watch_port)
-				return usage_error("duplicate option --watch-port");
-			if (!parse_int64(val, 0, 65535, &v))
-				return usage_error(
-				        "invalid --watch-port '%s': expected an integer 0..65535",
-				        val);
-			o->watch_port = (int)v;
-			o->has_watch_port = true;
-			break;
-		case OPT_MAX_STRANGERS:
-			if (o->has_max_strangers)
-				return usage_error("duplicate option --max-strangers");
-			if (!parse_int64(val, 1, 1000000, &v))
-				return usage_error("invalid --max-strangers '%s': expected an "
-				                   "integer 1..1000000",
-				                   val);
-			o->max_strangers = (int)v;
-			o->has_max_strangers = true;
-			break;
-		case OPT_RULES:
-			if (o->has_rules)
-				return usage_error("duplicate option --rules");
-			if (!game_rules_parse(val, &o->rules))
-				return usage_error("invalid --rules '%s': expected base or revised",
-				                   val);
-			o->has_rules = true;
-			break;
-		case OPT_JOURNAL:
-			if (o->journal)
-				return usage_error("duplicate option --journal");
-			if (!*val)
-				return usage_error("invalid --journal: empty path");
-			o->journal = val;
-			break;
-		case OPT_RECONNECT_GRACE:
-			if (o->has_grace)
-				return usage_error("duplicate option --reconnect-grace");
-			if (!parse_int64(val, 0, INT_MAX, &v))
-				return usage_error("invalid --reconnect-grace '%s': expected whole "
-				                   "seconds >= 0",
-				                   val);
-			o->grace = (int)v;
-			o->has_grace = true;
-			break;
-		case OPT_RESUME:
-			if (o->resume)
-				return usage_error("duplicate option --resume");
-			if (!*val)
-				return usage_error("invalid --resume: empty path");
-			o->resume = val;
-			break;
-		case OPT_JOURNAL_SYNC:
-			if (o->has_journal_sync)
-				return usage_error("duplicate option --journal-sync");
-			if (!journal_sync_parse(val, &o->journal_sync))
-				return usage_error("invalid --journal-sync '%s': expected always, "
-				                   "turn or never",
-				                   val);
-			o->has_journal_sync = true;
-			break;
 		}
+		if (o->given[id])
+			return usage_error("duplicate option --%s", oname);
+		o->given[id] = true;
+		int rc = opt_take(o, (enum opt_id)id, val);
+		if (rc >= 0)
+			return rc;
 	}
 	if (o->resume) {
 		/* the journal's header decides these */
-		if (o->has_config || o->has_seed || o->has_rules || o->has_timeout || o->journal ||
-		    o->has_grace || o->check)
+		if (o->given[OPT_CONFIG] || o->given[OPT_SEED] || o->given[OPT_RULES] ||
+		    o->given[OPT_TIMEOUT] || o->journal || o->given[OPT_RECONNECT_GRACE] ||
+		    o->check)
 			return usage_error("--resume takes the configuration, seed, rules, "
 			                   "timeout, journal and grace from the journal: "
 			                   "--config, --seed, --rules, --timeout, --journal, "
 			                   "--reconnect-grace and --check conflict with it");
-		if (!o->has_port)
+		if (!o->given[OPT_PORT])
 			return usage_error("missing option --port");
 		return -1;
 	}
-	if (!o->has_config)
+	if (!o->given[OPT_CONFIG])
 		return usage_error("missing option --config");
-	if (!o->has_port && !o->check)
+	if (!o->given[OPT_PORT] && !o->check)
 		return usage_error("missing option --port");
-	if (!o->has_timeout && !o->check)
+	if (!o->given[OPT_TIMEOUT] && !o->check)
 		return usage_error("missing option --timeout");
 	return -1;
 }
@@ -425,7 +420,7 @@ static int run_resume(const struct options *o)
 	}
 	game = game_new(cfg, jf.seed, jf.rules);
 	struct server_opts so = {.bind = o->bind,
-	                         .watch = o->has_watch_port,
+	                         .watch = o->given[OPT_WATCH_PORT],
 	                         .watch_port = o->watch_port,
 	                         .config_text = cfg->text,
 	                         .port = o->port,
@@ -455,8 +450,9 @@ static int run_resume(const struct options *o)
 		        o->resume);
 		goto out;
 	}
-	journal = journal_reopen(o->resume, &jf, o->has_journal_sync ? o->journal_sync : jf.sync,
-	                         game, stderr, err, sizeof err);
+	journal = journal_reopen(o->resume, &jf,
+	                         o->given[OPT_JOURNAL_SYNC] ? o->journal_sync : jf.sync, game,
+	                         stderr, err, sizeof err);
 	if (!journal) {
 		fprintf(stderr, "sopra-server: %s\n", err);
 		goto out;
@@ -522,7 +518,7 @@ int main(int argc, char **argv)
 	}
 
 	/* logged either way: the seed and the configuration replay the game */
-	if (!o.has_seed) {
+	if (!o.given[OPT_SEED]) {
 		if (!random_seed(&o.seed)) {
 			fprintf(stderr, "sopra-server: cannot draw a random seed: %s\n",
 			        strerror(errno));
@@ -548,7 +544,7 @@ int main(int argc, char **argv)
 	}
 	/* sessions (--reconnect-grace): a random key, kept in the journal */
 	uint8_t session_key[JOURNAL_KEY_BYTES];
-	if (o.has_grace) {
+	if (o.given[OPT_RECONNECT_GRACE]) {
 		for (size_t k = 0; k < sizeof session_key; k += sizeof(int64_t)) {
 			int64_t part = 0;
 			if (!random_seed(&part)) {
@@ -564,15 +560,16 @@ int main(int argc, char **argv)
 		 * server here (exit 1); one that fails later is logged and the
 		 * game goes on (docs/journal.md) */
 		char err[512];
-		struct journal_params jp = {.path = o.journal,
-		                            .sync = o.journal_sync,
-		                            .cfg = cfg,
-		                            .config_path = o.config,
-		                            .seed = o.seed,
-		                            .rules = o.rules,
-		                            .timeout_sec = o.timeout,
-		                            .session_key = o.has_grace ? session_key : NULL,
-		                            .grace_sec = o.grace};
+		struct journal_params jp = {
+		        .path = o.journal,
+		        .sync = o.journal_sync,
+		        .cfg = cfg,
+		        .config_path = o.config,
+		        .seed = o.seed,
+		        .rules = o.rules,
+		        .timeout_sec = o.timeout,
+		        .session_key = o.given[OPT_RECONNECT_GRACE] ? session_key : NULL,
+		        .grace_sec = o.grace};
 		journal = journal_open(&jp, game, stderr, err, sizeof err);
 		if (!journal) {
 			fprintf(stderr, "sopra-server: %s\n", err);
@@ -580,7 +577,7 @@ int main(int argc, char **argv)
 		}
 	}
 	struct server_opts so = {.bind = o.bind,
-	                         .watch = o.has_watch_port,
+	                         .watch = o.given[OPT_WATCH_PORT],
 	                         .watch_port = o.watch_port,
 	                         .config_text = cfg->text,
 	                         .port = o.port,
@@ -589,7 +586,7 @@ int main(int argc, char **argv)
 	                                 o.max_strangers > 0
 	                                         ? o.max_strangers
 	                                         : server_default_max_strangers(cfg->max_players)};
-	if (o.has_grace) {
+	if (o.given[OPT_RECONNECT_GRACE]) {
 		so.secret = journal_session_secret;
 		so.secret_ctx = session_key;
 		so.grace_sec = o.grace;
