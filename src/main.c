@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -211,8 +212,13 @@ static bool parse_sync(const char *val, struct options *o)
 }
 
 /* How an option's value is checked: none; a non-empty text; an integer in
- * [min, max]; a word that parse() knows. */
+ * [min, max]; a word that parse() knows (and keeps). */
 enum opt_kind { OK_FLAG, OK_TEXT, OK_INT, OK_WORD };
+
+/* Where the checked value goes in struct options (at `off`): nowhere (a
+ * word's parse() keeps it), a const char *, an int, an int64_t, or true
+ * into a bool. */
+enum opt_store { ST_NONE, ST_TEXT, ST_INT, ST_I64, ST_TRUE };
 
 /* One row per option: its name, how its value is checked, and what the
  * error says is expected ("empty <expect>" for a text). */
@@ -222,66 +228,58 @@ static const struct opt_def {
 	int64_t min, max;
 	const char *expect;
 	bool (*parse)(const char *val, struct options *o);
+	enum opt_store store;
+	size_t off;
 } opt_table[OPT_COUNT] = {
-        [OPT_CONFIG] = {"config", OK_TEXT, 0, 0, "path", NULL},
-        [OPT_PORT] = {"port", OK_INT, 0, 65535, "an integer 0..65535", NULL},
-        [OPT_SEED] = {"seed", OK_INT, INT64_MIN, INT64_MAX, "a signed 64-bit integer", NULL},
-        [OPT_TIMEOUT] = {"timeout", OK_INT, 1, INT_MAX, "whole seconds >= 1", NULL},
-        [OPT_RULES] = {"rules", OK_WORD, 0, 0, "base or revised", parse_rules},
-        [OPT_MAX_STRANGERS] = {"max-strangers", OK_INT, 1, 1000000, "an integer 1..1000000", NULL},
-        [OPT_BIND] = {"bind", OK_TEXT, 0, 0, "address", NULL},
-        [OPT_WATCH_PORT] = {"watch-port", OK_INT, 0, 65535, "an integer 0..65535", NULL},
-        [OPT_HELP] = {"help", OK_FLAG, 0, 0, NULL, NULL},
-        [OPT_VERSION] = {"version", OK_FLAG, 0, 0, NULL, NULL},
-        [OPT_JOURNAL] = {"journal", OK_TEXT, 0, 0, "path", NULL},
-        [OPT_JOURNAL_SYNC] = {"journal-sync", OK_WORD, 0, 0, "always, turn or never", parse_sync},
-        [OPT_CHECK] = {"check", OK_FLAG, 0, 0, NULL, NULL},
-        [OPT_RECONNECT_GRACE] = {"reconnect-grace", OK_INT, 0, INT_MAX, "whole seconds >= 0", NULL},
-        [OPT_RESUME] = {"resume", OK_TEXT, 0, 0, "path", NULL},
+        [OPT_CONFIG] = {"config", OK_TEXT, 0, 0, "path", NULL, ST_TEXT,
+                        offsetof(struct options, config)},
+        [OPT_PORT] = {"port", OK_INT, 0, 65535, "an integer 0..65535", NULL, ST_INT,
+                      offsetof(struct options, port)},
+        [OPT_SEED] = {"seed", OK_INT, INT64_MIN, INT64_MAX, "a signed 64-bit integer", NULL, ST_I64,
+                      offsetof(struct options, seed)},
+        [OPT_TIMEOUT] = {"timeout", OK_INT, 1, INT_MAX, "whole seconds >= 1", NULL, ST_INT,
+                         offsetof(struct options, timeout)},
+        [OPT_RULES] = {"rules", OK_WORD, 0, 0, "base or revised", parse_rules, ST_NONE, 0},
+        [OPT_MAX_STRANGERS] = {"max-strangers", OK_INT, 1, 1000000, "an integer 1..1000000", NULL,
+                               ST_INT, offsetof(struct options, max_strangers)},
+        [OPT_BIND] = {"bind", OK_TEXT, 0, 0, "address", NULL, ST_TEXT,
+                      offsetof(struct options, bind)},
+        [OPT_WATCH_PORT] = {"watch-port", OK_INT, 0, 65535, "an integer 0..65535", NULL, ST_INT,
+                            offsetof(struct options, watch_port)},
+        [OPT_HELP] = {"help", OK_FLAG, 0, 0, NULL, NULL, ST_NONE, 0},
+        [OPT_VERSION] = {"version", OK_FLAG, 0, 0, NULL, NULL, ST_NONE, 0},
+        [OPT_JOURNAL] = {"journal", OK_TEXT, 0, 0, "path", NULL, ST_TEXT,
+                         offsetof(struct options, journal)},
+        [OPT_JOURNAL_SYNC] = {"journal-sync", OK_WORD, 0, 0, "always, turn or never", parse_sync,
+                              ST_NONE, 0},
+        [OPT_CHECK] = {"check", OK_FLAG, 0, 0, NULL, NULL, ST_TRUE,
+                       offsetof(struct options, check)},
+        [OPT_RECONNECT_GRACE] = {"reconnect-grace", OK_INT, 0, INT_MAX, "whole seconds >= 0", NULL,
+                                 ST_INT, offsetof(struct options, grace)},
+        [OPT_RESUME] = {"resume", OK_TEXT, 0, 0, "path", NULL, ST_TEXT,
+                        offsetof(struct options, resume)},
 };
 
-/* Keep the checked value of option id. */
-static void opt_keep(struct options *o, enum opt_id id, const char *text, int64_t v)
+/* Keep the checked value of an option where its row says. */
+static void opt_keep(struct options *o, const struct opt_def *d, const char *text, int64_t v)
 {
-	switch (id) {
-	case OPT_CONFIG:
-		o->config = text;
+	char *dst = (char *)o + d->off;
+	int i = (int)v;
+	bool yes = true;
+	switch (d->store) {
+	case ST_NONE:
 		break;
-	case OPT_PORT:
-		o->port = (int)v;
+	case ST_TEXT:
+		memcpy(dst, &text, sizeof text);
 		break;
-	case OPT_SEED:
-		o->seed = v;
+	case ST_INT:
+		memcpy(dst, &i, sizeof i);
 		break;
-	case OPT_TIMEOUT:
-		o->timeout = (int)v;
+	case ST_I64:
+		memcpy(dst, &v, sizeof v);
 		break;
-	case OPT_MAX_STRANGERS:
-		o->max_strangers = (int)v;
-		break;
-	case OPT_BIND:
-		o->bind = text;
-		break;
-	case OPT_WATCH_PORT:
-		o->watch_port = (int)v;
-		break;
-	case OPT_JOURNAL:
-		o->journal = text;
-		break;
-	case OPT_CHECK:
-		o->check = true;
-		break;
-	case OPT_RECONNECT_GRACE:
-		o->grace = (int)v;
-		break;
-	case OPT_RESUME:
-		o->resume = text;
-		break;
-	case OPT_RULES:        /* kept by its parse() */
-	case OPT_JOURNAL_SYNC: /* kept by its parse() */
-	case OPT_HELP:
-	case OPT_VERSION:
-	case OPT_COUNT:
+	case ST_TRUE:
+		memcpy(dst, &yes, sizeof yes);
 		break;
 	}
 }
@@ -309,7 +307,7 @@ static int opt_take(struct options *o, enum opt_id id, const char *val)
 	}
 	if (!ok)
 		return usage_error("invalid --%s '%s': expected %s", d->name, val, d->expect);
-	opt_keep(o, id, val, v);
+	opt_keep(o, d, val, v);
 	return -1;
 }
 
