@@ -30,6 +30,8 @@
 #include <nettle/base64.h>
 #include <nettle/sha2.h>
 
+#include <cjson/cJSON.h>
+
 #include "sopra/cmdq.h"
 #include "sopra/json.h"
 #include "sopra/proto.h"
@@ -660,7 +662,9 @@ static void put_header(struct journal *j, const struct journal_params *p)
 	jb_str(b, "server", SOPRA_VERSION, strlen(SOPRA_VERSION));
 	const char *rules = game_rules_name(p->rules);
 	jb_str(b, "rules", rules, strlen(rules));
-	jb_int(b, "seed", p->seed);
+	char seed[24]; /* a full 64-bit value: a string (JOURNAL_MAX_EXACT) */
+	snprintf(seed, sizeof seed, "%lld", (long long)p->seed);
+	jb_str(b, "seed", seed, strlen(seed));
 	jb_int(b, "timeout", p->timeout_sec);
 	const char *sync = journal_sync_name(p->sync);
 	jb_str(b, "sync", sync, strlen(sync));
@@ -790,11 +794,13 @@ void journal_discard(struct journal *j)
 
 enum jv_type { JV_STR, JV_INT, JV_BOOL, JV_NULL };
 
+/* One member of a journal line. key and s point into the line's cJSON
+ * tree (struct jobj owns it). */
 struct jfield {
-	const char *key; /* points into the line (keys have no escapes) */
+	const char *key;
 	size_t klen;
 	enum jv_type type;
-	char *s; /* JV_STR: owned, NUL-terminated, slen bytes */
+	const char *s; /* JV_STR: NUL-terminated, slen bytes */
 	size_t slen;
 	int64_t i;
 	bool b;
@@ -803,264 +809,87 @@ struct jfield {
 struct jobj {
 	struct jfield f[JOURNAL_MAX_FIELDS];
 	int n;
+	cJSON *tree; /* owned */
 };
 
 static void jobj_free(struct jobj *o)
 {
-	for (int i = 0; i < o->n; i++)
-		free(o->f[i].s);
+	cJSON_Delete(o->tree);
+	o->tree = NULL;
 	o->n = 0;
 }
 
-struct jparse {
-	const char *p, *end;
-	const char *why;
-};
+/* The largest integer a double (cJSON's number) holds exactly: journal
+ * integers stay below it; the seed, a full 64-bit value, is a string. */
+#define JOURNAL_MAX_EXACT ((int64_t)1 << 53)
 
-static void skip_ws(struct jparse *ps)
+/* Member m of a line as a field; false with *why for what the format does
+ * not have (nested values, fractions, integers beyond 2^53). */
+static bool take_field(const cJSON *m, struct jfield *f, const char **why)
 {
-	while (ps->p < ps->end &&
-	       (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\r' || *ps->p == '\n'))
-		ps->p++;
-}
-
-static void put_utf8(struct jbuf *b, unsigned cp)
-{
-	char u[4];
-	size_t n;
-	if (cp < 0x80) {
-		u[0] = (char)cp;
-		n = 1;
-	} else if (cp < 0x800) {
-		u[0] = (char)(0xC0 | cp >> 6);
-		u[1] = (char)(0x80 | (cp & 0x3F));
-		n = 2;
-	} else if (cp < 0x10000) {
-		u[0] = (char)(0xE0 | cp >> 12);
-		u[1] = (char)(0x80 | (cp >> 6 & 0x3F));
-		u[2] = (char)(0x80 | (cp & 0x3F));
-		n = 3;
+	*f = (struct jfield){.key = m->string, .klen = strlen(m->string)};
+	if (cJSON_IsString(m)) {
+		f->type = JV_STR;
+		f->s = m->valuestring;
+		f->slen = strlen(m->valuestring);
+	} else if (cJSON_IsBool(m)) {
+		f->type = JV_BOOL;
+		f->b = cJSON_IsTrue(m);
+	} else if (cJSON_IsNull(m)) {
+		f->type = JV_NULL;
+	} else if (cJSON_IsNumber(m)) {
+		double d = m->valuedouble;
+		if (d != d || d < -(double)JOURNAL_MAX_EXACT || d > (double)JOURNAL_MAX_EXACT ||
+		    (double)(int64_t)d != d) {
+			*why = "not an integer of the format";
+			return false;
+		}
+		f->type = JV_INT;
+		f->i = (int64_t)d;
 	} else {
-		u[0] = (char)(0xF0 | cp >> 18);
-		u[1] = (char)(0x80 | (cp >> 12 & 0x3F));
-		u[2] = (char)(0x80 | (cp >> 6 & 0x3F));
-		u[3] = (char)(0x80 | (cp & 0x3F));
-		n = 4;
-	}
-	jb_add(b, u, n);
-}
-
-static bool hex4(const char *p, const char *end, unsigned *out)
-{
-	if (end - p < 4)
+		*why = "nested values are not part of the format";
 		return false;
-	unsigned v = 0;
-	for (int i = 0; i < 4; i++) {
-		int h = hex_val(p[i]);
-		if (h < 0)
-			return false;
-		v = v << 4 | (unsigned)h;
 	}
-	*out = v;
 	return true;
 }
 
-/* A JSON string at ps->p (the opening quote), decoded into b. */
-static bool parse_string(struct jparse *ps, struct jbuf *b)
-{
-	ps->p++;
-	for (;;) {
-		if (ps->p >= ps->end) {
-			ps->why = "unterminated string";
-			return false;
-		}
-		unsigned char c = (unsigned char)*ps->p;
-		if (c == '"') {
-			ps->p++;
-			return true;
-		}
-		if (c < 0x20) {
-			ps->why = "control character in a string";
-			return false;
-		}
-		if (c != '\\') {
-			const char *run = ps->p;
-			while (ps->p < ps->end && *ps->p != '"' && *ps->p != '\\' &&
-			       (unsigned char)*ps->p >= 0x20)
-				ps->p++;
-			jb_add(b, run, (size_t)(ps->p - run));
-			continue;
-		}
-		if (ps->end - ps->p < 2) {
-			ps->why = "unterminated escape";
-			return false;
-		}
-		char e = ps->p[1];
-		ps->p += 2;
-		const char *simple = strchr("\"\\/bfnrt", e);
-		if (e != '\0' && simple) {
-			static const char out[] = "\"\\/\b\f\n\r\t";
-			jb_add(b, &out[simple - "\"\\/bfnrt"], 1);
-			continue;
-		}
-		unsigned cp;
-		if (e != 'u' || !hex4(ps->p, ps->end, &cp)) {
-			ps->why = "bad escape in a string";
-			return false;
-		}
-		ps->p += 4;
-		if (cp >= 0xD800 && cp < 0xDC00) {
-			unsigned lo;
-			if (ps->end - ps->p < 6 || ps->p[0] != '\\' || ps->p[1] != 'u' ||
-			    !hex4(ps->p + 2, ps->end, &lo) || lo < 0xDC00 || lo > 0xDFFF) {
-				ps->why = "lone surrogate in a string";
-				return false;
-			}
-			ps->p += 6;
-			cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-		} else if (cp >= 0xDC00 && cp < 0xE000) {
-			ps->why = "lone surrogate in a string";
-			return false;
-		}
-		put_utf8(b, cp);
-	}
-}
-
-static bool parse_int(struct jparse *ps, int64_t *out)
-{
-	const char *s = ps->p;
-	bool neg = s < ps->end && *s == '-';
-	if (neg)
-		s++;
-	if (s >= ps->end || *s < '0' || *s > '9') {
-		ps->why = "unexpected character";
-		return false;
-	}
-	uint64_t v = 0;
-	const uint64_t limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-	for (; s < ps->end && *s >= '0' && *s <= '9'; s++) {
-		uint64_t d = (uint64_t)(*s - '0');
-		if (v > (limit - d) / 10) {
-			ps->why = "integer out of range";
-			return false;
-		}
-		v = v * 10 + d;
-	}
-	if (s < ps->end && (*s == '.' || *s == 'e' || *s == 'E')) {
-		ps->why = "only integers are used";
-		return false;
-	}
-	*out = neg ? (int64_t)(0 - v) : (int64_t)v;
-	ps->p = s;
-	return true;
-}
-
-static bool word(struct jparse *ps, const char *w)
-{
-	size_t n = strlen(w);
-	if ((size_t)(ps->end - ps->p) >= n && memcmp(ps->p, w, n) == 0) {
-		ps->p += n;
-		return true;
-	}
-	return false;
-}
-
-/* Parse one line (without its "\n") as a flat object: string keys; string,
- * integer, boolean or null values. */
+/* Parse one line (without its "\n") as a flat object -- string keys;
+ * string, integer, boolean or null values -- with the strict check in
+ * front of cJSON (json.h) and no key twice. */
 static bool parse_object(const char *line, size_t len, struct jobj *o, const char **why)
 {
-	struct jparse ps = {line, line + len, NULL};
-	struct jbuf sb = {0};
+	struct json_error je;
 	o->n = 0;
-	skip_ws(&ps);
-	if (ps.p >= ps.end || *ps.p != '{') {
-		ps.why = "not a JSON object";
+	o->tree = NULL;
+	if (!json_check(line, len, &je)) {
+		*why = je.why;
+		return false;
+	}
+	o->tree = cJSON_ParseWithLength(line, len);
+	if (!o->tree)
+		xalloc_die(len); /* json_check accepted it: only memory can fail */
+	if (!cJSON_IsObject(o->tree)) {
+		*why = "not a JSON object";
 		goto fail;
 	}
-	ps.p++;
-	skip_ws(&ps);
-	if (ps.p < ps.end && *ps.p == '}') {
-		ps.p++;
-		goto done;
-	}
-	for (;;) {
-		skip_ws(&ps);
-		if (ps.p >= ps.end || *ps.p != '"') {
-			ps.why = "expected a key";
-			goto fail;
-		}
-		const char *k = ps.p + 1;
-		const char *q = memchr(k, '"', (size_t)(ps.end - k));
-		if (!q || memchr(k, '\\', (size_t)(q - k))) {
-			ps.why = "bad key";
-			goto fail;
-		}
+	for (const cJSON *m = o->tree->child; m; m = m->next) {
 		if (o->n == JOURNAL_MAX_FIELDS) {
-			ps.why = "too many fields";
+			*why = "too many fields";
 			goto fail;
 		}
 		struct jfield *f = &o->f[o->n];
-		*f = (struct jfield){.key = k, .klen = (size_t)(q - k)};
-		for (int i = 0; i < o->n; i++)
-			if (o->f[i].klen == f->klen && memcmp(o->f[i].key, k, f->klen) == 0) {
-				ps.why = "a key given twice";
+		if (!take_field(m, f, why))
+			goto fail;
+		for (int k = 0; k < o->n; k++)
+			if (o->f[k].klen == f->klen && memcmp(o->f[k].key, f->key, f->klen) == 0) {
+				*why = "a key given twice";
 				goto fail;
 			}
-		ps.p = q + 1;
-		skip_ws(&ps);
-		if (ps.p >= ps.end || *ps.p != ':') {
-			ps.why = "expected ':'";
-			goto fail;
-		}
-		ps.p++;
-		skip_ws(&ps);
-		if (ps.p < ps.end && *ps.p == '"') {
-			sb.n = 0;
-			if (!parse_string(&ps, &sb))
-				goto fail;
-			f->type = JV_STR;
-			f->s = xmemdup0(sb.n ? sb.s : "", sb.n);
-			f->slen = sb.n;
-		} else if (word(&ps, "true")) {
-			f->type = JV_BOOL;
-			f->b = true;
-		} else if (word(&ps, "false")) {
-			f->type = JV_BOOL;
-		} else if (word(&ps, "null")) {
-			f->type = JV_NULL;
-		} else if (ps.p < ps.end && (*ps.p == '{' || *ps.p == '[')) {
-			ps.why = "nested values are not part of the format";
-			goto fail;
-		} else {
-			f->type = JV_INT;
-			if (!parse_int(&ps, &f->i))
-				goto fail;
-		}
 		o->n++;
-		skip_ws(&ps);
-		if (ps.p < ps.end && *ps.p == ',') {
-			ps.p++;
-			continue;
-		}
-		if (ps.p < ps.end && *ps.p == '}') {
-			ps.p++;
-			break;
-		}
-		ps.why = "expected ',' or '}'";
-		goto fail;
 	}
-done:
-	skip_ws(&ps);
-	if (ps.p != ps.end) {
-		ps.why = "text after the object";
-		goto fail;
-	}
-	free(sb.s);
 	return true;
 fail:
-	free(sb.s);
 	jobj_free(o);
-	*why = ps.why ? ps.why : "syntax error";
 	return false;
 }
 
@@ -1108,6 +937,22 @@ static int64_t rd_int(struct rd *r, const char *key, int64_t min, int64_t max)
 		return 0;
 	}
 	return f->i;
+}
+
+/* The header's seed: a decimal string (a 64-bit value does not fit a
+ * JSON number as readers hold it). */
+static int64_t rd_seed(struct rd *r)
+{
+	const struct jfield *f = field(r->o, "seed");
+	char *end = NULL;
+	errno = 0;
+	long long v = f && f->type == JV_STR ? strtoll(f->s, &end, 10) : 0;
+	if (!f || f->type != JV_STR || !f->slen || *end || errno == ERANGE ||
+	    (f->s[0] != '-' && (f->s[0] < '0' || f->s[0] > '9'))) {
+		rd_fail(r, "\"seed\": %s", f ? "expected a decimal string" : "missing");
+		return 0;
+	}
+	return (int64_t)v;
 }
 
 static int rd_int32(struct rd *r, const char *key)
@@ -1333,7 +1178,7 @@ static bool read_header(struct rd *r, struct journal_file *jf)
 	if (rules && !game_rules_parse(rules, &jf->rules))
 		rd_fail(r, "\"rules\": unknown edition \"%.20s\"", rules);
 	free(rules);
-	jf->seed = rd_int(r, "seed", INT64_MIN, INT64_MAX);
+	jf->seed = rd_seed(r);
 	jf->timeout_sec = (int)rd_int(r, "timeout", 1, INT32_MAX);
 	char *sync = rd_str(r, "sync", NULL);
 	if (sync && !journal_sync_parse(sync, &jf->sync))

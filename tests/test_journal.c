@@ -664,7 +664,7 @@ static void test_digest_mismatch(void **state)
 	*d = *d == 'a' ? 'b' : 'a';
 	char *p = strstr(text, "\"comm\":2,\"player\":-1");
 	assert_non_null(p);
-	memcpy(p, "\"comm\":2,\"player\":00", 20);
+	memcpy(p, "\"comm\":2,\"player\": 0", 20); /* same length */
 	spit(path, text, len);
 	out.n = 0;
 	assert_false(replay_file(path, &out, &jf, err, sizeof err, NULL));
