@@ -1269,7 +1269,7 @@ bool journal_parse(const char *data, size_t len, const char *name, struct journa
 		bool last = !nl || pos + n + 1 == len;
 		const char *why = NULL;
 		char seq[160];
-		struct journal_record rec;
+		struct journal_record rec = {0};
 		struct rd r = {.o = &o};
 		if (!nl) {
 			why = "no \"\\n\" at its end (torn write)";

@@ -824,7 +824,8 @@ static void grace_set(struct server *s, int player, bool away, int sec)
 	if (player >= s->ngraces) {
 		if (!away)
 			return;
-		s->graces = xgrow_zeroed(s->graces, &s->ngraces, player, sizeof *s->graces);
+		s->graces =
+		        xgrow_zeroed(s->graces, &s->ngraces, player, sizeof(struct grace_timer *));
 	}
 	struct grace_timer *g = s->graces[player];
 	if (!g) {
