@@ -639,6 +639,20 @@ static int sync_dir_of(const char *path)
 	return rc;
 }
 
+/* The wall-clock time now, also written into when in ISO 8601 UTC with
+ * milliseconds ("2026-11-26T07:30:00.123Z"). */
+static struct timespec utc_now(char *when, size_t len)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	struct tm tm;
+	gmtime_r(&now.tv_sec, &tm);
+	char stamp[40];
+	strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(when, len, "%s.%03ldZ", stamp, now.tv_nsec / 1000000);
+	return now;
+}
+
 static void put_header(struct journal *j, const struct journal_params *p)
 {
 	uint8_t d[SHA256_DIGEST_SIZE];
@@ -646,13 +660,8 @@ static void put_header(struct journal *j, const struct journal_params *p)
 	sha256_of(p->cfg->text, p->cfg->text_len, d);
 	hex_encode(d, sizeof d, hex);
 
-	struct timespec now;
-	clock_gettime(CLOCK_REALTIME, &now);
-	struct tm tm;
-	gmtime_r(&now.tv_sec, &tm);
-	char when[64], stamp[40];
-	strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(when, sizeof when, "%s.%03ldZ", stamp, now.tv_nsec / 1000000);
+	char when[64];
+	struct timespec now = utc_now(when, sizeof when);
 
 	struct jbuf *b = &j->line;
 	b->n = 0;
@@ -1623,13 +1632,8 @@ struct journal *journal_reopen(const char *path, const struct journal_file *jf,
 	}
 	j->good_len = (off_t)jf->resume_bytes;
 	/* the resume record */
-	struct timespec now;
-	clock_gettime(CLOCK_REALTIME, &now);
-	struct tm tm;
-	gmtime_r(&now.tv_sec, &tm);
-	char when[64], stamp[40];
-	strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(when, sizeof when, "%s.%03ldZ", stamp, now.tv_nsec / 1000000);
+	char when[64];
+	utc_now(when, sizeof when);
 	j->line.n = 0;
 	jb_add(&j->line, "{", 1);
 	jb_str(&j->line, "resume", when, strlen(when));
