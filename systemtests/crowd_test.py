@@ -192,6 +192,18 @@ def start_two(srv):
     return a, b
 
 
+def rtt_register(c, n=20):
+    """n round trips of a second Register from a registered player during
+    registration (CommandFailed only; nothing else changes); sorted ms."""
+    out = []
+    for _ in range(n):
+        t0 = time.monotonic()
+        c.send('{"command":"Register","playerName":"again"}')
+        c.expect("CommandFailed")
+        out.append((time.monotonic() - t0) * 1e3)
+    return sorted(out)
+
+
 def rtt(c, n=50):
     """n round trips of a failing command from the player who is not active
     (CommandFailed only); sorted times in ms."""
@@ -283,11 +295,14 @@ def case_half_lines(args):
     try:
         a = Client(srv.port)
         register(a, "A")
+        idle = rtt_register(a, 100)
         half = b'{"command":"Register","playerName":"' + b"h" * 1000
         conns = []
         b = None
         busy = []
         for i in range(4000):
+            if i % 25 == 12 and b is None:  # A's round trip during the flood
+                busy += rtt_register(a, 2)
             try:
                 s = socket.socket()
                 s.setblocking(False)
@@ -309,6 +324,7 @@ def case_half_lines(args):
                 register(b, "B")
                 for c in (a, b):
                     c.expect("GameStarted")
+        report("half_lines", idle, sorted(busy))
         hwm = srv.status("VmHWM")
         text = srv.text()
         evicted = text.count("evicted")
