@@ -39,6 +39,12 @@
 
 /* A digest is written at least this often (entries), besides turn ends. */
 #define JOURNAL_DIGEST_EVERY 256
+/* The "turn" policy's background fdatasyncs start at least this far apart:
+ * a human's turn takes seconds, so each turn end gets a sync of its own, but
+ * bots that end a turn every fraction of a millisecond would otherwise keep
+ * the disk (and a core) busy with back-to-back syncs. Turns that end within
+ * the gap share the next sync (docs/journal.md, "Durability"). */
+#define JOURNAL_SYNC_GAP_MS 50
 /* Fields in one journal line (the header has the most: 13). */
 #define JOURNAL_MAX_FIELDS 32
 
@@ -349,6 +355,18 @@ jlog(const struct journal *j, const char *fmt, ...)
 	fflush(out);
 }
 
+/* Waits on j->cv until the monotonic clock reaches until_ms or the journal
+ * stops; j->mu is held. */
+static void wait_until(struct journal *j, int64_t until_ms)
+{
+	struct timespec ts = {.tv_sec = until_ms / 1000, .tv_nsec = (until_ms % 1000) * 1000000};
+	while (!j->stop && mono_ms() < until_ms)
+		pthread_cond_timedwait(&j->cv, &j->mu, &ts);
+}
+
+/* The "turn" policy's syncs: each one covers every request made before it
+ * starts; consecutive syncs start JOURNAL_SYNC_GAP_MS apart at least. On
+ * stop, a pending request is still served. */
 static void *sync_thread(void *arg)
 {
 	struct journal *j = arg;
@@ -359,6 +377,7 @@ static void *sync_thread(void *arg)
 		if (j->sync_done == j->sync_req)
 			break; /* stop, nothing pending */
 		uint64_t target = j->sync_req;
+		int64_t started = mono_ms();
 		pthread_mutex_unlock(&j->mu);
 		int rc = fdatasync(j->fd);
 		int e = errno;
@@ -366,6 +385,7 @@ static void *sync_thread(void *arg)
 		if (rc != 0 && j->sync_err == 0)
 			j->sync_err = e;
 		j->sync_done = target;
+		wait_until(j, started + JOURNAL_SYNC_GAP_MS);
 	}
 	pthread_mutex_unlock(&j->mu);
 	return NULL;
@@ -717,7 +737,11 @@ struct journal *journal_open(const struct journal_params *p, const struct game *
 	j->t0_ms = mono_ms();
 	sha256_init(&j->sha);
 	pthread_mutex_init(&j->mu, NULL);
-	pthread_cond_init(&j->cv, NULL);
+	pthread_condattr_t ca; /* the sync gap is timed on the monotonic clock */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&j->cv, &ca);
+	pthread_condattr_destroy(&ca);
 	j->fd = open(p->path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
 	if (j->fd < 0) {
 		snprintf(err, errlen, "cannot create journal %s: %s%s", p->path, strerror(errno),
