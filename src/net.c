@@ -1280,12 +1280,30 @@ static void conn_resume_cb(evutil_socket_t fd, short what, void *arg)
 	flush_dirty(s);
 }
 
+/* Appends what the socket has, up to NET_READ_BYTES, to c->in; returns
+ * read(2)'s result. evbuffer_read would do the same with an FIONREAD ioctl
+ * before every read: one system call per command more. */
+static ssize_t conn_read_some(struct conn *c, evutil_socket_t fd)
+{
+	struct evbuffer_iovec v;
+	if (evbuffer_reserve_space(c->in, NET_READ_BYTES, &v, 1) != 1) {
+		errno = ENOMEM;
+		return -1;
+	}
+	ssize_t n = read(fd, v.iov_base, NET_READ_BYTES);
+	int e = errno;
+	v.iov_len = n > 0 ? (size_t)n : 0;
+	evbuffer_commit_space(c->in, &v, 1);
+	errno = e;
+	return n;
+}
+
 static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
 {
 	(void)what;
 	struct conn *c = arg;
 	struct server *s = c->srv;
-	int n = evbuffer_read(c->in, fd, NET_READ_BYTES);
+	ssize_t n = conn_read_some(c, fd);
 	if (n > 0) {
 		if (c->state == CONN_OPEN)
 			conn_handle_input(c);
