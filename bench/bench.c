@@ -7,10 +7,16 @@
  *               [--quick] [--only SECTION[,SECTION...]] [--rtt-players N]
  *
  * Sections: rtt, engine, rss, startup, bots, concurrent, scaling.
+ * Two more modes are the floors the start-up and memory rows are compared
+ * with, run by the bench itself: `--listen-floor PORT` (exec, bind, listen)
+ * and `--cjson-floor PORT CONFIG` (the same after reading CONFIG and
+ * parsing it with cJSON).
  * bench/run.sh builds everything in Release mode and runs this.
  */
 #include "bench.h"
 #include "sopra/rng.h"
+
+#include <cjson/cJSON.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -425,35 +431,77 @@ static uint64_t time_to_listen(const char *const *argv_in, int port)
 	}
 }
 
-static void startup_row(const char *label, const char *const *argv, const char *target)
+/* One start-up row's program and its times. */
+struct startup_run {
+	char label[128];
+	const char *target;
+	const char *argv[12];
+	struct samples s;
+};
+
+/* Adds the row of r (p50 / min / max) and returns its p50 in ns. */
+static uint64_t startup_row(struct startup_run *r, int runs)
 {
-	int runs = opt_quick ? 10 : 30;
-	struct samples s = { 0 };
-	for (int i = 0; i < runs; i++)
-		samples_add(&s, time_to_listen(argv, free_port()));
-	table_row(fmt("start-up to listening, %s: p50 / min / max (ms)", label),
-		  fmt("%.2f / %.2f / %.2f", us(samples_q(&s, 0.5)) / 1000, us(samples_q(&s, 0)) / 1000,
-		      us(samples_max(&s)) / 1000),
-		  target, fmt("exec -> successful connect, %d runs", runs));
-	samples_free(&s);
+	uint64_t p50 = samples_q(&r->s, 0.5);
+	table_row(fmt("start-up to listening, %s: p50 / min / max (ms)", r->label),
+	          fmt("%.2f / %.2f / %.2f", us(p50) / 1000, us(samples_q(&r->s, 0)) / 1000,
+	              us(samples_max(&r->s)) / 1000),
+	          r->target, fmt("exec -> successful connect, %d runs, interleaved", runs));
+	return p50;
 }
 
+/* The server's row for a config after the cJSON floor's for the same file
+ * (the run before it in the list), and the ratio of their p50s. */
+static void startup_server_rows(struct startup_run *floor_run, struct startup_run *server, int runs)
+{
+	uint64_t floor_p50 = startup_row(floor_run, runs);
+	uint64_t server_p50 = startup_row(server, runs);
+	table_row(fmt("  %s: ratio to the cJSON floor p50", server->label),
+	          fmt("%.2fx", (double)server_p50 / (double)(floor_p50 ? floor_p50 : 1)), "",
+	          "cJSON floor: exec, read the file, cJSON_ParseWithLength, bind+listen");
+}
+
+/* Fills r with the cJSON floor for config and, in r + 1, the server with it. */
+static void startup_pair(struct startup_run *r, const char *label, const char *config,
+                         const char *target)
+{
+	r[0] = (struct startup_run){.target = "",
+	                            .argv = {self_path, "--cjson-floor", "PORT", config}};
+	r[1] = (struct startup_run){.target = target,
+	                            .argv = {opt_server, "--config", config, "--port", "PORT",
+	                                     "--seed", "1", "--timeout", "60"}};
+	snprintf(r[0].label, sizeof r[0].label, "cJSON floor, %s", label);
+	snprintf(r[1].label, sizeof r[1].label, "%s", label);
+}
+
+/* The floors and the servers take turns, run by run, so that a load that
+ * comes and goes on the machine falls on all of them alike. */
 static void bench_startup(void)
 {
 	fprintf(stderr, "start-up: exec -> connect\n");
-	const char *floor_argv[] = { self_path, "--listen-floor", "PORT", NULL };
-	startup_row("floor (bind+listen only)", floor_argv, "");
-	const char *ex_argv[] = { opt_server, "--config", opt_example, "--port", "PORT",
-				  "--seed", "1", "--timeout", "60", NULL };
-	startup_row("example.json", ex_argv, "");
+	int runs = opt_quick ? 10 : 30;
+	struct startup_run r[5] = {
+	        {.label = "floor (bind+listen only)",
+	         .target = "",
+	         .argv = {self_path, "--listen-floor", "PORT"}},
+	};
+	startup_pair(&r[1], "example.json", opt_example, "");
+	int n = 3;
 	if (opt_big) {
 		struct stat st;
 		stat(opt_big, &st);
-		const char *big_argv[] = { opt_server, "--config", opt_big, "--port", "PORT",
-					   "--seed", "1", "--timeout", "60", NULL };
-		startup_row(fmt("largest config (%lld KiB)", (long long)st.st_size / 1024), big_argv,
-			    "<= 5");
+		startup_pair(&r[3], fmt("largest config (%lld KiB)", (long long)st.st_size / 1024),
+		             opt_big, "<= 5");
+		n = 5;
 	}
+	for (int i = 0; i < runs; i++)
+		for (int j = 0; j < n; j++)
+			samples_add(&r[j].s, time_to_listen(r[j].argv, free_port()));
+	startup_row(&r[0], runs);
+	for (int j = 1; j < n; j += 2)
+		startup_server_rows(&r[j], &r[j + 1], runs);
+	for (int j = 0; j < n; j++)
+		samples_free(&r[j].s);
 }
 
 /* The --listen-floor mode: what exec + bind + listen cost without any work. */
@@ -471,6 +519,56 @@ static int listen_floor(int port)
 		return 1;
 	pause();
 	return 0;
+}
+
+/* The --cjson-floor mode's memory for cJSON's tree: one block, sized from
+ * the text like config.c's first tree block, bump-allocated; what does not
+ * fit comes from malloc. Nothing is freed (the process only listens). */
+static struct {
+	unsigned char *mem;
+	size_t used, cap;
+} floor_tree;
+
+static void *floor_tree_alloc(size_t n)
+{
+	size_t need = (n + 15) & ~(size_t)15;
+	if (floor_tree.cap - floor_tree.used < need)
+		return malloc(n);
+	void *p = floor_tree.mem + floor_tree.used;
+	floor_tree.used += need;
+	return p;
+}
+
+static void floor_tree_free(void *p)
+{
+	(void)p;
+}
+
+/* The --cjson-floor mode: the least a server that decodes its configuration
+ * with cJSON must do before it listens -- exec, read the file (one buffer
+ * of its fstat size, one read), cJSON_ParseWithLength into one block (no
+ * malloc per node), bind+listen. No syntax check, no schema, no game. */
+static int cjson_floor(int port, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0)
+		return 1;
+	size_t size = (size_t)st.st_size, len = 0;
+	char *text = malloc(size + 1);
+	ssize_t got;
+	while (text && len < size && (got = read(fd, text + len, size - len)) > 0)
+		len += (size_t)got;
+	close(fd);
+	if (!text || len != size)
+		return 1;
+	floor_tree.cap = size * 7 + 4096;
+	floor_tree.mem = malloc(floor_tree.cap);
+	cJSON_Hooks hooks = {floor_tree_alloc, floor_tree_free};
+	cJSON_InitHooks(&hooks);
+	if (!floor_tree.mem || !cJSON_ParseWithLength(text, len))
+		return 1;
+	return listen_floor(port);
 }
 
 /* ---- 5. full games with sopra-bot ---------------------------------------------------------- */
@@ -1033,6 +1131,8 @@ int main(int argc, char **argv)
 	self_path = argv[0];
 	if (argc == 3 && strcmp(argv[1], "--listen-floor") == 0)
 		return listen_floor(atoi(argv[2]));
+	if (argc == 4 && strcmp(argv[1], "--cjson-floor") == 0)
+		return cjson_floor(atoi(argv[2]), argv[3]);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
