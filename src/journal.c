@@ -492,52 +492,33 @@ static void write_digest(struct journal *j)
 	}
 }
 
-/* The command's parameters as protocol.md names them. */
+static void put_param(struct jbuf *b, const struct cmd *c, const struct proto_param *p)
+{
+	switch (p->type) {
+	case PROTO_INT:
+		jb_int(b, p->key, proto_param_get(c, p));
+		return;
+	case PROTO_BOOL:
+		jb_bool(b, p->key, proto_param_get(c, p));
+		return;
+	case PROTO_STRING: {
+		const char *s = c->name ? c->name : "";
+		jb_str(b, p->key, s, strlen(s));
+		return;
+	}
+	}
+}
+
+/* The command and the parameters it carries, as protocol.md names them
+ * (proto's table: a new command needs nothing here). */
 static void put_command(struct jbuf *b, const struct cmd *c)
 {
 	jb_str(b, "command", cmd_name(c->type), strlen(cmd_name(c->type)));
-	switch (c->type) {
-	case CMD_REGISTER:
-		jb_str(b, "playerName", c->name ? c->name : "", c->name ? strlen(c->name) : 0);
-		break;
-	case CMD_START_GAME:
-	case CMD_LEAVE:
-	case CMD_END_TURN:
-		break;
-	case CMD_SELECT_CHARACTERS:
-		jb_int(b, "characterId0", c->character);
-		jb_int(b, "characterId1", c->character2);
-		break;
-	case CMD_MOVE:
-		jb_int(b, "characterId", c->character);
-		jb_int(b, "locationId", c->location);
-		jb_bool(b, "fuel", c->fuel);
-		break;
-	case CMD_SEARCH:
-	case CMD_CLEAN_WASTE:
-		jb_int(b, "characterId", c->character);
-		break;
-	case CMD_ATTACK:
-	case CMD_BARRICADE:
-		jb_int(b, "characterId", c->character);
-		jb_int(b, "entrance", c->entrance);
-		break;
-	case CMD_CONTRIBUTE_CARD:
-		jb_int(b, "cardId", c->card);
-		break;
-	case CMD_USE_CARD:
-		jb_int(b, "cardId", c->card);
-		if (c->has_target) {
-			jb_int(b, "characterId", c->character);
-			jb_int(b, "target", c->target);
-		}
-		break;
-	case CMD_USE_ABILITY:
-		jb_int(b, "characterId", c->character);
-		if (c->has_target)
-			jb_int(b, "target", c->target);
-		break;
-	}
+	size_t n;
+	const struct proto_param *params = proto_cmd_params(c->type, &n);
+	for (size_t i = 0; i < n; i++)
+		if (proto_param_carried(c, &params[i]))
+			put_param(b, c, &params[i]);
 }
 
 /* dispatch_hooks.before: write the entry ahead of its effects. */
@@ -1052,6 +1033,32 @@ static bool parse_cmd_type(const char *name, enum cmd_type *out)
 	return false;
 }
 
+static void read_param(struct rd *r, struct journal_record *rec, const struct proto_param *p)
+{
+	switch (p->type) {
+	case PROTO_INT:
+		proto_param_set(&rec->cmd, p, rd_int32(r, p->key));
+		return;
+	case PROTO_BOOL:
+		proto_param_set(&rec->cmd, p, rd_bool(r, p->key));
+		return;
+	case PROTO_STRING:
+		rec->name = rd_str(r, p->key, NULL);
+		rec->cmd.name = rec->name;
+		return;
+	}
+}
+
+/* Whether the record holds p: a target parameter when any of the target's
+ * parameters is there (then all must be), another optional one (fuel) when
+ * it is there, a required one always. */
+static bool record_has_param(const struct rd *r, const struct cmd *c, const struct proto_param *p)
+{
+	if (proto_param_with_target(p))
+		return c->has_target;
+	return !(p->flags & PROTO_OPTIONAL) || rd_has(r, p->key);
+}
+
 static void read_command(struct rd *r, struct journal_record *rec)
 {
 	char *name = rd_str(r, "command", NULL);
@@ -1064,51 +1071,14 @@ static void read_command(struct rd *r, struct journal_record *rec)
 	free(name);
 	if (!known)
 		return;
-	switch (c->type) {
-	case CMD_REGISTER:
-		rec->name = rd_str(r, "playerName", NULL);
-		c->name = rec->name;
-		break;
-	case CMD_START_GAME:
-	case CMD_LEAVE:
-	case CMD_END_TURN:
-		break;
-	case CMD_SELECT_CHARACTERS:
-		c->character = rd_int32(r, "characterId0");
-		c->character2 = rd_int32(r, "characterId1");
-		break;
-	case CMD_MOVE:
-		c->character = rd_int32(r, "characterId");
-		c->location = rd_int32(r, "locationId");
-		c->fuel = rd_has(r, "fuel") && rd_bool(r, "fuel");
-		break;
-	case CMD_SEARCH:
-	case CMD_CLEAN_WASTE:
-		c->character = rd_int32(r, "characterId");
-		break;
-	case CMD_ATTACK:
-	case CMD_BARRICADE:
-		c->character = rd_int32(r, "characterId");
-		c->entrance = rd_int32(r, "entrance");
-		break;
-	case CMD_CONTRIBUTE_CARD:
-		c->card = rd_int32(r, "cardId");
-		break;
-	case CMD_USE_CARD:
-		c->card = rd_int32(r, "cardId");
-		c->has_target = rd_has(r, "target") || rd_has(r, "characterId");
-		if (c->has_target) {
-			c->character = rd_int32(r, "characterId");
-			c->target = rd_int32(r, "target");
-		}
-		break;
-	case CMD_USE_ABILITY:
-		c->character = rd_int32(r, "characterId");
-		c->has_target = rd_has(r, "target");
-		if (c->has_target)
-			c->target = rd_int32(r, "target");
-		break;
-	}
+	size_t n;
+	const struct proto_param *params = proto_cmd_params(c->type, &n);
+	for (size_t i = 0; i < n; i++)
+		if (proto_param_with_target(&params[i]) && rd_has(r, params[i].key))
+			c->has_target = true;
+	for (size_t i = 0; i < n; i++)
+		if (record_has_param(r, c, &params[i]))
+			read_param(r, rec, &params[i]);
 }
 
 static void record_free(struct journal_record *rec)

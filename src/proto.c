@@ -40,54 +40,85 @@ static bool utf8_valid(const char *s, size_t n)
 
 /* ---- decoding ------------------------------------------------------------ */
 
-enum param_type { PT_INT, PT_BOOL, PT_STRING };
-
-#define PF_OPTIONAL  0x1u /* may be absent */
-#define PF_BASE_ONLY 0x2u /* read in base only; in revised ignored like any unknown key */
-#define PF_TARGET    0x4u /* presence sets cmd.has_target */
-#define PF_PAIR      0x8u /* all PF_PAIR parameters of a command: all or none */
-
-struct param_spec {
-	const char *key;
-	enum param_type type;
-	size_t offset; /* into struct cmd (PT_STRING: always the name) */
-	unsigned flags;
-};
-
 #define MAX_PARAMS 3
 struct cmd_spec {
-	struct param_spec p[MAX_PARAMS]; /* unused rows have key == NULL */
+	struct proto_param p[MAX_PARAMS]; /* unused rows have key == NULL */
 };
 
-#define P_INT(key, field, flags)                                \
-	{                                                       \
-		key, PT_INT, offsetof(struct cmd, field), flags \
+#define P_INT(key, field, flags)                                   \
+	{                                                          \
+		key, PROTO_INT, offsetof(struct cmd, field), flags \
 	}
-#define P_BOOL(key, field, flags)                                \
-	{                                                        \
-		key, PT_BOOL, offsetof(struct cmd, field), flags \
+#define P_BOOL(key, field, flags)                                   \
+	{                                                           \
+		key, PROTO_BOOL, offsetof(struct cmd, field), flags \
 	}
 
 static const struct cmd_spec cmd_specs[CMD_TYPE_COUNT] = {
-        [CMD_REGISTER] = {{{"playerName", PT_STRING, offsetof(struct cmd, name), 0}}},
+        [CMD_REGISTER] = {{{"playerName", PROTO_STRING, offsetof(struct cmd, name), 0}}},
         [CMD_START_GAME] = {{{0}}},
         [CMD_SELECT_CHARACTERS] = {{P_INT("characterId0", character, 0),
                                     P_INT("characterId1", character2, 0)}},
         [CMD_LEAVE] = {{{0}}},
         [CMD_END_TURN] = {{{0}}},
         [CMD_MOVE] = {{P_INT("characterId", character, 0), P_INT("locationId", location, 0),
-                       P_BOOL("fuel", fuel, PF_OPTIONAL | PF_BASE_ONLY)}},
+                       P_BOOL("fuel", fuel, PROTO_OPTIONAL | PROTO_BASE_ONLY)}},
         [CMD_SEARCH] = {{P_INT("characterId", character, 0)}},
         [CMD_ATTACK] = {{P_INT("characterId", character, 0), P_INT("entrance", entrance, 0)}},
         [CMD_BARRICADE] = {{P_INT("characterId", character, 0), P_INT("entrance", entrance, 0)}},
         [CMD_CLEAN_WASTE] = {{P_INT("characterId", character, 0)}},
         [CMD_CONTRIBUTE_CARD] = {{P_INT("cardId", card, 0)}},
         [CMD_USE_CARD] = {{P_INT("cardId", card, 0),
-                           P_INT("characterId", character, PF_OPTIONAL | PF_PAIR),
-                           P_INT("target", target, PF_OPTIONAL | PF_PAIR | PF_TARGET)}},
+                           P_INT("characterId", character, PROTO_OPTIONAL | PROTO_PAIR),
+                           P_INT("target", target, PROTO_OPTIONAL | PROTO_PAIR | PROTO_TARGET)}},
         [CMD_USE_ABILITY] = {{P_INT("characterId", character, 0),
-                              P_INT("target", target, PF_OPTIONAL | PF_TARGET)}},
+                              P_INT("target", target, PROTO_OPTIONAL | PROTO_TARGET)}},
 };
+
+const struct proto_param *proto_cmd_params(enum cmd_type t, size_t *n)
+{
+	*n = 0;
+	if ((unsigned)t >= CMD_TYPE_COUNT)
+		return NULL;
+	const struct cmd_spec *spec = &cmd_specs[t];
+	while (*n < MAX_PARAMS && spec->p[*n].key)
+		(*n)++;
+	return spec->p;
+}
+
+bool proto_param_with_target(const struct proto_param *p)
+{
+	return (p->flags & (PROTO_TARGET | PROTO_PAIR)) != 0;
+}
+
+bool proto_param_carried(const struct cmd *c, const struct proto_param *p)
+{
+	return c->has_target || !proto_param_with_target(p);
+}
+
+int proto_param_get(const struct cmd *c, const struct proto_param *p)
+{
+	const char *src = (const char *)c + p->offset;
+	if (p->type == PROTO_BOOL) {
+		bool b;
+		memcpy(&b, src, sizeof b);
+		return b;
+	}
+	int v;
+	memcpy(&v, src, sizeof v);
+	return v;
+}
+
+void proto_param_set(struct cmd *c, const struct proto_param *p, int v)
+{
+	char *dst = (char *)c + p->offset;
+	if (p->type == PROTO_BOOL) {
+		bool b = v != 0;
+		memcpy(dst, &b, sizeof b);
+	} else {
+		memcpy(dst, &v, sizeof v);
+	}
+}
 
 void proto_cmd_init(struct proto_cmd *pc)
 {
@@ -127,12 +158,11 @@ static int utf8_prefix(const char *s, int max)
 	return max;
 }
 
-static const char *decode_param(const struct param_spec *ps, const cJSON *item, const char *cname,
+static const char *decode_param(const struct proto_param *ps, const cJSON *item, const char *cname,
                                 struct proto_cmd *out)
 {
-	char *dst = (char *)&out->cmd + ps->offset;
 	switch (ps->type) {
-	case PT_INT: {
+	case PROTO_INT: {
 		if (!cJSON_IsNumber(item))
 			return errf(out, "%s.%s: expected an integer", cname, ps->key);
 		/* +-infinity for a number beyond a double (1e400): out of range */
@@ -143,17 +173,15 @@ static const char *decode_param(const struct param_spec *ps, const cJSON *item, 
 		if ((double)v != d)
 			return errf(out, "%s.%s: expected an integer, got a fraction", cname,
 			            ps->key);
-		memcpy(dst, &v, sizeof v);
+		proto_param_set(&out->cmd, ps, v);
 		return NULL;
 	}
-	case PT_BOOL: {
+	case PROTO_BOOL:
 		if (!cJSON_IsBool(item))
 			return errf(out, "%s.%s: expected a boolean", cname, ps->key);
-		bool v = cJSON_IsTrue(item);
-		memcpy(dst, &v, sizeof v);
+		proto_param_set(&out->cmd, ps, cJSON_IsTrue(item));
 		return NULL;
-	}
-	case PT_STRING: {
+	case PROTO_STRING: {
 		if (!cJSON_IsString(item))
 			return errf(out, "%s.%s: expected a string", cname, ps->key);
 		out->name_storage = xstrdup(item->valuestring);
@@ -186,20 +214,21 @@ static const cJSON *unique_member(const cJSON *obj, const char *key, bool *dup)
 static const char *decode_params(const cJSON *root, enum cmd_type type, enum game_rules rules,
                                  struct proto_cmd *out)
 {
-	const struct cmd_spec *spec = &cmd_specs[type];
+	size_t nparams;
+	const struct proto_param *params = proto_cmd_params(type, &nparams);
 	const char *cname = cmd_name(type);
 	const char *pair_key[2] = {NULL, NULL};
 	int npair = 0, npair_present = 0;
 
-	for (int i = 0; i < MAX_PARAMS && spec->p[i].key; i++) {
-		const struct param_spec *ps = &spec->p[i];
-		if ((ps->flags & PF_BASE_ONLY) && rules != RULES_BASE)
+	for (size_t i = 0; i < nparams; i++) {
+		const struct proto_param *ps = &params[i];
+		if ((ps->flags & PROTO_BASE_ONLY) && rules != RULES_BASE)
 			continue;
 		bool dup = false;
 		const cJSON *item = unique_member(root, ps->key, &dup);
 		if (dup)
 			return errf(out, "%s.%s: given more than once", cname, ps->key);
-		if (ps->flags & PF_PAIR) {
+		if (ps->flags & PROTO_PAIR) {
 			if (npair < 2)
 				pair_key[npair] = ps->key;
 			npair++;
@@ -207,14 +236,14 @@ static const char *decode_params(const cJSON *root, enum cmd_type type, enum gam
 				npair_present++;
 		}
 		if (!item) {
-			if (ps->flags & PF_OPTIONAL)
+			if (ps->flags & PROTO_OPTIONAL)
 				continue;
 			return errf(out, "%s.%s: missing", cname, ps->key);
 		}
 		const char *err = decode_param(ps, item, cname, out);
 		if (err)
 			return err;
-		if (ps->flags & PF_TARGET)
+		if (ps->flags & PROTO_TARGET)
 			out->cmd.has_target = true;
 	}
 	if (npair_present != 0 && npair_present != npair)

@@ -989,6 +989,50 @@ static void test_round_trip_commands(void **state)
 	proto_cmd_clear(&pc);
 }
 
+/* The contract proto.h states for the parameter table, which the journal
+ * and the tools rely on: target parameters are optional and a pair holds
+ * its target; only Register's name is a string; get/set reach the field. */
+static void test_param_table_contract(void **state)
+{
+	(void)state;
+	for (int t = 0; t < CMD_TYPE_COUNT; t++) {
+		size_t n;
+		const struct proto_param *ps = proto_cmd_params((enum cmd_type)t, &n);
+		bool pair = false, pair_target = false;
+		for (size_t i = 0; i < n; i++) {
+			assert_non_null(ps[i].key);
+			if (proto_param_with_target(&ps[i]))
+				assert_true(ps[i].flags & PROTO_OPTIONAL);
+			pair |= (ps[i].flags & PROTO_PAIR) != 0;
+			pair_target |= (ps[i].flags & PROTO_PAIR) && (ps[i].flags & PROTO_TARGET);
+			if (ps[i].type == PROTO_STRING) {
+				assert_int_equal(t, CMD_REGISTER);
+				assert_int_equal(ps[i].offset, offsetof(struct cmd, name));
+				continue;
+			}
+			struct cmd c = {.type = (enum cmd_type)t};
+			proto_param_set(&c, &ps[i], 1);
+			assert_int_equal(proto_param_get(&c, &ps[i]), 1);
+		}
+		assert_true(pair == pair_target);
+	}
+	size_t n = 99;
+	assert_null(proto_cmd_params(CMD_TYPE_COUNT, &n));
+	assert_int_equal(n, 0);
+
+	/* UseCard without a target carries its card only */
+	struct proto_cmd pc;
+	proto_cmd_init(&pc);
+	dec_ok(&pc, "{\"command\":\"UseCard\",\"cardId\":7}", RULES_BASE);
+	const struct proto_param *ps = proto_cmd_params(CMD_USE_CARD, &n);
+	assert_int_equal(n, 3);
+	assert_true(proto_param_carried(&pc.cmd, &ps[0]));
+	assert_int_equal(proto_param_get(&pc.cmd, &ps[0]), 7);
+	assert_false(proto_param_carried(&pc.cmd, &ps[1]));
+	assert_false(proto_param_carried(&pc.cmd, &ps[2]));
+	proto_cmd_clear(&pc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1037,6 +1081,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip_register_to_player),
 		cmocka_unit_test(test_round_trip_command_failed_message),
 		cmocka_unit_test(test_round_trip_commands),
+		cmocka_unit_test(test_param_table_contract),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

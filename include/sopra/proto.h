@@ -57,6 +57,48 @@ void proto_cmd_clear(struct proto_cmd *pc);
 bool proto_decode(const char *line, size_t len, enum game_rules rules, struct proto_cmd *out,
                   const char **err);
 
+/* ---- a command's parameters ----------------------------------------------
+ *
+ * The one table of what each command carries (protocol.md's commands
+ * table), one row per parameter in protocol order. proto_decode reads a
+ * line by it; whoever else writes or reads a struct cmd (the journal, the
+ * fuzzer, sopra-replay) walks the same rows, so a new command is a row in
+ * proto.c and nothing elsewhere.
+ */
+enum proto_param_type { PROTO_INT, PROTO_BOOL, PROTO_STRING };
+
+/* Flags. A command's PROTO_PAIR parameters come all or none, and the pair
+ * includes its PROTO_TARGET parameter. */
+#define PROTO_OPTIONAL  0x1u /* may be absent (a bool then reads as false) */
+#define PROTO_BASE_ONLY 0x2u /* read in base only; in revised ignored like any unknown key */
+#define PROTO_TARGET    0x4u /* its presence sets cmd.has_target */
+#define PROTO_PAIR      0x8u /* all or none (see above) */
+
+struct proto_param {
+	const char *key; /* the wire name, e.g. "characterId" */
+	enum proto_param_type type;
+	size_t offset; /* of its field in struct cmd; PROTO_STRING is always cmd.name */
+	unsigned flags;
+};
+
+/* The parameters of command type t, in protocol order; *n gets their number
+ * (0 for a command without any, or a type out of range). */
+const struct proto_param *proto_cmd_params(enum cmd_type t, size_t *n);
+
+/* Whether p comes and goes with the command's target: a decoded command has
+ * it exactly when cmd.has_target (PROTO_TARGET, or PROTO_PAIR with it). */
+bool proto_param_with_target(const struct proto_param *p);
+
+/* Whether c carries p: false only for a target parameter of a command
+ * without a target. (An absent optional bool, Move.fuel, is carried as
+ * false.) */
+bool proto_param_carried(const struct cmd *c, const struct proto_param *p);
+
+/* An int or bool parameter's value in c (a bool as 0 or 1), and setting it.
+ * Not for PROTO_STRING: that is c->name. */
+int proto_param_get(const struct cmd *c, const struct proto_param *p);
+void proto_param_set(struct cmd *c, const struct proto_param *p, int v);
+
 /* A growable byte buffer for encoded lines. Owned by whoever initialised it;
  * proto_buf_reset keeps the capacity so steady-state encoding does not
  * allocate. Allocation failure aborts (like game_event_list_push). */
