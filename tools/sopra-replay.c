@@ -35,6 +35,8 @@
 #include "sopra/proto.h"
 #include "sopra/xalloc.h"
 
+#include "scntoken.h"
+
 #define EXIT_MISMATCH 1
 #define EXIT_BAD      2
 #define EXIT_USAGE    64
@@ -127,50 +129,6 @@ static void clear_deliveries(struct scn_state *s)
 	s->nd = 0;
 }
 
-static bool looks_int(const char *s)
-{
-	if (*s == '-' || *s == '+')
-		s++;
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (*s < '0' || *s > '9')
-			return false;
-	return true;
-}
-
-/* The scenario runner's rule for a string written without quotes. */
-static bool bare_ok(const char *s)
-{
-	if (!*s || looks_int(s) || !strcmp(s, "true") || !strcmp(s, "false") || !strcmp(s, "?"))
-		return false;
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-		if (*p <= ' ' || *p == '"' || *p == '#' || *p == '\\' || *p == 0x7f)
-			return false;
-	return true;
-}
-
-/* A string as a scenario token, or false if the format cannot hold it (a
- * quoted token has only the escapes \" and \\, and lives on one line). */
-static bool put_token(FILE *out, const char *s)
-{
-	if (bare_ok(s)) {
-		fprintf(out, " %s", s);
-		return true;
-	}
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-		if (*p == '\n' || *p == '\r' || *p == 0x7f || (*p < 0x20 && *p != '\t'))
-			return false;
-	fputs(" \"", out);
-	for (const char *p = s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fputc('\\', out);
-		fputc(*p, out);
-	}
-	fputc('"', out);
-	return true;
-}
-
 /* The expectation for one line sent, into buf ("Event args" or "?"). */
 static char *event_step(const char *line)
 {
@@ -192,7 +150,7 @@ static char *event_step(const char *line)
 				else if (cJSON_IsNumber(v))
 					fprintf(m, " %.0f", v->valuedouble);
 				else if (cJSON_IsString(v))
-					ok = put_token(m, v->valuestring);
+					ok = scn_put_token(m, v->valuestring);
 				else
 					ok = false;
 			}
@@ -253,62 +211,63 @@ static void put_raw_json_string(FILE *out, const char *s)
 	fputc('"', out);
 }
 
-static void send_command(FILE *out, int comm, const struct cmd *c)
+/* Whether a `>` step leaves p out of c: an optional bool that is false
+ * (positional, it is the last word, and absent means false). */
+static bool step_omits(const struct cmd *c, const struct proto_param *p)
 {
-	const char *name = cmd_name(c->type);
-	if (c->type == CMD_REGISTER) {
-		const char *pn = c->name ? c->name : "";
-		bool simple = true;
-		for (const unsigned char *p = (const unsigned char *)pn; *p; p++)
-			if (*p < 0x20 || *p == 0x7f)
-				simple = false;
-		if (simple) {
-			fprintf(out, "%d > Register", comm);
-			put_token(out, pn);
-			fputc('\n', out);
-		} else {
-			fprintf(out, "%d >> {\"command\":\"Register\",\"playerName\":", comm);
-			put_raw_json_string(out, pn);
-			fputs("}\\n\n", out);
-		}
+	return p->type == PROTO_BOOL && (p->flags & PROTO_OPTIONAL) && !proto_param_get(c, p);
+}
+
+/* One parameter's value: JSON in a raw `>>` line, else a token (with the
+ * blank before it). */
+static void put_param(FILE *out, const struct cmd *c, const struct proto_param *p, bool json)
+{
+	if (p->type == PROTO_STRING) {
+		const char *name = c->name ? c->name : "";
+		if (json)
+			put_raw_json_string(out, name);
+		else
+			scn_put_token(out, name);
 		return;
 	}
-	fprintf(out, "%d > %s", comm, name);
-	switch (c->type) {
-	case CMD_REGISTER:
-	case CMD_START_GAME:
-	case CMD_LEAVE:
-	case CMD_END_TURN:
-		break;
-	case CMD_SELECT_CHARACTERS:
-		fprintf(out, " %d %d", c->character, c->character2);
-		break;
-	case CMD_MOVE:
-		fprintf(out, " %d %d%s", c->character, c->location, c->fuel ? " true" : "");
-		break;
-	case CMD_SEARCH:
-	case CMD_CLEAN_WASTE:
-		fprintf(out, " %d", c->character);
-		break;
-	case CMD_ATTACK:
-	case CMD_BARRICADE:
-		fprintf(out, " %d %d", c->character, c->entrance);
-		break;
-	case CMD_CONTRIBUTE_CARD:
-		fprintf(out, " %d", c->card);
-		break;
-	case CMD_USE_CARD:
-		fprintf(out, " %d", c->card);
-		if (c->has_target)
-			fprintf(out, " %d %d", c->character, c->target);
-		break;
-	case CMD_USE_ABILITY:
-		fprintf(out, " %d", c->character);
-		if (c->has_target)
-			fprintf(out, " %d", c->target);
-		break;
+	int v = proto_param_get(c, p);
+	if (!json)
+		fputc(' ', out);
+	if (p->type == PROTO_BOOL)
+		fputs(v ? "true" : "false", out);
+	else
+		fprintf(out, "%d", v);
+}
+
+/* Whether s can be a `>` step's token: no control character at all. */
+static bool step_text(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			return false;
+	return true;
+}
+
+/* The command as a `>` step with its parameters in protocol order (proto's
+ * table), or as a raw `>>` line of JSON when its name cannot be a token. */
+static void send_command(FILE *out, int comm, const struct cmd *c)
+{
+	bool raw = c->name && !step_text(c->name);
+	if (raw)
+		fprintf(out, "%d >> {\"command\":\"%s\"", comm, cmd_name(c->type));
+	else
+		fprintf(out, "%d > %s", comm, cmd_name(c->type));
+	size_t n;
+	const struct proto_param *params = proto_cmd_params(c->type, &n);
+	for (size_t i = 0; i < n; i++) {
+		const struct proto_param *p = &params[i];
+		if (!proto_param_carried(c, p) || (!raw && step_omits(c, p)))
+			continue;
+		if (raw)
+			fprintf(out, ",\"%s\":", p->key);
+		put_param(out, c, p, raw);
 	}
-	fputc('\n', out);
+	fputs(raw ? "}\\n\n" : "\n", out);
 }
 
 /* Whether line decodes to exactly the error message msg. */
