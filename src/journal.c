@@ -308,6 +308,36 @@ static int64_t mono_ms(void)
 
 /* ---- writing ------------------------------------------------------------ */
 
+/* The event stream so far: SHA-256 over "PLAYER\tLINE" of every line sent
+ * (journal_line_prefix), and how many lines and bytes went into it. */
+struct stream_digest {
+	struct sha256_ctx sha;
+	int64_t lines, bytes;
+};
+
+static void stream_init(struct stream_digest *d)
+{
+	sha256_init(&d->sha);
+	d->lines = d->bytes = 0;
+}
+
+static void stream_add(struct stream_digest *d, int player, const char *line, size_t len)
+{
+	char pre[16];
+	size_t pn = journal_line_prefix(player, pre);
+	sha256_update(&d->sha, pn, (const uint8_t *)pre);
+	sha256_update(&d->sha, len, (const uint8_t *)line);
+	d->lines++;
+	d->bytes += (int64_t)(pn + len);
+}
+
+/* The SHA-256 of the stream so far; the stream goes on. */
+static void stream_sha256(const struct stream_digest *d, uint8_t out[SHA256_DIGEST_SIZE])
+{
+	struct sha256_ctx c = d->sha;
+	sha256_digest(&c, SHA256_DIGEST_SIZE, out);
+}
+
 struct journal {
 	int fd;
 	char *path; /* owned */
@@ -322,8 +352,7 @@ struct journal {
 	int64_t kept;     /* entries whose lines were written whole */
 	int wait_before;  /* game_waiting_for before the current entry */
 
-	struct sha256_ctx sha; /* over "PLAYER\tLINE" of every line sent */
-	int64_t lines, bytes;
+	struct stream_digest stream;
 	struct comm_set closed;         /* connections that got their Left */
 	int64_t digest_n, digest_lines; /* at the last digest written */
 
@@ -473,22 +502,21 @@ static void check_sync_error(struct journal *j)
 
 static void write_digest(struct journal *j)
 {
-	struct sha256_ctx c = j->sha;
 	uint8_t d[SHA256_DIGEST_SIZE];
 	char hex[2 * SHA256_DIGEST_SIZE + 1];
-	sha256_digest(&c, sizeof d, d);
+	stream_sha256(&j->stream, d);
 	hex_encode(d, sizeof d, hex);
 	j->line.n = 0;
 	jb_puts(&j->line, "{\"digest\":\"");
 	jb_puts(&j->line, hex);
 	jb_puts(&j->line, "\",");
 	jb_int(&j->line, "n", j->n);
-	jb_int(&j->line, "lines", j->lines);
-	jb_int(&j->line, "bytes", j->bytes);
+	jb_int(&j->line, "lines", j->stream.lines);
+	jb_int(&j->line, "bytes", j->stream.bytes);
 	jb_end_object(&j->line);
 	if (put_line(j, "write to")) {
 		j->digest_n = j->n;
-		j->digest_lines = j->lines;
+		j->digest_lines = j->stream.lines;
 	}
 }
 
@@ -580,7 +608,8 @@ static void journal_after(void *ctx, const struct cmdq_entry *e, int player)
 		return;
 	bool over = game_is_over(j->game);
 	bool turn_end = over || game_waiting_for(j->game) != j->wait_before;
-	if ((turn_end && j->lines > j->digest_lines) || j->n - j->digest_n >= JOURNAL_DIGEST_EVERY)
+	if ((turn_end && j->stream.lines > j->digest_lines) ||
+	    j->n - j->digest_n >= JOURNAL_DIGEST_EVERY)
 		write_digest(j);
 	if (j->failed || j->sync == JOURNAL_SYNC_NEVER)
 		return;
@@ -611,12 +640,7 @@ void journal_on_line(void *ctx, int comm_id, int player, const char *line, size_
 	struct journal *j = ctx;
 	if (j->failed || (j->closed.n && comm_set_has(&j->closed, comm_id)))
 		return;
-	char pre[16];
-	size_t pn = journal_line_prefix(player, pre);
-	sha256_update(&j->sha, pn, (const uint8_t *)pre);
-	sha256_update(&j->sha, len, (const uint8_t *)line);
-	j->lines++;
-	j->bytes += (int64_t)(pn + len);
+	stream_add(&j->stream, player, line, len);
 	if (line[0] == '{' && len > 10 && line[10] == 'L' && is_own_left(player, line, len))
 		comm_set_add(&j->closed, comm_id);
 }
@@ -716,7 +740,7 @@ struct journal *journal_open(const struct journal_params *p, const struct game *
 	j->game = g;
 	j->log = log;
 	j->t0_ms = mono_ms();
-	sha256_init(&j->sha);
+	stream_init(&j->stream);
 	pthread_mutex_init(&j->mu, NULL);
 	pthread_condattr_t ca; /* the sync gap is timed on the monotonic clock */
 	pthread_condattr_init(&ca);
@@ -774,7 +798,7 @@ bool journal_close(struct journal *j, const char *reason)
 	stop_thread(j);
 	check_sync_error(j);
 	if (!j->failed) {
-		if (j->lines > j->digest_lines || j->n > j->digest_n)
+		if (j->stream.lines > j->digest_lines || j->n > j->digest_n)
 			write_digest(j);
 	}
 	if (!j->failed) {
@@ -1371,8 +1395,8 @@ struct journal_replay {
 	struct proto_buf line; /* the event being routed, encoded once */
 	journal_line_fn on_line;
 	void *ctx;
-	struct sha256_ctx sha;
-	int64_t entries, lines, bytes;
+	struct stream_digest stream;
+	int64_t entries;
 	int digests;
 	struct comm_set closed; /* connections the server closed (sink.close) */
 };
@@ -1384,37 +1408,29 @@ static void replay_encode(void *ctx, const struct game_event *ev)
 	proto_encode(ev, r->jf->rules, &r->line);
 }
 
+/* One line the server would have sent: digested and reported, unless the
+ * connection is closing (the server drops it then). */
+static void replay_deliver(struct journal_replay *r, int comm_id, const char *line, size_t len)
+{
+	if (comm_set_has(&r->closed, comm_id))
+		return;
+	int player = bcast_player_of(r->bcast, comm_id);
+	stream_add(&r->stream, player, line, len);
+	if (r->on_line)
+		r->on_line(r->ctx, comm_id, player, line, len);
+}
+
+/* sink.send: the event replay_encode encoded last. */
 static void replay_send(void *ctx, int comm_id, const struct game_event *ev)
 {
 	(void)ev;
 	struct journal_replay *r = ctx;
-	if (comm_set_has(&r->closed, comm_id))
-		return; /* the server drops it: the connection is closing */
-	int player = bcast_player_of(r->bcast, comm_id);
-	char pre[16];
-	size_t pn = journal_line_prefix(player, pre);
-	sha256_update(&r->sha, pn, (const uint8_t *)pre);
-	sha256_update(&r->sha, r->line.len, (const uint8_t *)r->line.data);
-	r->lines++;
-	r->bytes += (int64_t)(pn + r->line.len);
-	if (r->on_line)
-		r->on_line(r->ctx, comm_id, player, r->line.data, r->line.len);
+	replay_deliver(r, comm_id, r->line.data, r->line.len);
 }
 
 static void replay_send_line(void *ctx, int comm_id, const char *line, size_t len)
 {
-	struct journal_replay *r = ctx;
-	if (comm_set_has(&r->closed, comm_id))
-		return;
-	int player = bcast_player_of(r->bcast, comm_id);
-	char pre[16];
-	size_t pn = journal_line_prefix(player, pre);
-	sha256_update(&r->sha, pn, (const uint8_t *)pre);
-	sha256_update(&r->sha, len, (const uint8_t *)line);
-	r->lines++;
-	r->bytes += (int64_t)(pn + len);
-	if (r->on_line)
-		r->on_line(r->ctx, comm_id, player, line, len);
+	replay_deliver(ctx, comm_id, line, len);
 }
 
 static void replay_close(void *ctx, int comm_id)
@@ -1439,7 +1455,7 @@ struct journal_replay *journal_replay_new(const struct journal_file *jf, journal
 	r->cfg = cfg;
 	r->on_line = on_line;
 	r->ctx = ctx;
-	sha256_init(&r->sha);
+	stream_init(&r->stream);
 	proto_buf_init(&r->line);
 	r->game = game_new(cfg, jf->seed, jf->rules);
 	r->bcast = bcast_new((struct bcast_sink){.encode = replay_encode,
@@ -1457,40 +1473,24 @@ struct journal_replay *journal_replay_new(const struct journal_file *jf, journal
 
 bool journal_record_entry(const struct journal_record *rec, struct cmdq_entry *e)
 {
+	static const enum cmdq_kind entry_kind[] = {
+	        [JOURNAL_COMMAND] = CMDQ_COMMAND,     [JOURNAL_BAD] = CMDQ_BAD_LINE,
+	        [JOURNAL_TIMEOUT] = CMDQ_TIMEOUT,     [JOURNAL_LOST] = CMDQ_LOST,
+	        [JOURNAL_RECONNECT] = CMDQ_RECONNECT, [JOURNAL_GRACE_OVER] = CMDQ_GRACE_OVER,
+	};
 	memset(e, 0, sizeof *e);
+	if (!journal_kind_is_entry(rec->kind))
+		return false;
+	/* a record's fields that its kind does not use are zero (read_record) */
+	e->kind = entry_kind[rec->kind];
 	e->comm_id = rec->comm_id;
-	e->player = -1;
-	switch (rec->kind) {
-	case JOURNAL_COMMAND:
-		e->kind = CMDQ_COMMAND;
-		e->pc.cmd = rec->cmd;
-		return true;
-	case JOURNAL_BAD:
-		e->kind = CMDQ_BAD_LINE;
-		e->error = rec->error;
-		return true;
-	case JOURNAL_TIMEOUT:
-		e->kind = CMDQ_TIMEOUT;
-		return true;
-	case JOURNAL_LOST:
-		e->kind = CMDQ_LOST;
-		e->drain = rec->drain;
-		return true;
-	case JOURNAL_RECONNECT:
-		e->kind = CMDQ_RECONNECT;
-		if (rec->secret && strlen(rec->secret) == BCAST_SECRET_HEX)
-			memcpy(e->secret, rec->secret, BCAST_SECRET_HEX + 1);
-		return true;
-	case JOURNAL_GRACE_OVER:
-		e->kind = CMDQ_GRACE_OVER;
-		e->player = rec->target;
-		return true;
-	case JOURNAL_DIGEST:
-	case JOURNAL_END:
-	case JOURNAL_RESUME:
-		break;
-	}
-	return false;
+	e->pc.cmd = rec->cmd;
+	e->error = rec->error;
+	e->drain = rec->drain;
+	e->player = rec->kind == JOURNAL_GRACE_OVER ? rec->target : -1;
+	if (rec->secret && strlen(rec->secret) == BCAST_SECRET_HEX)
+		memcpy(e->secret, rec->secret, BCAST_SECRET_HEX + 1);
+	return true;
 }
 
 static bool replay_entry(struct journal_replay *r, const struct journal_record *rec, char *err,
@@ -1523,10 +1523,9 @@ bool journal_replay_step(struct journal_replay *r, const struct journal_record *
 {
 	if (rec->kind != JOURNAL_DIGEST)
 		return rec->kind == JOURNAL_END || replay_entry(r, rec, err, errlen);
-	struct sha256_ctx c = r->sha;
 	uint8_t d[SHA256_DIGEST_SIZE];
-	sha256_digest(&c, sizeof d, d);
-	if (rec->lines != r->lines || rec->bytes != r->bytes ||
+	stream_sha256(&r->stream, d);
+	if (rec->lines != r->stream.lines || rec->bytes != r->stream.bytes ||
 	    memcmp(d, rec->sha256, sizeof d) != 0) {
 		char want[2 * SHA256_DIGEST_SIZE + 1], got[2 * SHA256_DIGEST_SIZE + 1];
 		hex_encode(rec->sha256, sizeof d, want);
@@ -1536,8 +1535,8 @@ bool journal_replay_step(struct journal_replay *r, const struct journal_record *
 		         "(%lld bytes, sha256 %.16s...), the replay %lld lines (%lld bytes, "
 		         "sha256 %.16s...)",
 		         rec->line_no, (long long)rec->n, (long long)rec->lines,
-		         (long long)rec->bytes, want, (long long)r->lines, (long long)r->bytes,
-		         got);
+		         (long long)rec->bytes, want, (long long)r->stream.lines,
+		         (long long)r->stream.bytes, got);
 		return false;
 	}
 	r->digests++;
@@ -1561,7 +1560,7 @@ int64_t journal_replay_entries(const struct journal_replay *r)
 
 int64_t journal_replay_lines(const struct journal_replay *r)
 {
-	return r->lines;
+	return r->stream.lines;
 }
 
 int journal_replay_digests(const struct journal_replay *r)
@@ -1610,14 +1609,12 @@ struct journal *journal_reopen(const char *path, const struct journal_file *jf,
 	j->t0_ms = mono_ms() - last_ms;
 	pthread_mutex_init(&j->mu, NULL);
 	pthread_cond_init(&j->cv, NULL);
-	j->sha = r->sha;
-	j->lines = r->lines;
-	j->bytes = r->bytes;
+	j->stream = r->stream;
 	for (size_t i = 0; i < r->closed.n; i++)
 		comm_set_add(&j->closed, r->closed.v[i]);
 	journal_replay_free(r);
 	j->n = j->kept = j->digest_n = jf->entries;
-	j->digest_lines = j->lines;
+	j->digest_lines = j->stream.lines;
 	j->fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
 	if (j->fd < 0 || ftruncate(j->fd, (off_t)jf->resume_bytes) != 0) {
 		snprintf(err, errlen, "cannot reopen journal %s: %s", path, strerror(errno));
