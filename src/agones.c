@@ -192,64 +192,60 @@ static void pump(struct agones *a)
 	}
 }
 
-static void pump_cb(evutil_socket_t fd, short what, void *arg)
-{
-	(void)fd;
-	(void)what;
-	pump(arg);
-}
-
-static void health_cb(evutil_socket_t fd, short what, void *arg)
+/* The one callback of the client's events: the pump's activation and the
+ * retry timer send what is wished for, the health tick wishes for a ping
+ * first, and the deadline ends agones_shutdown_and_wait's wait. */
+static void on_event(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
 	struct agones *a = arg;
-	if (a->stopping)
+	const struct event *fired = event_base_get_running_event(a->base);
+	if (fired == a->deadline_ev) {
+		a->wait_over = true;
 		return;
-	a->want[REQ_HEALTH] = true;
+	}
+	if (fired == a->health_ev && !a->stopping)
+		a->want[REQ_HEALTH] = true;
 	pump(a);
 }
 
-static void deadline_cb(evutil_socket_t fd, short what, void *arg)
+/* $AGONES_SDK_HTTP_PORT's value v as a port, or 0 (logged) if it is none. */
+static int sdk_port(const char *v, FILE *log)
 {
-	(void)fd;
-	(void)what;
-	struct agones *a = arg;
-	a->wait_over = true;
+	char *end = NULL;
+	errno = 0;
+	long port = strtol(v, &end, 10);
+	if (errno || end == v || *end || port < 1 || port > 65535) {
+		sopra_log(log, "agones: ",
+		          "AGONES_SDK_HTTP_PORT='%s' is not a port (1..65535); "
+		          "running without the SDK",
+		          v);
+		return 0;
+	}
+	return (int)port;
 }
 
 struct agones *agones_new(struct event_base *base, FILE *log)
 {
 	const char *v = getenv("AGONES_SDK_HTTP_PORT");
-	if (!v || !*v)
+	int port = v && *v ? sdk_port(v, log) : 0;
+	if (!port)
 		return NULL;
-	struct agones *a = xcalloc(1, sizeof *a);
-	a->base = base;
-	a->log = log;
-	a->inflight = REQ_NONE;
-	a->backoff_ms = AGONES_RETRY_MIN_MS;
-
-	char *end = NULL;
-	errno = 0;
-	long port = strtol(v, &end, 10);
-	if (errno || end == v || *end || port < 1 || port > 65535) {
-		agones_log(a,
-		           "AGONES_SDK_HTTP_PORT='%s' is not a port (1..65535); "
-		           "running without the SDK",
-		           v);
-		free(a);
-		return NULL;
-	}
-	a->port = (int)port;
-
+	struct agones *a = xmalloc(sizeof *a);
+	*a = (struct agones){.base = base,
+	                     .log = log,
+	                     .port = port,
+	                     .inflight = REQ_NONE,
+	                     .backoff_ms = AGONES_RETRY_MIN_MS};
 	a->dns = evdns_base_new(base, 0); /* no name servers: numeric hosts only */
 	a->conn = a->dns ? evhttp_connection_base_new(base, a->dns, "127.0.0.1",
 	                                              (unsigned short)a->port)
 	                 : NULL;
-	a->health_ev = event_new(base, -1, EV_PERSIST, health_cb, a);
-	a->retry_ev = evtimer_new(base, pump_cb, a);
-	a->pump_ev = event_new(base, -1, 0, pump_cb, a);
-	a->deadline_ev = evtimer_new(base, deadline_cb, a);
+	a->health_ev = event_new(base, -1, EV_PERSIST, on_event, a);
+	a->retry_ev = evtimer_new(base, on_event, a);
+	a->pump_ev = event_new(base, -1, 0, on_event, a);
+	a->deadline_ev = evtimer_new(base, on_event, a);
 	if (!a->conn || !a->health_ev || !a->retry_ev || !a->pump_ev || !a->deadline_ev) {
 		agones_log(a, "cannot set up the SDK client; running without it");
 		agones_free(a);
