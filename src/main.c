@@ -263,25 +263,19 @@ static const struct opt_def {
 /* Keep the checked value of an option where its row says. */
 static void opt_keep(struct options *o, const struct opt_def *d, const char *text, int64_t v)
 {
-	char *dst = (char *)o + d->off;
 	int i = (int)v;
 	bool yes = true;
-	switch (d->store) {
-	case ST_NONE:
-		break;
-	case ST_TEXT:
-		memcpy(dst, &text, sizeof text);
-		break;
-	case ST_INT:
-		memcpy(dst, &i, sizeof i);
-		break;
-	case ST_I64:
-		memcpy(dst, &v, sizeof v);
-		break;
-	case ST_TRUE:
-		memcpy(dst, &yes, sizeof yes);
-		break;
-	}
+	/* the value as each kind of store holds it */
+	const struct {
+		const void *src;
+		size_t size;
+	} value[] = {[ST_NONE] = {NULL, 0},
+	             [ST_TEXT] = {&text, sizeof text},
+	             [ST_INT] = {&i, sizeof i},
+	             [ST_I64] = {&v, sizeof v},
+	             [ST_TRUE] = {&yes, sizeof yes}};
+	if (value[d->store].size)
+		memcpy((char *)o + d->off, value[d->store].src, value[d->store].size);
 }
 
 /* Check val for option id by its row and keep it. Returns -1, or
