@@ -3,8 +3,9 @@
  *
  * Decoding is table-driven: one row per command lists its parameters (JSON
  * key, type, destination field, flags); a generic loop validates them all
- * before the game ever sees the command. Encoding is a switch over the event
- * type without a default label, so -Wswitch flags an event nobody encodes.
+ * before the game ever sees the command. Encoding is table-driven too: one
+ * row per event (event_specs); tests/test_proto.c checks the exact line of
+ * every event type, so an event without its row fails there.
  * A line is checked by json_check (src/json.c: strict RFC 8259) and then
  * parsed by cJSON; the output JSON is written by hand.
  */
@@ -511,23 +512,31 @@ static void put_json_string(struct proto_buf *b, const char *s)
 	PUT_LIT(b, "\"");
 }
 
-enum arg_kind { AK_INT, AK_BOOL, AK_FOOD_REASON, AK_MORAL_REASON };
+enum arg_kind { AK_INT, AK_BOOL, AK_NAME };
 
+/* One integer-like parameter: written as a number, a boolean (0/1), or the
+ * name of an enum value (AK_NAME: names[v], "UNKNOWN" out of range). */
 struct arg_spec {
 	const char *key;
 	enum arg_kind kind;
+	const char *const *names;
+	size_t nnames;
 };
 
 /*
  * How one event is written: its integer-like parameters (arg[0..]) in order,
- * the first nreq always, the remaining ones only as a group and only when
- * ev->nargs says they are present; then the string parameter if any.
+ * the first nreq always, the next nbase too in base (never in revised), the
+ * remaining nopt only as a group and only when ev->nargs says they are
+ * present; then the string parameter if any (str_default for a NULL or
+ * empty one, where there is one).
  */
 struct event_spec {
 	const struct arg_spec *args;
 	int nreq;
+	int nbase;
 	int nopt;
 	const char *str_key; /* NULL: no string parameter */
+	const char *str_default;
 };
 
 static const char *const food_reason_names[] = {
@@ -541,9 +550,17 @@ static const char *const moral_reason_names[] = {
         [MORAL_WASTE] = "WASTE",
 };
 
-#define I(k)              \
-	{                 \
-		k, AK_INT \
+#define I(k)                               \
+	{                                  \
+		.key = (k), .kind = AK_INT \
+	}
+#define NAMED(k, list)                                                                 \
+	{                                                                              \
+		.key = (k), .kind = AK_NAME, .names = (list), .nnames = COUNT_OF(list) \
+	}
+#define BOOL(k)                             \
+	{                                   \
+		.key = (k), .kind = AK_BOOL \
 	}
 /* The parameter lists, shared by the events that have the same ones. */
 static const struct arg_spec ARGS_CHARACTERS[] = {I("characterId0"), I("characterId1"),
@@ -553,7 +570,7 @@ static const struct arg_spec ARGS_PLAYER_CHAR[] = {I("player"), I("characterId")
 static const struct arg_spec ARGS_PLAYER_CARD[] = {I("player"), I("cardId")};
 static const struct arg_spec ARGS_PLAYER_VALUE[] = {I("player"), I("value")};
 static const struct arg_spec ARGS_LOC_ENT[] = {I("locationId"), I("entrance")};
-static const struct arg_spec ARGS_WIN[] = {{"win", AK_BOOL}};
+static const struct arg_spec ARGS_WIN[] = {BOOL("win")};
 static const struct arg_spec ARGS_ROUND[] = {I("round")};
 static const struct arg_spec ARGS_CRISIS[] = {I("crisisId")};
 static const struct arg_spec ARGS_CHAR[] = {I("characterId")};
@@ -561,18 +578,68 @@ static const struct arg_spec ARGS_CHAR_TARGET[] = {I("characterId"), I("target")
 static const struct arg_spec ARGS_CHAR_LOC[] = {I("characterId"), I("locationId")};
 static const struct arg_spec ARGS_CHAR_LOC_ENT[] = {I("characterId"), I("locationId"),
                                                     I("entrance")};
-static const struct arg_spec ARGS_MOVED[] = {I("characterId"), I("locationId"), {"fuel", AK_BOOL}};
+static const struct arg_spec ARGS_MOVED[] = {I("characterId"), I("locationId"), BOOL("fuel")};
 static const struct arg_spec ARGS_CARD_CHAR_TARGET[] = {I("cardId"), I("characterId"), I("target")};
-static const struct arg_spec ARGS_FOOD[] = {I("amount"), {"reason", AK_FOOD_REASON}};
-static const struct arg_spec ARGS_MORAL[] = {I("amount"), {"reason", AK_MORAL_REASON}};
+static const struct arg_spec ARGS_FOOD[] = {I("amount"), NAMED("reason", food_reason_names)};
+static const struct arg_spec ARGS_MORAL[] = {I("amount"), NAMED("reason", moral_reason_names)};
 static const struct arg_spec ARGS_AMOUNT[] = {I("amount")};
 #undef I
+#undef NAMED
+#undef BOOL
+
+/* Every event's row (protocol.md's events table). */
+#define REQ(list, n) .args = (list), .nreq = (n)
+static const struct event_spec event_specs[GAME_EVENT_TYPE_COUNT] = {
+        /* the name alone */
+        [GEV_ACT_NOW] = {0},
+        [GEV_REGISTRATION_ABORTED] = {0},
+        [GEV_GAME_STARTED] = {0},
+        [GEV_CHILD_SPAWNED] = {0},
+        [GEV_COLONY_PHASE_STARTED] = {0},
+        [GEV_STARVATION_TOKEN_ADDED] = {0},
+        [GEV_CHILD_KILLED] = {0},
+        /* a string parameter, optional ones, base-only ones */
+        [GEV_CONFIG] = {.str_key = "config"},
+        [GEV_COMMAND_FAILED] = {.str_key = "message", .str_default = "command failed"},
+        [GEV_PLAYER] = {REQ(ARGS_PLAYER, 1), .str_key = "playerName"},
+        [GEV_ABILITY_USED] = {REQ(ARGS_CHAR_TARGET, 1), .nopt = 1},
+        [GEV_MOVED] = {REQ(ARGS_MOVED, 2), .nbase = 1}, /* fuel: base only, whatever nargs says */
+        [GEV_BITTEN] = {REQ(ARGS_CHAR, 0), .nopt = 1},
+        [GEV_CARD_USED] = {REQ(ARGS_CARD_CHAR_TARGET, 1), .nopt = 2},
+        /* integer-like parameters only, all required */
+        [GEV_CHARACTERS] = {REQ(ARGS_CHARACTERS, 4)},
+        [GEV_CHARACTER_SPAWNED] = {REQ(ARGS_PLAYER_CHAR, 2)},
+        [GEV_ZOMBIE_SPAWNED] = {REQ(ARGS_LOC_ENT, 2)},
+        [GEV_CARD_DRAWN] = {REQ(ARGS_PLAYER_CARD, 2)},
+        [GEV_GAME_END] = {REQ(ARGS_WIN, 1)},
+        [GEV_NEXT_ROUND] = {REQ(ARGS_ROUND, 1)},
+        [GEV_CRISIS] = {REQ(ARGS_CRISIS, 1)},
+        [GEV_DIE_ROLLED] = {REQ(ARGS_PLAYER_VALUE, 2)},
+        [GEV_BARRICADED] = {REQ(ARGS_CHAR_LOC_ENT, 3)},
+        [GEV_FROSTBITTEN] = {REQ(ARGS_CHAR, 1)},
+        [GEV_WOUNDED] = {REQ(ARGS_CHAR, 1)},
+        [GEV_CONTRIBUTED] = {REQ(ARGS_PLAYER_CARD, 2)},
+        [GEV_FOOD_CHANGED] = {REQ(ARGS_FOOD, 2)},
+        [GEV_MORAL_CHANGED] = {REQ(ARGS_MORAL, 2)},
+        [GEV_SURVIVOR_KILLED] = {REQ(ARGS_CHAR, 1)},
+        [GEV_BARRICADE_DESTROYED] = {REQ(ARGS_LOC_ENT, 2)},
+        [GEV_WASTE_CHANGED] = {REQ(ARGS_AMOUNT, 1)},
+        [GEV_ZOMBIE_KILLED] = {REQ(ARGS_CHAR_LOC_ENT, 3)},
+        [GEV_SEARCHED] = {REQ(ARGS_CHAR_LOC, 2)},
+        [GEV_LEFT] = {REQ(ARGS_PLAYER, 1)},
+};
+#undef REQ
+
+static void put_key(struct proto_buf *b, const char *key)
+{
+	PUT_LIT(b, ",\"");
+	put_mem(b, key, strlen(key));
+	PUT_LIT(b, "\":");
+}
 
 static void put_arg(struct proto_buf *b, const struct arg_spec *as, int v)
 {
-	PUT_LIT(b, ",\"");
-	put_mem(b, as->key, strlen(as->key));
-	PUT_LIT(b, "\":");
+	put_key(b, as->key);
 	switch (as->kind) {
 	case AK_INT:
 		put_int(b, v);
@@ -583,132 +650,31 @@ static void put_arg(struct proto_buf *b, const struct arg_spec *as, int v)
 		else
 			PUT_LIT(b, "false");
 		return;
-	case AK_FOOD_REASON:
-		put_json_string(b, v >= 0 && v < (int)COUNT_OF(food_reason_names)
-		                           ? food_reason_names[v]
-		                           : "UNKNOWN");
-		return;
-	case AK_MORAL_REASON:
-		put_json_string(b, v >= 0 && v < (int)COUNT_OF(moral_reason_names)
-		                           ? moral_reason_names[v]
-		                           : "UNKNOWN");
+	case AK_NAME:
+		put_json_string(b, v >= 0 && (size_t)v < as->nnames ? as->names[v] : "UNKNOWN");
 		return;
 	}
 }
 
 void proto_encode(const struct game_event *ev, enum game_rules rules, struct proto_buf *out)
 {
-	struct event_spec s = {NULL, 0, 0, NULL};
-	const char *str = ev->str;
-
-	switch (ev->type) {
-	case GEV_CONFIG:
-		s.str_key = "config";
-		break;
-	case GEV_ACT_NOW:
-		break;
-	case GEV_CHARACTERS:
-		s = (struct event_spec){ARGS_CHARACTERS, 4, 0, NULL};
-		break;
-	case GEV_COMMAND_FAILED:
-		s.str_key = "message";
-		if (!str || !*str) /* the protocol promises a non-empty message */
-			str = "command failed";
-		break;
-	case GEV_REGISTRATION_ABORTED:
-		break;
-	case GEV_PLAYER:
-		s = (struct event_spec){ARGS_PLAYER, 1, 0, "playerName"};
-		break;
-	case GEV_GAME_STARTED:
-		break;
-	case GEV_CHARACTER_SPAWNED:
-		s = (struct event_spec){ARGS_PLAYER_CHAR, 2, 0, NULL};
-		break;
-	case GEV_ZOMBIE_SPAWNED:
-		s = (struct event_spec){ARGS_LOC_ENT, 2, 0, NULL};
-		break;
-	case GEV_CHILD_SPAWNED:
-		break;
-	case GEV_CARD_DRAWN:
-		s = (struct event_spec){ARGS_PLAYER_CARD, 2, 0, NULL};
-		break;
-	case GEV_GAME_END:
-		s = (struct event_spec){ARGS_WIN, 1, 0, NULL};
-		break;
-	case GEV_NEXT_ROUND:
-		s = (struct event_spec){ARGS_ROUND, 1, 0, NULL};
-		break;
-	case GEV_CRISIS:
-		s = (struct event_spec){ARGS_CRISIS, 1, 0, NULL};
-		break;
-	case GEV_DIE_ROLLED:
-		s = (struct event_spec){ARGS_PLAYER_VALUE, 2, 0, NULL};
-		break;
-	case GEV_ABILITY_USED:
-		s = (struct event_spec){ARGS_CHAR_TARGET, 1, 1, NULL};
-		break;
-	case GEV_BARRICADED:
-		s = (struct event_spec){ARGS_CHAR_LOC_ENT, 3, 0, NULL};
-		break;
-	case GEV_MOVED:
-		/* fuel exists in base only, whatever nargs says */
-		s = (struct event_spec){ARGS_MOVED, rules == RULES_BASE ? 3 : 2, 0, NULL};
-		break;
-	case GEV_FROSTBITTEN:
-	case GEV_WOUNDED:
-	case GEV_SURVIVOR_KILLED:
-		s = (struct event_spec){ARGS_CHAR, 1, 0, NULL};
-		break;
-	case GEV_BITTEN:
-		s = (struct event_spec){ARGS_CHAR, 0, 1, NULL};
-		break;
-	case GEV_CONTRIBUTED:
-		s = (struct event_spec){ARGS_PLAYER_CARD, 2, 0, NULL};
-		break;
-	case GEV_CARD_USED:
-		s = (struct event_spec){ARGS_CARD_CHAR_TARGET, 1, 2, NULL};
-		break;
-	case GEV_FOOD_CHANGED:
-		s = (struct event_spec){ARGS_FOOD, 2, 0, NULL};
-		break;
-	case GEV_COLONY_PHASE_STARTED:
-	case GEV_STARVATION_TOKEN_ADDED:
-	case GEV_CHILD_KILLED:
-		break;
-	case GEV_MORAL_CHANGED:
-		s = (struct event_spec){ARGS_MORAL, 2, 0, NULL};
-		break;
-	case GEV_BARRICADE_DESTROYED:
-		s = (struct event_spec){ARGS_LOC_ENT, 2, 0, NULL};
-		break;
-	case GEV_WASTE_CHANGED:
-		s = (struct event_spec){ARGS_AMOUNT, 1, 0, NULL};
-		break;
-	case GEV_ZOMBIE_KILLED:
-		s = (struct event_spec){ARGS_CHAR_LOC_ENT, 3, 0, NULL};
-		break;
-	case GEV_SEARCHED:
-		s = (struct event_spec){ARGS_CHAR_LOC, 2, 0, NULL};
-		break;
-	case GEV_LEFT:
-		s = (struct event_spec){ARGS_PLAYER, 1, 0, NULL};
-		break;
-	}
-
+	static const struct event_spec unknown = {0};
+	const struct event_spec *s =
+	        (unsigned)ev->type < GAME_EVENT_TYPE_COUNT ? &event_specs[ev->type] : &unknown;
 	const char *name = game_event_name(ev->type);
 	PUT_LIT(out, "{\"event\":\"");
 	put_mem(out, name, strlen(name));
 	PUT_LIT(out, "\"");
-	int n = s.nreq;
-	if (s.nopt > 0 && ev->nargs > s.nreq)
-		n += s.nopt;
+	int n = s->nreq + (rules == RULES_BASE ? s->nbase : 0);
+	if (s->nopt > 0 && ev->nargs > s->nreq)
+		n += s->nopt;
 	for (int i = 0; i < n; i++)
-		put_arg(out, &s.args[i], ev->arg[i]);
-	if (s.str_key) {
-		PUT_LIT(out, ",\"");
-		put_mem(out, s.str_key, strlen(s.str_key));
-		PUT_LIT(out, "\":");
+		put_arg(out, &s->args[i], ev->arg[i]);
+	if (s->str_key) {
+		const char *str = ev->str;
+		if (s->str_default && (!str || !*str))
+			str = s->str_default;
+		put_key(out, s->str_key);
 		put_json_string(out, str);
 	}
 	PUT_LIT(out, "}\n");
