@@ -28,31 +28,14 @@ const char *cmd_name(enum cmd_type type)
 	return (unsigned)type < CMD_TYPE_COUNT ? cmd_names[type] : "?";
 }
 
-void game_event_list_init(struct game_event_list *l)
-{
-	*l = (struct game_event_list){0};
-}
-
-void game_event_list_clear(struct game_event_list *l)
-{
-	l->n = 0;
-}
-
-void game_event_list_free(struct game_event_list *l)
-{
-	free(l->v);
-	game_event_list_init(l);
-}
+XGROWABLE_FUNCTIONS(game_event_list, clear, v, n)
 
 /* Grows geometrically; running out of memory aborts (xalloc.h: the server
  * cannot continue a game whose events it cannot record). */
 struct game_event *game_event_list_push(struct game_event_list *l, enum game_event_type type,
                                         int to)
 {
-	if (l->n == l->cap) {
-		l->cap = l->cap ? l->cap * 2 : 64;
-		l->v = xreallocarray(l->v, l->cap, sizeof *l->v);
-	}
+	l->v = xgrow(l->v, &l->cap, l->n + 1, sizeof *l->v, 64);
 	struct game_event *e = &l->v[l->n++];
 	memset(e, 0, sizeof *e);
 	e->type = type;

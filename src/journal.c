@@ -157,13 +157,9 @@ struct jbuf {
 
 static void jb_reserve(struct jbuf *b, size_t more)
 {
-	if (b->n + more <= b->cap)
-		return;
-	size_t cap = b->cap ? b->cap : 256;
-	while (cap < b->n + more)
-		cap *= 2;
-	b->s = xrealloc(b->s, cap);
-	b->cap = cap;
+	if (more > SIZE_MAX - b->n)
+		xalloc_die(SIZE_MAX);
+	b->s = xgrow(b->s, &b->cap, b->n + more, 1, 256);
 }
 
 static void jb_add(struct jbuf *b, const char *s, size_t n)
@@ -292,10 +288,7 @@ static void comm_set_add(struct comm_set *s, int comm)
 {
 	if (comm <= 0 || comm_set_has(s, comm))
 		return;
-	if (s->n == s->cap) {
-		s->cap = s->cap ? s->cap * 2 : 8;
-		s->v = xreallocarray(s->v, s->cap, sizeof *s->v);
-	}
+	s->v = xgrow(s->v, &s->cap, s->n + 1, sizeof *s->v, 8);
 	s->v[s->n++] = comm;
 }
 
@@ -1336,10 +1329,7 @@ bool journal_parse(const char *data, size_t len, const char *name, struct journa
 			return false;
 		}
 		rec.line_no = line_no;
-		if (jf->nrec == cap) {
-			cap = cap ? cap * 2 : 64;
-			jf->rec = xreallocarray(jf->rec, cap, sizeof *jf->rec);
-		}
+		jf->rec = xgrow(jf->rec, &cap, jf->nrec + 1, sizeof *jf->rec, 64);
 		jf->rec[jf->nrec++] = rec;
 		if (journal_kind_is_entry(rec.kind))
 			jf->entries++;

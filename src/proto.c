@@ -405,37 +405,16 @@ fail:
 
 /* ---- encoding ------------------------------------------------------------ */
 
-void proto_buf_init(struct proto_buf *b)
-{
-	*b = (struct proto_buf){0};
-}
-
-void proto_buf_reset(struct proto_buf *b)
-{
-	b->len = 0;
-}
-
-void proto_buf_free(struct proto_buf *b)
-{
-	free(b->data);
-	proto_buf_init(b);
-}
+XGROWABLE_FUNCTIONS(proto_buf, reset, data, len)
 
 /* Make room for n more bytes; aborts on OOM (an event we cannot encode would
  * desynchronise every client). */
 static char *buf_room(struct proto_buf *b, size_t n)
 {
 	if (b->cap - b->len < n) {
-		size_t cap = b->cap ? b->cap : 256;
-		while (cap - b->len < n) {
-			if (cap > SIZE_MAX / 2) {
-				cap = SIZE_MAX;
-				break;
-			}
-			cap *= 2;
-		}
-		b->data = xrealloc(b->data, cap);
-		b->cap = cap;
+		if (n > SIZE_MAX - b->len)
+			xalloc_die(SIZE_MAX);
+		b->data = xgrow(b->data, &b->cap, b->len + n, 1, 256);
 	}
 	return b->data + b->len;
 }

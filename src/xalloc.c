@@ -2,6 +2,7 @@
  * (see include/sopra/xalloc.h for the policy). */
 #include "sopra/xalloc.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,16 +51,29 @@ void *xreallocarray(void *p, size_t n, size_t size)
 	return xrealloc(p, n * size);
 }
 
+void *xgrow(void *p, size_t *cap, size_t need, size_t size, size_t first)
+{
+	if (need <= *cap)
+		return p;
+	size_t n = *cap ? *cap : first;
+	while (n < need) {
+		if (n > SIZE_MAX / 2)
+			xalloc_die(SIZE_MAX);
+		n *= 2;
+	}
+	p = xreallocarray(p, n, size);
+	*cap = n;
+	return p;
+}
+
 void *xgrow_zeroed(void *p, int *cap, int index, size_t size)
 {
-	if (index < *cap)
-		return p;
-	int n = *cap ? *cap : 8;
-	while (n <= index)
-		n *= 2;
-	char *q = xreallocarray(p, (size_t)n, size);
-	memset(q + (size_t)*cap * size, 0, (size_t)(n - *cap) * size);
-	*cap = n;
+	size_t old = (size_t)*cap, n = old;
+	char *q = xgrow(p, &n, (size_t)index + 1, size, 8);
+	if (n > INT_MAX)
+		xalloc_die(n * size);
+	memset(q + old * size, 0, (n - old) * size);
+	*cap = (int)n;
 	return q;
 }
 

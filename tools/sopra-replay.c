@@ -113,10 +113,7 @@ static void collect_line(void *ctx, int comm_id, int player, const char *line, s
 {
 	(void)player;
 	struct scn_state *s = ctx;
-	if (s->nd == s->cap) {
-		s->cap = s->cap ? s->cap * 2 : 64;
-		s->d = xreallocarray(s->d, s->cap, sizeof *s->d);
-	}
+	s->d = xgrow(s->d, &s->cap, s->nd + 1, sizeof *s->d, 64);
 	s->d[s->nd++] = (struct delivery){comm_id, xmemdup0(line, len ? len - 1 : 0)};
 	if (comm_id > s->max_comm)
 		s->max_comm = comm_id;
