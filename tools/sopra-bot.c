@@ -6,6 +6,7 @@
  *             [--invalid PERCENT] [--leave PERCENT] [--disconnect PERCENT]
  *             [--rules base|revised]
  *             [--quiet] [--max-events N] [--idle SECONDS] [--log FILE]
+ *             [--stream FILE] [--reconnect SECONDS]
  *
  * It speaks the NDJSON protocol of ../shared/spec/protocol.md over one plain
  * blocking socket (poll for the optional idle timer). Every event goes
@@ -17,23 +18,35 @@
  * never do; the bot reports that as a protocol violation. Then the bot
  * reacts to the event: one handler per event it answers (see reactions[]).
  *
- * Decisions come from the bot's own splitmix64 generator seeded by --seed
- * (never the game's): on Characters it selects two of the four offered, on
- * ActNow it sends one plausible command (or, with --invalid, a deliberately
- * bad one: malformed JSON, wrong types, unknown ids, commands not allowed in
- * the phase; plus now and then a command out of turn).
+ * Decisions come from the bot's own splitmix64 generators seeded by --seed
+ * (never the game's), drawn from only in reaction to events: the same seed
+ * and the same events give the same commands, also when the bot re-reads the
+ * events after a reconnect. On Characters it selects two of the four
+ * offered, on ActNow it sends one plausible command (or, with --invalid, a
+ * deliberately bad one: malformed JSON, wrong types, unknown ids, commands
+ * not allowed in the phase; plus now and then a command out of turn).
+ *
+ * With --reconnect it comes back when the connection drops before the end
+ * (the server was restarted with --resume, say): it connects again, sends
+ * Reconnect with the secret of its Session line, re-reads the history the
+ * server sends (it must begin with every line received before) into a fresh
+ * model, and decides whether the command it had sent last was lost (see
+ * "coming back" below).
  *
  * stdout: one line "registered NAME" once the Config event arrived (tools
  * such as soak wait for it before starting the next bot); with --lurk
  * "connected NAME" once connected. stderr: the trace
- * (unless --quiet), errors, and finally one summary line:
+ * (unless --quiet), errors, with --reconnect one line per return, and
+ * finally one summary line:
  *   bot NAME: events=N commands=M failed=K result=R
+ * (with --reconnect followed by " reconnects=N resent=N answered=N cut=N").
  * with R one of win, lose (GameEnd), left (Left for us), aborted
  * (RegistrationAborted), closed (the server closed first), disconnected (we
  * hung up, --disconnect), dropped (closed after our over-long line).
  *
  * Exit codes: 0 the game ended (GameEnd, RegistrationAborted, Left, or the
- * server closed the connection); 1 usage or connection error; 2 protocol
+ * server closed the connection); 1 usage or connection error (also: no way
+ * back within --reconnect SECONDS); 2 protocol
  * violation (unparseable line, unknown event, bad parameters, an event after
  * GameEnd / Left, an impossible board); 3 stall (--max-events exceeded or no
  * event for --idle seconds); 4 the server accepted a command that must fail
@@ -89,6 +102,21 @@ static bool chance(uint64_t *s, double pct)
 
 /* ---- the bot ------------------------------------------------------------------------------- */
 
+/* The commands the bot sent (or would send) in reaction to one event. */
+struct outbox {
+	char *data;
+	size_t len, cap;
+	bool silent; /* an EndTurn: when the server takes it, we may hear nothing */
+};
+
+/* The lines received, as the server re-sends them on Reconnect: the history
+ * of the last Reconnect and every line after it. */
+struct seen_lines {
+	char **line;
+	size_t *len;
+	long n, cap;
+};
+
 /* one command the bot may send on ActNow, with its weight */
 struct cand {
 	double w;
@@ -107,11 +135,16 @@ struct bot {
 	double invalid_pct, leave_pct, disconnect_pct, stall_pct;
 	bool lurk;
 	long max_events;
-	double idle_sec; /* 0: no limit of our own */
+	double idle_sec;      /* 0: no limit of our own */
+	double reconnect_sec; /* --reconnect: 0 never comes back */
+	const char *stream_path;
 
 	int fd;
-	FILE *log;
+	FILE *log, *stream;
+	/* decisions draw from rng and rng_oot (and only in reaction to events:
+	 * see "coming back"); rng_net only cuts writes in two */
 	uint64_t rng, rng_oot, rng_net;
+	uint64_t rng_start, rng_oot_start; /* as they were before the first event */
 	char *rbuf;
 	size_t rlen, rcap;
 
@@ -143,14 +176,34 @@ struct bot {
 
 	struct cand cands[MAX_CANDS];
 	int ncands;
+
+	/* coming back (--reconnect) */
+	char secret[65];         /* from our Session line; "" before it */
+	bool announced;          /* "registered NAME" is printed once */
+	struct seen_lines seen;  /* every line received (kept with --reconnect) */
+	long pos;                /* lines received on this connection */
+	bool muted;              /* re-reading lines seen before: commands go to pending */
+	struct outbox last_sent; /* sent in reaction to the last event */
+	struct outbox pending;   /* the same, re-decided while re-reading the history */
+	bool reconnecting;       /* Reconnect sent, no answer yet */
+	bool awaiting;           /* is pending answered by the next line? (until await_until) */
+	double await_since, await_until, drop_deadline, history_until;
+	long lines_at_drop; /* seen.n when the connection dropped while playing */
+	bool cut_line;      /* the connection dropped inside a line */
+	bool drop_now;      /* give up this connection (Reconnect: "is connected") */
+	long reconnects, resent, answered, cuts;
 };
 
 /* ---- reporting ------------------------------------------------------------ */
 
 static void summary(const struct bot *b)
 {
-	fprintf(stderr, "bot %s: events=%ld commands=%ld failed=%ld result=%s\n", b->name,
-	        b->events, b->commands, b->failed, b->result ? b->result : "closed");
+	fprintf(stderr, "bot %s: events=%ld commands=%ld failed=%ld result=%s", b->name, b->events,
+	        b->commands, b->failed, b->result ? b->result : "closed");
+	if (b->reconnect_sec > 0)
+		fprintf(stderr, " reconnects=%ld resent=%ld answered=%ld cut=%ld", b->reconnects,
+		        b->resent, b->answered, b->cuts);
+	fputc('\n', stderr);
 	fflush(stderr);
 }
 
@@ -213,13 +266,40 @@ static void trace(const struct bot *b, char dir, const char *line, size_t len)
 
 /* ---- sending ------------------------------------------------------------------ */
 
-static void send_raw(struct bot *b, const char *data, size_t len)
+static void outbox_clear(struct outbox *o)
 {
-	trace(b, '>', data, len);
-	b->commands++;
+	o->len = 0;
+	o->silent = false;
+}
+
+static void outbox_add(struct outbox *o, const char *data, size_t len)
+{
+	if (o->len + len > o->cap) {
+		o->cap = (o->len + len) * 2;
+		o->data = xrealloc(o->data, o->cap);
+	}
+	memcpy(o->data + o->len, data, len);
+	o->len += len;
+}
+
+static bool outbox_equal(const struct outbox *a, const struct outbox *b)
+{
+	return a->len == b->len && a->silent == b->silent &&
+	       (a->len == 0 || memcmp(a->data, b->data, a->len) == 0);
+}
+
+/* where a command goes: re-decided while re-reading, or sent */
+static struct outbox *outbox_of(struct bot *b)
+{
+	return b->muted ? &b->pending : &b->last_sent;
+}
+
+/* Write the bytes, now and then in two writes: the server must frame by
+ * "\n" only. */
+static void write_all(struct bot *b, const char *data, size_t len)
+{
 	if (b->conn_broken)
 		return;
-	/* now and then in two writes: the server must frame by "\n" only */
 	size_t cut = len > 2 && rnd(&b->rng_net, 10) == 0
 	                     ? 1 + (size_t)rnd(&b->rng_net, (int)(len - 1))
 	                     : len;
@@ -236,6 +316,17 @@ static void send_raw(struct bot *b, const char *data, size_t len)
 		}
 		off += (size_t)n;
 	}
+}
+
+/* Send (or, while re-reading the history, only note) one or more lines. */
+static void send_raw(struct bot *b, const char *data, size_t len)
+{
+	outbox_add(outbox_of(b), data, len);
+	if (b->muted)
+		return;
+	trace(b, '>', data, len);
+	b->commands++;
+	write_all(b, data, len);
 }
 
 static void send_str(struct bot *b, const char *s)
@@ -824,6 +915,7 @@ static bool maybe_disconnect(struct bot *b, uint64_t *r, double pct)
 static void end_turn(struct bot *b)
 {
 	sendf(b, "{\"command\":\"EndTurn\"}");
+	outbox_of(b)->silent = true;
 	b->cmds_this_turn = 0;
 	model_end_my_turn(&b->m);
 }
@@ -966,8 +1058,11 @@ static void maybe_out_of_turn(struct bot *b)
 static void on_config(struct bot *b, const struct model_event *ev)
 {
 	(void)ev;
-	printf("registered %s\n", b->name);
-	fflush(stdout);
+	if (!b->announced) {
+		printf("registered %s\n", b->name);
+		fflush(stdout);
+		b->announced = true;
+	}
 	if (b->invalid_pct > 0 && chance(&b->rng, b->invalid_pct * 3)) {
 		send_str(b, "{\"command\":\"Register\",\"playerName\":\"twice\"}\n");
 		b->oot_pending++; /* its CommandFailed may come at any time */
@@ -1132,8 +1227,7 @@ static int connect_to(const char *host, int port, double wait_sec)
 			        strerror(err));
 			return -1;
 		}
-		struct timespec ts = {0, 50 * 1000 * 1000};
-		nanosleep(&ts, NULL);
+		sleep_ms(5); /* a server that is (re)starting listens soon */
 	}
 }
 
@@ -1152,6 +1246,354 @@ static int idle_wait_ms(struct bot *b, double last)
 		die(b, EXIT_STALL, "no event for %.0f s", b->idle_sec);
 	}
 	return (int)(left * 1000) + 1;
+}
+
+/* ---- coming back (--reconnect) ------------------------------------------------------------ */
+
+/*
+ * On Reconnect the server re-sends the player's whole history; the lines
+ * received before must be an exact prefix of it (checked). The bot re-reads
+ * that prefix "muted": every line is folded into a fresh model and reacted to
+ * as the first time, but the commands only go to `pending`. The generators
+ * start again from their state before the first event, and decisions depend
+ * on nothing but them and the events, so every draw repeats and pending must
+ * equal what was sent in reaction to the last line before the drop (checked
+ * as well).
+ *
+ * Was that command lost in the drop? The bot has one command in flight at a
+ * time (it answers prompts; not so with --invalid's lines out of turn), and
+ * the server answers every command but EndTurn with a line to its sender
+ * before anything else reaches it. So the next line that is not a Session
+ * line, from the history or after it, shows the command was taken. If none
+ * comes, it was lost: send it again, after RESEND_WAIT s for a command that
+ * must draw a line. A taken EndTurn may draw nothing until another player
+ * acts or the round ends, so its wait is longer, and the longer the lower
+ * our id: when several players' EndTurns are in doubt after one restart,
+ * they are consecutive turns of one round, the game waits for the last of
+ * them (the highest id), whose wait is the shortest, and what its re-sent
+ * EndTurn sets off reaches the others before their waits are over.
+ */
+#define RESEND_WAIT       0.5 /* s: the history has arrived by then */
+#define SILENT_WAIT_FIRST 1.0 /* s, for an EndTurn, plus SILENT_WAIT_STEP per higher id */
+#define SILENT_WAIT_STEP  0.5
+
+static bool is_session(const char *line, size_t len)
+{
+	static const char head[] = "{\"event\":\"Session\",";
+	return len >= sizeof head - 1 && memcmp(line, head, sizeof head - 1) == 0;
+}
+
+/* {"event":"Session","player":P,"secret":"<64 hex digits>"}: keep the secret */
+static void take_session(struct bot *b, const char *line)
+{
+	cJSON *root = cJSON_Parse(line);
+	const cJSON *player = cJSON_GetObjectItemCaseSensitive(root, "player");
+	const cJSON *secret = cJSON_GetObjectItemCaseSensitive(root, "secret");
+	bool ok = cJSON_GetArraySize(root) == 3 && cJSON_IsNumber(player) &&
+	          cJSON_IsString(secret) && strlen(secret->valuestring) == 64 &&
+	          strspn(secret->valuestring, "0123456789abcdef") == 64;
+	if (ok)
+		snprintf(b->secret, sizeof b->secret, "%s", secret->valuestring);
+	cJSON_Delete(root);
+	if (!ok)
+		VIOLATION(b, "a malformed Session line: %.200s", line);
+}
+
+/* a line received for the first time: kept (--reconnect) and streamed (--stream) */
+static void remember_line(struct bot *b, const char *line, size_t len)
+{
+	if (b->stream) {
+		fwrite(line, 1, len, b->stream);
+		fputc('\n', b->stream);
+		fflush(b->stream);
+	}
+	if (b->reconnect_sec <= 0)
+		return;
+	struct seen_lines *sl = &b->seen;
+	if (sl->n == sl->cap) {
+		sl->cap = sl->cap ? sl->cap * 2 : 256;
+		sl->line = xreallocarray(sl->line, (size_t)sl->cap, sizeof *sl->line);
+		sl->len = xreallocarray(sl->len, (size_t)sl->cap, sizeof *sl->len);
+	}
+	sl->line[sl->n] = xmalloc(len + 1);
+	memcpy(sl->line[sl->n], line, len);
+	sl->line[sl->n][len] = '\0';
+	sl->len[sl->n++] = len;
+}
+
+/* One line per return on stderr (and in the log): how the command in doubt
+ * was settled. */
+static void report_return(struct bot *b, const char *how)
+{
+	char msg[256];
+	snprintf(msg, sizeof msg, "reconnect %ld: lines=%ld cut=%d last-command=%s wait=%.2f",
+	         b->reconnects, b->lines_at_drop, b->cut_line, how,
+	         b->await_since > 0 ? now_sec() - b->await_since : 0.0);
+	fprintf(stderr, "bot %s: %s\n", b->name, msg);
+	if (b->log) {
+		fprintf(b->log, "! %s\n", msg);
+		fflush(b->log);
+	}
+	b->cut_line = false;
+	b->await_since = 0;
+}
+
+/* The prefix is re-read: compare the re-decided reaction, then settle it. */
+static void history_caught_up(struct bot *b)
+{
+	b->muted = false;
+	if (!outbox_equal(&b->pending, &b->last_sent))
+		die(b, EXIT_USAGE,
+		    "not deterministic: re-reading line %ld draws \"%.*s\" (%zu bytes), it had "
+		    "drawn \"%.*s\" (%zu bytes)",
+		    b->pos, (int)(b->pending.len > 200 ? 200 : b->pending.len),
+		    b->pending.data ? b->pending.data : "", b->pending.len,
+		    (int)(b->last_sent.len > 200 ? 200 : b->last_sent.len),
+		    b->last_sent.data ? b->last_sent.data : "", b->last_sent.len);
+	if (b->pending.len == 0) {
+		report_return(b, "none");
+		return;
+	}
+	int later = b->m.me >= 0 ? b->m.nplayers - 1 - b->m.me : 0;
+	b->awaiting = true;
+	b->await_since = now_sec();
+	b->await_until =
+	        b->await_since +
+	        (b->pending.silent ? SILENT_WAIT_FIRST + SILENT_WAIT_STEP * later : RESEND_WAIT);
+}
+
+/* No line came in time: the command in doubt was lost, send it again (the
+ * same bytes: last_sent already holds them). */
+static void resend_pending(struct bot *b)
+{
+	b->awaiting = false;
+	trace(b, '>', b->pending.data, b->pending.len);
+	for (size_t i = 0; i < b->pending.len; i++)
+		b->commands += b->pending.data[i] == '\n';
+	write_all(b, b->pending.data, b->pending.len);
+	b->resent++;
+	report_return(b, "resent");
+}
+
+/* The first line after Reconnect: false when it is a refusal (handled). */
+static bool reconnect_accepted(struct bot *b, const char *line, size_t len)
+{
+	static const char failed[] = "{\"event\":\"CommandFailed\",";
+	if (len < sizeof failed - 1 || memcmp(line, failed, sizeof failed - 1) != 0)
+		return true;
+	trace(b, '<', line, len);
+	if (strstr(line, " is connected")) {
+		b->drop_now = true; /* the server has not seen the old connection go yet */
+	} else if (strstr(line, " has left the game")) {
+		if (b->log)
+			fprintf(b->log, "! we left the game while away\n");
+		b->result = "left";
+		b->quit = true;
+	} else {
+		die(b, EXIT_SERVER, "Reconnect refused: %.200s", line);
+	}
+	return false;
+}
+
+/* Every line received goes through here. */
+static void take_line(struct bot *b, char *line, size_t len)
+{
+	if (b->reconnecting) {
+		b->reconnecting = false;
+		if (!reconnect_accepted(b, line, len))
+			return;
+	}
+	long idx = b->pos++;
+	bool again = idx < b->seen.n;
+	if (again && (b->seen.len[idx] != len || memcmp(b->seen.line[idx], line, len) != 0))
+		VIOLATION(b,
+		          "line %ld of the history after Reconnect differs from the one received "
+		          "before: %.200s",
+		          idx + 1, line);
+	if (!again)
+		remember_line(b, line, len);
+	if (is_session(line, len)) {
+		trace(b, '<', line, len);
+		b->events++;
+		take_session(b, line);
+	} else {
+		if (b->awaiting) {
+			b->awaiting = false;
+			b->answered++;
+			report_return(b, "answered");
+		}
+		outbox_clear(outbox_of(b));
+		process_line(b, line, len);
+	}
+	if (again && idx == b->seen.n - 1)
+		history_caught_up(b);
+}
+
+/* Back to the state before the first line, for the history. */
+static void restart_model(struct bot *b)
+{
+	model_free(&b->m);
+	model_init(&b->m, b->name, b->revised);
+	b->pos = 0;
+	b->rng = b->rng_start;
+	b->rng_oot = b->rng_oot_start;
+	b->events = b->failed = 0;
+	b->result = NULL;
+	b->conn_broken = b->quit = b->overlong_sent = b->overlong_answered = false;
+	b->stalled = b->oot_leave = b->sent_leave = b->expect_fail = false;
+	b->act_after_fail = b->strict_off = false;
+	b->oot_pending = b->cmds_this_turn = 0;
+	b->rlen = 0;
+	b->muted = true;
+	b->awaiting = false;
+	outbox_clear(&b->pending);
+}
+
+static bool may_come_back(const struct bot *b)
+{
+	return b->reconnect_sec > 0 && b->secret[0] && !b->result && !b->quit && !b->overlong_sent;
+}
+
+/* Connect again (retrying until --reconnect SECONDS after the drop) and
+ * send Reconnect; the history follows. */
+static void come_back(struct bot *b)
+{
+	close(b->fd);
+	b->fd = -1;
+	if (b->drop_now) {
+		sleep_ms(50); /* "is connected": give the server time to see the old one go */
+	} else {
+		b->drop_deadline = now_sec() + b->reconnect_sec;
+		if (!b->muted)
+			b->lines_at_drop = b->seen.n;
+	}
+	b->drop_now = false;
+	if (b->log) {
+		fprintf(b->log, "! connection lost after %ld lines: reconnecting\n", b->seen.n);
+		fflush(b->log); /* the bot may wait here until it is killed */
+	}
+	b->fd = connect_to(b->host, b->port, b->drop_deadline - now_sec());
+	if (b->fd < 0)
+		die(b, EXIT_USAGE, "no way back within %g s (--reconnect)", b->reconnect_sec);
+	restart_model(b);
+	char line[128];
+	snprintf(line, sizeof line, "{\"command\":\"Reconnect\",\"secret\":\"%s\"}\n", b->secret);
+	trace(b, '>', line, strlen(line));
+	b->commands++;
+	write_all(b, line, strlen(line));
+	b->reconnecting = true;
+	b->reconnects++;
+	b->history_until = now_sec() + b->reconnect_sec;
+}
+
+/* poll timeout in ms: --idle, or the wait for the history or for an answer */
+static int wait_ms(struct bot *b, double last)
+{
+	int ms = idle_wait_ms(b, last);
+	double until = b->awaiting ? b->await_until : b->muted ? b->history_until : 0;
+	if (until > 0) {
+		double left = until - now_sec();
+		int lms = left > 0 ? (int)(left * 1000) + 1 : 0;
+		if (ms < 0 || lms < ms)
+			ms = lms;
+	}
+	return ms;
+}
+
+/* poll timed out */
+static void on_quiet(struct bot *b)
+{
+	double now = now_sec();
+	if (b->awaiting && now >= b->await_until)
+		resend_pending(b);
+	else if (b->muted && now >= b->history_until)
+		VIOLATION(b,
+		          "the history after Reconnect ended after %ld of the %ld lines "
+		          "received before",
+		          b->pos, b->seen.n);
+}
+
+/* The connection ended (EOF or reset): true when the bot comes back. */
+static bool connection_ended(struct bot *b)
+{
+	if (may_come_back(b)) {
+		if (b->rlen > 0) {
+			if (b->log)
+				fprintf(b->log,
+				        "! the connection dropped inside a line (%zu bytes)\n",
+				        b->rlen);
+			b->cut_line = true;
+			b->cuts++;
+		}
+		return true;
+	}
+	if (b->rlen > 0)
+		VIOLATION(b, "the connection closed inside a line: %.200s", b->rbuf);
+	if (b->log)
+		fprintf(b->log, "! closed\n");
+	if (b->overlong_sent && !b->result) {
+		if (!b->overlong_answered)
+			VIOLATION(b, "closed without a CommandFailed for our "
+			             "over-long line");
+		b->result = "dropped";
+	}
+	if (!b->result)
+		b->result = "closed";
+	return false;
+}
+
+/* Read and handle lines until the connection ends: true when it dropped and
+ * the bot comes back. */
+static bool read_events(struct bot *b)
+{
+	double last = now_sec();
+	for (;;) {
+		struct pollfd pfd = {.fd = b->fd, .events = POLLIN, .revents = 0};
+		int pr = poll(&pfd, 1, wait_ms(b, last));
+		if (pr < 0) {
+			if (errno == EINTR)
+				continue;
+			die(b, EXIT_USAGE, "poll: %s", strerror(errno));
+		}
+		if (pr == 0) {
+			on_quiet(b);
+			continue;
+		}
+		if (b->rcap - b->rlen < 65536) {
+			if (b->rcap >= MAX_LINE_IN)
+				VIOLATION(b, "an event line longer than %zu bytes", MAX_LINE_IN);
+			b->rcap *= 2;
+			b->rbuf = xrealloc(b->rbuf, b->rcap);
+		}
+		ssize_t got = recv(b->fd, b->rbuf + b->rlen, b->rcap - b->rlen - 1, 0);
+		if (got < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			if (errno != ECONNRESET)
+				die(b, EXIT_USAGE, "recv: %s", strerror(errno));
+			if (b->log)
+				fprintf(b->log, "! connection reset by the server\n");
+			got = 0;
+		}
+		if (got == 0)
+			return connection_ended(b);
+		last = now_sec();
+		b->rlen += (size_t)got;
+		size_t start = 0;
+		for (size_t i = b->rlen - (size_t)got; i < b->rlen; i++) {
+			if (b->rbuf[i] != '\n')
+				continue;
+			b->rbuf[i] = '\0';
+			take_line(b, b->rbuf + start, i - start);
+			start = i + 1;
+			if (b->quit)
+				return false;
+			if (b->drop_now)
+				return true;
+		}
+		memmove(b->rbuf, b->rbuf + start, b->rlen - start);
+		b->rlen -= start;
+	}
 }
 
 static void run(struct bot *b)
@@ -1176,70 +1618,10 @@ static void run(struct bot *b)
 	free(enc);
 	cJSON_Delete(nm);
 	send_raw(b, reg, strlen(reg));
-
-	double last = now_sec();
-	for (;;) {
-		struct pollfd pfd = {.fd = b->fd, .events = POLLIN, .revents = 0};
-		int pr = poll(&pfd, 1, idle_wait_ms(b, last));
-		if (pr < 0) {
-			if (errno == EINTR)
-				continue;
-			die(b, EXIT_USAGE, "poll: %s", strerror(errno));
-		}
-		if (pr == 0)
-			continue;
-		if (b->rcap - b->rlen < 65536) {
-			if (b->rcap >= MAX_LINE_IN)
-				VIOLATION(b, "an event line longer than %zu bytes", MAX_LINE_IN);
-			b->rcap *= 2;
-			char *nb = realloc(b->rbuf, b->rcap);
-			if (!nb)
-				die(b, EXIT_USAGE, "out of memory");
-			b->rbuf = nb;
-		}
-		ssize_t got = recv(b->fd, b->rbuf + b->rlen, b->rcap - b->rlen - 1, 0);
-		if (got < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			if (errno == ECONNRESET) {
-				if (b->log)
-					fprintf(b->log, "! connection reset by the server\n");
-				got = 0;
-			} else {
-				die(b, EXIT_USAGE, "recv: %s", strerror(errno));
-			}
-		}
-		if (got == 0) {
-			if (b->rlen > 0)
-				VIOLATION(b, "the connection closed inside a line: %.200s",
-				          b->rbuf);
-			if (b->log)
-				fprintf(b->log, "! closed\n");
-			if (b->overlong_sent && !b->result) {
-				if (!b->overlong_answered)
-					VIOLATION(b, "closed without a CommandFailed for our "
-					             "over-long line");
-				b->result = "dropped";
-			}
-			if (!b->result)
-				b->result = "closed";
-			return;
-		}
-		last = now_sec();
-		b->rlen += (size_t)got;
-		size_t start = 0;
-		for (size_t i = b->rlen - (size_t)got; i < b->rlen; i++) {
-			if (b->rbuf[i] != '\n')
-				continue;
-			b->rbuf[i] = '\0';
-			process_line(b, b->rbuf + start, i - start);
-			start = i + 1;
-			if (b->quit)
-				return;
-		}
-		memmove(b->rbuf, b->rbuf + start, b->rlen - start);
-		b->rlen -= start;
-	}
+	b->rng_start = b->rng;
+	b->rng_oot_start = b->rng_oot;
+	while (read_events(b))
+		come_back(b);
 }
 
 /* --lurk: an unregistered connection next to the game. It hears nothing but
@@ -1336,6 +1718,13 @@ static const char usage_text[] =
         "  --idle SECONDS     fail (exit 3) after SECONDS without an event (default: no\n"
         "                     limit; the server's --timeout decides how long a wait lasts)\n"
         "  --log FILE         write every line sent (>) and received (<) to FILE\n"
+        "  --stream FILE      write every line received, as received, to FILE; after a\n"
+        "                     reconnect: the history of the last Reconnect and what\n"
+        "                     followed it\n"
+        "  --reconnect SECONDS  when the connection drops before the end (a Session\n"
+        "                     line came), connect again for up to SECONDS, send\n"
+        "                     Reconnect, re-read the history and play on (default 0:\n"
+        "                     the game is over for the bot)\n"
         "  --quiet            no trace on stderr, only errors and the summary\n"
         "Exit: 0 game over, 1 usage/connection, 2 protocol violation, 3 stall,\n"
         "      4 the server accepted an invalid command or dropped us.\n";
@@ -1427,6 +1816,13 @@ static int parse_args(struct bot *b, int argc, char **argv, const char **rules)
 		} else if (strcmp(a, "--log") == 0) {
 			NEEDVAL();
 			b->log_path = val;
+		} else if (strcmp(a, "--stream") == 0) {
+			NEEDVAL();
+			b->stream_path = val;
+		} else if (strcmp(a, "--reconnect") == 0) {
+			NEEDVAL();
+			if (!parse_num(val, 0, 3600, &b->reconnect_sec))
+				goto bad;
 		} else {
 			fprintf(stderr, "sopra-bot: unknown option '%s'\n%s", a, usage_text);
 			return EXIT_USAGE;
@@ -1481,6 +1877,13 @@ int main(int argc, char **argv)
 		        b->port, (unsigned long long)b->seed, b->name, rules, b->invalid_pct,
 		        b->leave_pct, b->disconnect_pct, b->start ? " --start" : "");
 	}
+	if (b->stream_path) {
+		b->stream = fopen(b->stream_path, "w");
+		if (!b->stream) {
+			fprintf(stderr, "sopra-bot: %s: %s\n", b->stream_path, strerror(errno));
+			return EXIT_USAGE;
+		}
+	}
 	b->fd = connect_to(b->host, b->port, 5.0);
 	if (b->fd < 0) {
 		b->result = "closed";
@@ -1497,8 +1900,16 @@ int main(int argc, char **argv)
 	close(b->fd);
 	if (b->log)
 		fclose(b->log);
+	if (b->stream)
+		fclose(b->stream);
 	summary(b);
 	model_free(&b->m);
+	for (long i = 0; i < b->seen.n; i++)
+		free(b->seen.line[i]);
+	free(b->seen.line);
+	free(b->seen.len);
+	free(b->pending.data);
+	free(b->last_sent.data);
 	free(b->rbuf);
 	free(b);
 	return EXIT_OK;
