@@ -1,0 +1,435 @@
+#!/usr/bin/env python3
+"""Real games resumed after SIGKILLs in the middle of play (issue 11, part 4).
+
+For each game (its own seeds, 2-4 sopra-bots, base or revised rules):
+
+  reference  the server with --journal --reconnect-grace 0 and bots with
+             --reconnect --stream play to the end uninterrupted; each bot's
+             stream of received lines is the reference (sopra-replay
+             --player N must print it too)
+  killed     the same game (configuration, rules, server and bot seeds), but
+             while the bots play the server is SIGKILLed after a random delay
+             (a timer, not an idle point: the bots play a game in a few tens
+             of milliseconds, the delay is drawn from that span), restarted
+             with --resume on the same port, and the bots come back by
+             themselves (sopra-bot --reconnect); once every bot has settled
+             its return ("reconnect K: ..." on its stderr) the next kill is
+             timed, up to --kills per game. Then:
+               - every bot exits 0 with win, lose or left;
+               - each bot's final stream (the history of its last Reconnect
+                 and what followed; Session lines aside, their secrets differ
+                 per run) equals its reference byte for byte;
+               - sopra-replay of the resumed journal exits 0 (every digest
+                 matched), and what it prints per player is the bot's streams
+                 one after the other, one per connection: the last equals the
+                 bot's final stream, Session included, and every earlier one
+                 is a prefix of it.
+
+A kill after the game's last entry was written but before every bot saw the
+end cannot be resumed (the server refuses a finished game): then the bots'
+streams must be prefixes of the reference and the replay must give the whole
+reference.
+
+Per kill the test notes what was in flight: a journal whose last line is
+torn, a bot whose connection dropped inside a line (cut), a bot whose last
+command was lost and sent again (resent), a bot whose last command was taken
+but whose answer it had not seen before the drop (answered). The totals are
+printed at the end, then "N passed, M failed".
+
+Usage: resume_bots_test.py --server PATH --bot PATH --replay PATH --config PATH
+                           [--games N] [--kills K] [--seed S] [--keep]
+"""
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+SESSION = b'{"event":"Session",'
+CONFIG = b'{"event":"Config",'
+RECONNECT_WAIT = 20  # s a bot keeps trying to come back (--reconnect)
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise Failure(what)
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+class Server:
+    """A sopra-server whose stderr goes to a file; port 0 picks a free one."""
+
+    def __init__(self, args, log, port, *argv):
+        self.log = log
+        with open(log, "wb") as err:
+            self.p = subprocess.Popen([args.server, "--port", str(port), *argv],
+                                      stdout=subprocess.DEVNULL, stderr=err)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            text = self.text()
+            m = re.search(r"listening on \S*?:(\d+)", text)
+            if m:
+                self.port = int(m.group(1))
+                return
+            if self.p.poll() is not None:
+                self.port = None  # exited before listening (see text())
+                return
+            time.sleep(0.005)
+        self.p.kill()
+        raise Failure("server did not listen: " + self.text()[-2000:])
+
+    def text(self):
+        return read(self.log).decode(errors="replace")
+
+    def kill(self):
+        """SIGKILL; the exit status (-9, or what it exited with before)."""
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGKILL)
+        return self.p.wait()
+
+    def sanitizer_clean(self):
+        text = self.text()
+        check("Sanitizer" not in text and "runtime error" not in text,
+              "sanitizer report from the server: " + text[-3000:])
+
+
+class Bot:
+    def __init__(self, args, wd, port, i, seed, rules, start):
+        self.name = "B%d" % i
+        self.stream = os.path.join(wd, self.name + ".stream")
+        self.err = os.path.join(wd, self.name + ".err")
+        self.log = os.path.join(wd, self.name + ".log")
+        cmd = [args.bot, "--port", str(port), "--name", self.name, "--seed", str(seed),
+               "--rules", rules, "--quiet", "--reconnect", str(RECONNECT_WAIT),
+               "--stream", self.stream, "--log", self.log]
+        if start:
+            cmd.append("--start")
+        self.cmd = " ".join(cmd)
+        with open(self.err, "wb") as err:
+            self.p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err)
+        line = self.p.stdout.readline().decode(errors="replace").strip()
+        check(line == "registered " + self.name,
+              "%s did not register (%r): %s" % (self.name, line, self.errtext()[-500:]))
+
+    def errtext(self):
+        return read(self.err).decode(errors="replace")
+
+    def returns(self):
+        """The "reconnect K: ..." lines: one per settled return."""
+        return re.findall(r"^bot \S+: reconnect \d+: (.*)$", self.errtext(), re.M)
+
+    def finish(self, timeout):
+        try:
+            rc = self.p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            self.p.wait()
+            raise Failure("%s did not finish: %s" % (self.name, self.errtext()[-800:]))
+        self.p.stdout.close()
+        err = self.errtext()
+        m = re.search(r"result=(\w+)", err)
+        check("Sanitizer" not in err and "runtime error" not in err,
+              "sanitizer report from %s: %s" % (self.name, err[-3000:]))
+        return rc, m.group(1) if m else "?"
+
+    def lines(self):
+        return read(self.stream).split(b"\n")[:-1]
+
+
+def game_lines(lines):
+    return [l for l in lines if not l.startswith(SESSION)]
+
+
+def entries(journal):
+    """The journal's entries but Reconnect records (those differ per run);
+    not a last line still being written."""
+    return [e for e in (json.loads(l) for l in read(journal).split(b"\n")[1:-1]
+                        if l.startswith(b'{"n":'))
+            if "reconnect" not in e]
+
+
+def play_time(journal):
+    """Seconds from the entry that started the game to the last entry, in
+    the server's clock (the journal's "ms")."""
+    es = entries(journal)
+    start = max(i for i, e in enumerate(es) if e.get("command") in ("Register", "StartGame"))
+    return max(0.002, (es[-1]["ms"] - es[start]["ms"]) / 1000)
+
+
+def replay_segments(args, journal, player):
+    """sopra-replay --player N: the player's lines, cut into one part per
+    connection (each Reconnect's history starts with Config)."""
+    r = subprocess.run([args.replay, "--player", str(player), journal], capture_output=True)
+    check(r.returncode == 0, "sopra-replay --player %d: exit %d: %s" %
+          (player, r.returncode, r.stderr.decode(errors="replace")[-1000:]))
+    parts = []
+    for line in r.stdout.split(b"\n")[:-1]:
+        if line.startswith(CONFIG) or not parts:
+            parts.append([])
+        parts[-1].append(line)
+    return parts
+
+
+class Game:
+    def __init__(self, args, n, rnd):
+        self.n = n
+        self.rules = rnd.choice(["base", "revised"])
+        self.sync = rnd.choice(["turn", "always"])
+        self.seed = rnd.randrange(1, 1 << 31)
+        self.nbots = rnd.randint(2, 4)
+        self.bot_seeds = [rnd.randrange(1, 1 << 31) for _ in range(self.nbots)]
+        self.kill_rnd = random.Random(rnd.random())
+        self.dir = os.path.join(args.workdir, "game%d" % n)
+
+    def describe(self):
+        return "game %d: %s sync=%s seed=%d bots=%s" % (self.n, self.rules, self.sync, self.seed,
+                                                        self.bot_seeds)
+
+    def server_args(self, journal):
+        return ["--config", self.args.config, "--seed", str(self.seed), "--timeout", "30",
+                "--rules", self.rules, "--journal", journal, "--reconnect-grace", "0",
+                "--journal-sync", self.sync]
+
+    def start(self, wd, journal):
+        os.makedirs(wd)
+        srv = Server(self.args, os.path.join(wd, "server.err"), 0, *self.server_args(journal))
+        check(srv.port, "server exited at once: " + srv.text()[-1000:])
+        bots = []
+        try:
+            for i, s in enumerate(self.bot_seeds):
+                bots.append(Bot(self.args, wd, srv.port, i, s, self.rules,
+                                i == self.nbots - 1 and self.nbots < 4))
+        except Failure:
+            srv.kill()
+            for b in bots:
+                b.p.kill()
+            raise
+        return srv, bots
+
+    def finish_bots(self, bots, timeout=60):
+        for b in bots:
+            rc, res = b.finish(timeout)
+            check(rc == 0 and res in ("win", "lose", "left"),
+                  "%s: exit %d, result %s: %s" % (b.name, rc, res, b.errtext()[-800:]))
+
+    def reference(self, args):
+        self.args = args
+        wd = os.path.join(self.dir, "reference")
+        journal = os.path.join(wd, "game.jnl")
+        srv, bots = self.start(wd, journal)
+        rc = srv.p.wait(60)
+        self.finish_bots(bots)
+        self.duration = play_time(journal)
+        self.nentries = len(entries(journal))
+        srv.sanitizer_clean()
+        check(rc == 0, "server exit %d" % rc)
+        self.ref = []
+        for i, b in enumerate(bots):
+            lines = b.lines()
+            check(len(lines) > 2 and lines[0].startswith(CONFIG) and
+                  lines[1].startswith(SESSION), "%s: no Config, Session first" % b.name)
+            parts = replay_segments(args, journal, i)
+            check(parts == [lines], "reference: sopra-replay --player %d differs from %s's "
+                  "stream" % (i, b.name))
+            self.ref.append(game_lines(lines))
+
+    def killed(self, args, stats):
+        wd = os.path.join(self.dir, "killed")
+        journal = os.path.join(wd, "game.jnl")
+        srv, bots = self.start(wd, journal)
+        port = srv.port
+        self.over_at_kill = False
+        kills = 0
+        try:
+            while kills < args.kills and any(b.p.poll() is None for b in bots):
+                # a delay within the time the rest of the game takes
+                # uninterrupted (as far as the journal tells)
+                left = 1 - len(entries(journal)) / self.nentries
+                if left < 0.1:
+                    break
+                time.sleep(self.kill_rnd.uniform(0, self.duration * left))
+                rc = srv.kill()
+                if rc != -signal.SIGKILL:
+                    break  # it had ended by itself
+                srv.sanitizer_clean()
+                kills += 1
+                torn = read(journal)[-1:] != b"\n"
+                srv = Server(args, os.path.join(wd, "server%d.err" % kills), port,
+                             "--resume", journal, "--journal-sync", self.sync)
+                check(srv.port in (None, port), "resumed on port %s, not %d" % (srv.port, port))
+                returns = self.settle(bots, kills, srv) if srv.port else None
+                stats.kill(torn, returns or [])
+                if returns is None:
+                    break  # the resumed server has ended
+            rc = srv.p.wait(60)
+            srv.sanitizer_clean()
+            if rc == 1 and "the game is over; nothing to resume" in srv.text():
+                # killed after the last entry, before every bot saw the end
+                self.over_at_kill = True
+            else:
+                check(rc == 0, "server exit %d: %s" % (rc, srv.text()[-1500:]))
+        except BaseException:
+            for b in bots:
+                b.p.kill()
+            raise
+        finally:
+            srv.kill()
+        self.missed = self.finish_killed_bots(bots, 0.5 if self.over_at_kill else 2)
+        stats.games_killed += kills > 0
+        if self.over_at_kill:
+            stats.missed_over += len(self.missed)
+        else:
+            stats.missed_away += len(self.missed)
+        stats.over_at_kill += self.over_at_kill
+        self.compare(args, journal, bots)
+        return kills
+
+    def finish_killed_bots(self, bots, patience):
+        """Every bot ends as in the reference, or, when the game ended while it
+        was away, is still trying to come back: stopped here. Those."""
+        missed = set()
+        deadline = time.monotonic() + patience
+        for b in bots:
+            try:
+                b.p.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                b.p.kill()
+                b.p.wait()
+                notes = [l for l in read(b.log).split(b"\n") if l.startswith(b"! ")]
+                check(notes and notes[-1].endswith(b"reconnecting"),
+                      "%s hangs: %s" % (b.name, notes[-1:]))
+                missed.add(b.name)
+                continue
+            rc, res = b.finish(1)
+            check(rc == 0 and res in ("win", "lose", "left"),
+                  "%s: exit %d, result %s: %s" % (b.name, rc, res, b.errtext()[-800:]))
+        return missed
+
+    def settle(self, bots, kills, srv):
+        """Wait until every bot still playing has settled its return after
+        kill number `kills`: their "reconnect" lines for it; None when the
+        server ends first."""
+        deadline = time.monotonic() + RECONNECT_WAIT
+        while True:
+            back = [b.returns() for b in bots]
+            if all(len(r) >= kills or b.p.poll() is not None for b, r in zip(bots, back)):
+                return [r[kills - 1] for r in back if len(r) >= kills]
+            if srv.p.poll() is not None:
+                return None
+            check(time.monotonic() < deadline, "the bots did not come back: " +
+                  "; ".join(b.errtext()[-300:] for b in bots) + srv.text()[-1000:])
+            time.sleep(0.001)
+
+    def compare(self, args, journal, bots):
+        for i, b in enumerate(bots):
+            lines = b.lines()
+            got = game_lines(lines)
+            ref = self.ref[i]
+            parts = replay_segments(args, journal, i)
+            for k, part in enumerate(parts):
+                part = game_lines(part)
+                check(part == ref[:len(part)], "%s: connection %d's lines in the replay are "
+                      "no prefix of the reference" % (b.name, k + 1))
+            if b.name in self.missed:
+                # it could not see the end: the server had ended the game
+                check(got == ref[:len(got)], "%s: its stream is no prefix of the reference" %
+                      b.name)
+                continue
+            check(parts[-1] == lines, "%s: the replay's last part (%d lines) differs from its "
+                  "final stream (%d lines)" % (b.name, len(parts[-1]), len(lines)))
+            if got != ref:
+                k = next((k for k, (x, y) in enumerate(zip(got, ref)) if x != y),
+                         min(len(got), len(ref)))
+                raise Failure("%s: its final stream differs from the reference at line %d "
+                              "(%d vs %d lines): %r vs %r" %
+                              (b.name, k + 1, len(got), len(ref), got[k:k + 1], ref[k:k + 1]))
+
+
+class Stats:
+    def __init__(self):
+        self.kills = self.torn = self.inflight = self.games_killed = 0
+        self.missed_over = self.missed_away = self.over_at_kill = 0
+        self.returns = {"cut": 0, "resent": 0, "answered": 0, "none": 0}
+        self.waits = []
+
+    def kill(self, torn, returns):
+        self.kills += 1
+        self.torn += torn
+        busy = torn
+        for r in returns:
+            fields = dict(f.split("=", 1) for f in r.split())
+            if fields["cut"] == "1":
+                self.returns["cut"] += 1
+                busy = True
+            self.returns[fields["last-command"]] += 1
+            busy |= fields["last-command"] in ("resent", "answered")
+            self.waits.append(float(fields["wait"]))
+        self.inflight += busy
+
+    def show(self):
+        print("kills=%d in-flight=%d (journal tail torn: %d; bot returns: %d with a cut "
+              "line, %d resent their lost command, %d found its answer in the history, "
+              "%d had nothing in doubt); waits: max %.2f s, total %.2f s" %
+              (self.kills, self.inflight, self.torn, self.returns["cut"],
+               self.returns["resent"], self.returns["answered"], self.returns["none"],
+               max(self.waits, default=0), sum(self.waits)))
+        print("games killed: %d; killed after the game's last entry (nothing to resume): %d, "
+              "with %d bot(s) that never saw the end; bots that missed the end because the "
+              "resumed game ended while they were away: %d" %
+              (self.games_killed, self.over_at_kill, self.missed_over, self.missed_away))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--server", required=True)
+    ap.add_argument("--bot", required=True)
+    ap.add_argument("--replay", required=True)
+    ap.add_argument("--config", required=True)
+    ap.add_argument("--games", type=int, default=6)
+    ap.add_argument("--kills", type=int, default=4, help="at most this many per game")
+    ap.add_argument("--seed", type=int, default=int(time.time()))
+    ap.add_argument("--keep", action="store_true", help="keep the work directory")
+    args = ap.parse_args()
+    print("seed", args.seed)
+    rnd = random.Random(args.seed)
+    args.workdir = tempfile.mkdtemp(prefix="resume-bots-")
+    stats = Stats()
+    passed = failed = 0
+    t0 = time.monotonic()
+    for n in range(args.games):
+        game = Game(args, n, rnd)
+        try:
+            game.reference(args)
+            kills = game.killed(args, stats)
+            print("PASS %s: %.0f ms of play uninterrupted, %d kill(s)" %
+                  (game.describe(), game.duration * 1000, kills))
+            passed += 1
+            if not args.keep:
+                shutil.rmtree(game.dir, ignore_errors=True)
+        except Exception as e:  # noqa: BLE001
+            print("FAIL %s: %s (kept in %s)" % (game.describe(), e, game.dir))
+            failed += 1
+            args.keep = True
+    stats.show()
+    print("time %.1f s" % (time.monotonic() - t0))
+    if not args.keep:
+        shutil.rmtree(args.workdir, ignore_errors=True)
+    print("%d passed, %d failed" % (passed, failed))
+    sys.exit(1 if failed else 0)
+
+
+main()
