@@ -28,6 +28,7 @@
 #include <cjson/cJSON.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -36,6 +37,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* Largest accepted file / text, in bytes. */
 #define CONFIG_MAX_BYTES ((size_t)16 << 20)
@@ -1241,82 +1244,100 @@ static const cJSON *parse_tree(struct ctx *c, const char *text, size_t len)
 	return root;
 }
 
-/* See config.h. Runs the syntax check, the schema walk and the
- * cross-checks; any problem frees the partial config and returns NULL. */
-struct config *config_parse(const char *text, size_t len, struct config_errors *errs)
+/* Checks what config_parse and config_load hand over before anything is
+ * allocated: a text at all, its size, its syntax (json_check). Reports and
+ * returns false otherwise. */
+static bool check_text(struct ctx *c, const char *text, size_t len)
 {
-	struct ctx c = {.errs = errs};
-	struct config *cfg = NULL;
-
 	if (!text && len > 0) {
-		perr(&c, "(root)", "no text");
-		return NULL;
+		perr(c, "(root)", "no text");
+		return false;
 	}
 	if (len > CONFIG_MAX_BYTES) {
-		perr(&c, "(root)", "too large (%zu bytes, the limit is %zu)", len,
-		     CONFIG_MAX_BYTES);
-		return NULL;
+		perr(c, "(root)", "too large (%zu bytes, the limit is %zu)", len, CONFIG_MAX_BYTES);
+		return false;
 	}
 	struct json_error e;
 	if (!json_check(text ? text : "", len, &e)) {
-		report_syntax(&c, text ? text : "", len, e.pos, e.why);
-		return NULL;
+		report_syntax(c, text ? text : "", len, e.pos, e.why);
+		return false;
 	}
-	const cJSON *root = parse_tree(&c, text, len);
+	return true;
+}
+
+/* Parses the checked text, which this takes over: text[len] is '\0' and
+ * the text becomes the config's (cfg->text) or is freed. The schema walk
+ * and the cross-checks; any problem frees the partial config and returns
+ * NULL. */
+static struct config *parse_checked(struct ctx *c, char *text, size_t len)
+{
+	struct config *cfg = NULL;
+	const cJSON *root = parse_tree(c, text, len);
 	if (!root)
 		goto fail;
-
-	cfg = zalloc(&c, 1, sizeof *cfg);
+	cfg = zalloc(c, 1, sizeof *cfg);
 	if (!cfg)
 		goto fail;
-	cfg->text = malloc(len + 1);
-	if (!cfg->text) {
-		report_oom(&c);
-		goto fail;
-	}
-	memcpy(cfg->text, text, len);
-	cfg->text[len] = '\0';
+	cfg->text = text;
 	cfg->text_len = len;
+	text = NULL;
 
-	parse_root(&c, root, cfg);
-	if (!c.oom)
-		cross_checks(&c, cfg);
-	if (c.nerr == 0 && !c.oom) {
+	parse_root(c, root, cfg);
+	if (!c->oom)
+		cross_checks(c, cfg);
+	if (c->nerr == 0 && !c->oom) {
 		tree_release();
-		free(c.status_ok);
-		free(c.cards_ok);
+		free(c->status_ok);
+		free(c->cards_ok);
 		return cfg;
 	}
 fail:
-	if (c.nerr == 0)
-		report_oom(&c);
+	if (c->nerr == 0)
+		report_oom(c);
 	tree_release();
-	free(c.status_ok);
-	free(c.cards_ok);
+	free(c->status_ok);
+	free(c->cards_ok);
+	free(text);
 	config_free(cfg);
 	return NULL;
 }
 
-/* See config.h. Reads at most CONFIG_MAX_BYTES bytes; errors name the path. */
-struct config *config_load(const char *path, struct config_errors *errs)
+/* See config.h. The text is checked where it is, then copied for the
+ * config to keep. */
+struct config *config_parse(const char *text, size_t len, struct config_errors *errs)
 {
 	struct ctx c = {.errs = errs};
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		perr(&c, path, "cannot read: %s", strerror(errno));
+	if (!check_text(&c, text, len))
+		return NULL;
+	char *copy = malloc(len + 1);
+	if (!copy) {
+		report_oom(&c);
 		return NULL;
 	}
-	size_t cap = (size_t)64 << 10, len = 0;
+	if (len > 0)
+		memcpy(copy, text, len);
+	copy[len] = '\0';
+	return parse_checked(&c, copy, len);
+}
+
+/* Reads all of fd into a new buffer with a '\0' after the *len bytes read;
+ * reports at path and returns NULL on failure. `size` is the expected
+ * length (a regular file's, 0 when unknown): the buffer starts one byte
+ * larger, so the file is read once into its final place and the read that
+ * sees the end needs no more room; a file that grows meanwhile, or a pipe,
+ * is read on into a buffer that doubles. */
+static char *read_all(struct ctx *c, int fd, const char *path, size_t size, size_t *len)
+{
+	size_t cap = size > 0 ? size + 1 : (size_t)64 << 10, n = 0;
 	char *buf = malloc(cap);
 	if (!buf) {
-		fclose(f);
-		perr(&c, path, "cannot read: out of memory");
+		perr(c, path, "cannot read: out of memory");
 		return NULL;
 	}
 	for (;;) {
-		if (len == cap) {
+		if (n == cap) {
 			if (cap > CONFIG_MAX_BYTES) {
-				perr(&c, path, "file too large (more than %zu bytes)",
+				perr(c, path, "file too large (more than %zu bytes)",
 				     CONFIG_MAX_BYTES);
 				goto fail;
 			}
@@ -1325,34 +1346,65 @@ struct config *config_load(const char *path, struct config_errors *errs)
 				ncap = (size_t)CONFIG_MAX_BYTES + 1;
 			char *nb = realloc(buf, ncap);
 			if (!nb) {
-				perr(&c, path, "cannot read: out of memory");
+				perr(c, path, "cannot read: out of memory");
 				goto fail;
 			}
 			buf = nb;
 			cap = ncap;
 		}
-		size_t got = fread(buf + len, 1, cap - len, f);
-		len += got;
-		if (got == 0) {
-			if (ferror(f)) {
-				perr(&c, path, "cannot read: %s", strerror(errno));
-				goto fail;
-			}
-			break;
+		ssize_t got = read(fd, buf + n, cap - n);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			perr(c, path, "cannot read: %s", strerror(errno));
+			goto fail;
 		}
+		if (got == 0)
+			break;
+		n += (size_t)got;
 	}
-	if (len > CONFIG_MAX_BYTES) {
-		perr(&c, path, "file too large (more than %zu bytes)", CONFIG_MAX_BYTES);
-		goto fail;
+	/* n < cap <= CONFIG_MAX_BYTES + 1: the read that found the end had room */
+	buf[n] = '\0';
+	if (cap - n > ((size_t)4 << 10)) { /* a pipe's first 64 KiB: give back the rest */
+		char *fit = realloc(buf, n + 1);
+		if (fit)
+			buf = fit;
 	}
-	fclose(f);
-	struct config *cfg = config_parse(buf, len, errs);
-	free(buf);
-	return cfg;
+	*len = n;
+	return buf;
 fail:
-	fclose(f);
 	free(buf);
 	return NULL;
+}
+
+/* See config.h. Reads at most CONFIG_MAX_BYTES bytes; errors name the path.
+ * The buffer read into becomes the config's text (no copy). */
+struct config *config_load(const char *path, struct config_errors *errs)
+{
+	struct ctx c = {.errs = errs};
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		perr(&c, path, "cannot read: %s", strerror(errno));
+		return NULL;
+	}
+	struct stat st;
+	size_t size = 0; /* unknown: not a regular file */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		if ((uintmax_t)st.st_size > CONFIG_MAX_BYTES) {
+			perr(&c, path, "file too large (more than %zu bytes)", CONFIG_MAX_BYTES);
+			close(fd);
+			return NULL;
+		}
+		size = (size_t)st.st_size;
+	}
+	size_t len = 0;
+	char *text = read_all(&c, fd, path, size, &len);
+	close(fd);
+	if (!text || !check_text(&c, text, len)) {
+		free(text);
+		return NULL;
+	}
+	return parse_checked(&c, text, len);
 }
 
 /* See config.h. */

@@ -147,7 +147,9 @@ struct config_errors {
 struct config *config_parse(const char *text, size_t len, struct config_errors *errs);
 
 /* Read the file at path and config_parse it. An unreadable file is reported
- * as one error naming the path. */
+ * as one error naming the path. The file is read once, into the buffer that
+ * becomes the config's text (no copy); a regular file's buffer is sized from
+ * its fstat size, anything else (a pipe) is read until its end. */
 struct config *config_load(const char *path, struct config_errors *errs);
 
 void config_free(struct config *cfg);
