@@ -9,9 +9,9 @@
  *
  * net only frames and decodes: every complete line becomes a queue entry,
  * and so do timeouts and lost connections; the dispatcher (dispatch.c) is
- * the only caller of the game. Every callback that queues entries ends by
- * draining the queue (run_queue) and flushing output (flush_dirty), so a
- * command is answered within the callback that read it.
+ * the only caller of the game. Every callback that queues entries ends with
+ * serve_queue, which drains the queue (run_queue) and flushes output
+ * (flush_dirty): a command is answered within the callback that read it.
  *
  * Fairness: a readable event takes at most NET_LINES_PER_EVENT lines from
  * its connection (memcached's reqs_per_event). If more complete lines are
@@ -240,7 +240,7 @@ struct grace_timer {
 };
 
 static void flush_dirty(struct server *s);
-static void run_queue(struct server *s);
+static void serve_queue(struct server *s);
 static void sweep_arm(struct server *s);
 static void listeners_enable(struct server *s, bool on);
 
@@ -812,8 +812,7 @@ static void grace_cb(evutil_socket_t fd, short what, void *arg)
 	if (s->stopping)
 		return;
 	cmdq_push_grace_over(&s->queue, g->player);
-	run_queue(s);
-	flush_dirty(s);
+	serve_queue(s);
 }
 
 /* Start (away) or stop player's grace timer of sec seconds. */
@@ -1028,16 +1027,23 @@ static void run_queue(struct server *s)
 	settle(s, r.restart_timer);
 }
 
+/* The end of every callback: dispatch what it queued, then send what that
+ * produced. */
+static void serve_queue(struct server *s)
+{
+	run_queue(s);
+	flush_dirty(s);
+}
+
 static void timeout_cb(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
 	struct server *s = arg;
-	if (s->stopping)
-		return;
-	cmdq_push_timeout(&s->queue);
-	run_queue(s);
-	flush_dirty(s);
+	if (!s->stopping) {
+		cmdq_push_timeout(&s->queue);
+		serve_queue(s);
+	}
 }
 
 /* ---- limits: idle connections and the memory budget --------------------- */
@@ -1160,8 +1166,7 @@ static void sweep_cb(evutil_socket_t fd, short what, void *arg)
 	enforce_idle_limits(s, now);
 	enforce_budget(s, now);
 	reserve_fd_open(s);
-	run_queue(s);
-	flush_dirty(s);
+	serve_queue(s);
 	if (sweep_needed(s))
 		sweep_arm(s);
 }
@@ -1276,8 +1281,7 @@ static void conn_resume_cb(evutil_socket_t fd, short what, void *arg)
 	conn_handle_input(c);
 	if (!evtimer_pending(c->resume, NULL) && c->state != CONN_CLOSED && !c->paused)
 		event_add(c->rev, NULL);
-	run_queue(s);
-	flush_dirty(s);
+	serve_queue(s);
 }
 
 /* Appends what the socket has, up to NET_READ_BYTES, to c->in; returns
@@ -1316,8 +1320,7 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
 		        evutil_socket_error_to_string(errno));
 		conn_lost(c, "socket error");
 	}
-	run_queue(s);
-	flush_dirty(s);
+	serve_queue(s);
 }
 
 static void conn_write_cb(evutil_socket_t fd, short what, void *arg)
@@ -1330,8 +1333,7 @@ static void conn_write_cb(evutil_socket_t fd, short what, void *arg)
 		net_log(c->srv, "conn %d: socket error: %s", c->id,
 		        evutil_socket_error_to_string(err));
 		conn_lost(c, "socket error");
-		run_queue(c->srv);
-		flush_dirty(c->srv);
+		serve_queue(c->srv);
 	} else if (evbuffer_get_length(c->out) == 0) {
 		conn_drained(c);
 	}
@@ -1557,8 +1559,7 @@ static void accept_error_cb(struct evconnlistener *l, void *arg)
 	int e = EVUTIL_SOCKET_ERROR();
 	log_accept_error(s, e);
 	if ((e == EMFILE || e == ENFILE) && accept_with_reserve(s, L)) {
-		run_queue(s);
-		flush_dirty(s);
+		serve_queue(s);
 		return; /* the listener stays readable if more wait: called again */
 	}
 	if (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM) {
@@ -1568,8 +1569,7 @@ static void accept_error_cb(struct evconnlistener *l, void *arg)
 		struct timeval tv = ms_tv(NET_ACCEPT_RETRY_MS);
 		evtimer_add(s->accept_retry, &tv);
 	}
-	run_queue(s);
-	flush_dirty(s);
+	serve_queue(s);
 }
 
 /* ---- public API ---------------------------------------------------------- */
