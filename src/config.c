@@ -111,10 +111,10 @@ struct ctx {
 /* Formats "path: message" and appends it to the context's error list.
  * Counts the problem even when the message cannot be stored. */
 #if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
+__attribute__((format(printf, 3, 0)))
 #endif
 static void
-perr(struct ctx *c, const char *path, const char *fmt, ...)
+vperr(struct ctx *c, const char *path, const char *fmt, va_list ap)
 {
 	c->nerr++;
 	if (c->nerr > CONFIG_MAX_ERRORS + 1)
@@ -125,18 +125,31 @@ perr(struct ctx *c, const char *path, const char *fmt, ...)
 		         "(root): too many problems; only the first %d are reported",
 		         CONFIG_MAX_ERRORS);
 	} else {
-		va_list ap;
-		va_start(ap, fmt);
 		char reason[400];
 		vsnprintf(reason, sizeof reason, fmt, ap);
-		va_end(ap);
-		snprintf(body, sizeof body, "%s: %s", path, reason);
+		/* cut where path (< PATH_LEN) and reason do not fit; < 0 is an
+		 * output error, which %s cannot cause */
+		if (snprintf(body, sizeof body, "%s: %s", path, reason) < 0)
+			body[0] = '\0';
 	}
 	char *msg = strdup(body);
 	if (!msg || !errs_push(c->errs, msg)) {
 		free(msg);
 		c->oom = true;
 	}
+}
+
+/* vperr at a path given as a string. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static void
+perr(struct ctx *c, const char *path, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vperr(c, path, fmt, ap);
+	va_end(ap);
 }
 
 /* Records an allocation failure (once). */
@@ -152,8 +165,7 @@ static void report_oom(struct ctx *c)
 /* ------------------------------------------------------------------------ */
 
 /* Appends s to out[PATH_LEN] at offset n (truncating; paths are far shorter
- * than PATH_LEN) and returns the new length. Paths are built for every value
- * checked, so this avoids snprintf: it was half of start-up time. */
+ * than PATH_LEN) and returns the new length. */
 static size_t path_put(char *out, size_t n, const char *s)
 {
 	size_t len = strlen(s);
@@ -166,10 +178,10 @@ static size_t path_put(char *out, size_t n, const char *s)
 	return n + len;
 }
 
-/* Writes "base.key" (or "key" when base is empty) into out[PATH_LEN]. Keys
- * from the file are shortened and stripped of control characters so the
- * message stays one readable line. */
-static void path_key(char *out, const char *base, const char *key)
+/* Appends ".key" (or "key" when out is still empty) to out[PATH_LEN] at
+ * offset n. Keys from the file are shortened and stripped of control
+ * characters so the message stays one readable line. */
+static size_t path_put_key(char *out, size_t n, const char *key)
 {
 	char clean[72];
 	size_t k = 0;
@@ -184,14 +196,13 @@ static void path_key(char *out, const char *base, const char *key)
 		k += 3;
 	}
 	clean[k] = '\0';
-	size_t n = path_put(out, 0, base);
-	if (base[0])
+	if (n > 0)
 		n = path_put(out, n, ".");
-	path_put(out, n, clean);
+	return path_put(out, n, clean);
 }
 
-/* Writes "base[i]" into out[PATH_LEN]. */
-static void path_idx(char *out, const char *base, int i)
+/* Appends "[i]" to out[PATH_LEN] at offset n. */
+static size_t path_put_idx(char *out, size_t n, int i)
 {
 	char num[16];
 	size_t k = sizeof num;
@@ -200,10 +211,55 @@ static void path_idx(char *out, const char *base, int i)
 	do
 		num[--k] = (char)('0' + v % 10);
 	while ((v /= 10) != 0 && k > 0);
-	size_t n = path_put(out, 0, base);
 	n = path_put(out, n, "[");
 	n = path_put(out, n, num + k);
-	path_put(out, n, "]");
+	return path_put(out, n, "]");
+}
+
+/* Writes "base.key" (or "key" when base is empty) into out[PATH_LEN]. */
+static void path_key(char *out, const char *base, const char *key)
+{
+	path_put_key(out, path_put(out, 0, base), key);
+}
+
+/* Where a value is in the file, for messages: a chain of steps on the
+ * stack of the schema walk, written out (path_write) only when a problem is
+ * reported there -- most values have none, and writing every value's path
+ * was a third of the walk. up == NULL is the root (""); otherwise member
+ * `key` of up or, key == NULL, element `idx` of up. */
+struct path {
+	const struct path *up;
+	const char *key;
+	int idx;
+};
+
+static const struct path root_path = {NULL, NULL, 0};
+
+/* Writes the path at into out[PATH_LEN] ("cards[3].food.amount") and
+ * returns its length. */
+static size_t path_write(char *out, const struct path *at)
+{
+	if (!at->up) {
+		out[0] = '\0';
+		return 0;
+	}
+	size_t n = path_write(out, at->up);
+	return at->key ? path_put_key(out, n, at->key) : path_put_idx(out, n, at->idx);
+}
+
+/* perr at the path at. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static void
+perr_at(struct ctx *c, const struct path *at, const char *fmt, ...)
+{
+	char p[PATH_LEN];
+	path_write(p, at);
+	va_list ap;
+	va_start(ap, fmt);
+	vperr(c, p, fmt, ap);
+	va_end(ap);
 }
 
 /* Reports a syntax error at byte offset `at` of text as
@@ -236,31 +292,30 @@ static const cJSON *member(const cJSON *obj, const char *key)
 	return cJSON_GetObjectItemCaseSensitive(obj, key);
 }
 
-/* Reports every member of obj whose name is not in allowed[] as unknown,
- * and every allowed name that occurs more than once as a duplicate key.
- * O(members * allowed). */
-static void check_keys(struct ctx *c, const cJSON *obj, const char *base,
+/* The most names an object of the schema allows (goal's). */
+#define MAX_ALLOWED 8
+
+/* Reports every member of obj (at path at) whose name is not in allowed[]
+ * as unknown, in member order, then every allowed name that occurs more
+ * than once as a duplicate key, in allowed[] order. One pass over the
+ * members; nallowed <= MAX_ALLOWED. */
+static void check_keys(struct ctx *c, const cJSON *obj, const struct path *at,
                        const char *const *allowed, int nallowed)
 {
-	char p[PATH_LEN];
+	unsigned char seen[MAX_ALLOWED] = {0};
 	for (const cJSON *m = obj->child; m; m = m->next) {
 		const char *key = m->string ? m->string : "";
 		int k = 0;
 		while (k < nallowed && strcmp(allowed[k], key) != 0)
 			k++;
-		if (k == nallowed) {
-			path_key(p, base, key);
-			perr(c, p, "unknown key");
-		}
+		if (k == nallowed)
+			perr_at(c, &(struct path){at, key, 0}, "unknown key");
+		else if (m->string && seen[k] < 2)
+			seen[k]++;
 	}
-	for (int k = 0; k < nallowed; k++) {
-		int seen = 0;
-		for (const cJSON *m = obj->child; m; m = m->next)
-			if (m->string && strcmp(m->string, allowed[k]) == 0 && ++seen == 2) {
-				path_key(p, base, allowed[k]);
-				perr(c, p, "duplicate key");
-			}
-	}
+	for (int k = 0; k < nallowed; k++)
+		if (seen[k] == 2)
+			perr_at(c, &(struct path){at, allowed[k], 0}, "duplicate key");
 }
 
 /* Whether the finite double d has no fractional part (without libm's floor:
@@ -273,39 +328,38 @@ static bool is_integral(double d)
 	return true;
 }
 
-/* Checks that v is an integral JSON number within int range; reports at path
- * and returns false otherwise. A number beyond a double (1e400) is valid
- * JSON that cJSON stores as +-infinity: out of range. */
-static bool as_int(struct ctx *c, const cJSON *v, const char *path, int *out)
+/* Checks that v is an integral JSON number within int range; reports at
+ * path at and returns false otherwise. A number beyond a double (1e400) is
+ * valid JSON that cJSON stores as +-infinity: out of range. */
+static bool as_int(struct ctx *c, const cJSON *v, const struct path *at, int *out)
 {
 	if (cJSON_IsNumber(v) && isinf(v->valuedouble)) {
-		perr(c, path, "integer out of range");
+		perr_at(c, at, "integer out of range");
 		return false;
 	}
 	if (!cJSON_IsNumber(v) || isnan(v->valuedouble) || !is_integral(v->valuedouble)) {
-		perr(c, path, "must be an integer");
+		perr_at(c, at, "must be an integer");
 		return false;
 	}
 	if (v->valuedouble < (double)INT_MIN || v->valuedouble > (double)INT_MAX) {
-		perr(c, path, "integer out of range");
+		perr_at(c, at, "integer out of range");
 		return false;
 	}
 	*out = (int)v->valuedouble;
 	return true;
 }
 
-/* Reads the required string member key of obj (at path) into a new copy
- * in *out; reports a missing key, a wrong type or OOM. */
-static void get_string(struct ctx *c, const cJSON *obj, const char *path, const char *key,
+/* Reads the required string member key of obj (at path at) into a new
+ * copy in *out; reports a missing key, a wrong type or OOM. */
+static void get_string(struct ctx *c, const cJSON *obj, const struct path *at, const char *key,
                        char **out)
 {
-	char p[PATH_LEN];
-	path_key(p, path, key);
+	const struct path p = {at, key, 0};
 	const cJSON *v = member(obj, key);
 	if (!v) {
-		perr(c, p, "missing required key");
+		perr_at(c, &p, "missing required key");
 	} else if (!cJSON_IsString(v)) {
-		perr(c, p, "must be a string");
+		perr_at(c, &p, "must be a string");
 	} else {
 		*out = strdup(v->valuestring);
 		if (!*out)
@@ -314,68 +368,66 @@ static void get_string(struct ctx *c, const cJSON *obj, const char *path, const 
 }
 
 /* Checks v is an integer in [min, max] (max == INT_MAX: no upper bound);
- * reports at path. *out is written only on success. */
-static bool int_range(struct ctx *c, const cJSON *v, const char *path, int min, int max, int *out)
+ * reports at path at. *out is written only on success. */
+static bool int_range(struct ctx *c, const cJSON *v, const struct path *at, int min, int max,
+                      int *out)
 {
 	int x;
-	if (!as_int(c, v, path, &x))
+	if (!as_int(c, v, at, &x))
 		return false;
 	if (x < min || x > max) {
 		if (max == INT_MAX)
-			perr(c, path, "must be >= %d", min);
+			perr_at(c, at, "must be >= %d", min);
 		else
-			perr(c, path, "must be between %d and %d", min, max);
+			perr_at(c, at, "must be between %d and %d", min, max);
 		return false;
 	}
 	*out = x;
 	return true;
 }
 
-/* Reads integer member key of obj (at base) in [min, max]. A missing key is
- * reported when required. *out is written only on success. */
-static bool get_int(struct ctx *c, const cJSON *obj, const char *base, const char *key,
+/* Reads integer member key of obj (at path at) in [min, max]. A missing key
+ * is reported when required. *out is written only on success. */
+static bool get_int(struct ctx *c, const cJSON *obj, const struct path *at, const char *key,
                     bool required, int min, int max, int *out)
 {
-	char p[PATH_LEN];
-	path_key(p, base, key);
+	const struct path p = {at, key, 0};
 	const cJSON *v = member(obj, key);
 	if (!v) {
 		if (required)
-			perr(c, p, "missing required key");
+			perr_at(c, &p, "missing required key");
 		return false;
 	}
-	return int_range(c, v, p, min, max, out);
+	return int_range(c, v, &p, min, max, out);
 }
 
 /* Reads optional boolean member key of obj; leaves *out alone if absent. */
-static bool get_bool(struct ctx *c, const cJSON *obj, const char *base, const char *key, bool *out)
+static bool get_bool(struct ctx *c, const cJSON *obj, const struct path *at, const char *key,
+                     bool *out)
 {
 	const cJSON *v = member(obj, key);
 	if (!v)
 		return false;
 	if (!cJSON_IsBool(v)) {
-		char p[PATH_LEN];
-		path_key(p, base, key);
-		perr(c, p, "must be a boolean");
+		perr_at(c, &(struct path){at, key, 0}, "must be a boolean");
 		return false;
 	}
 	*out = cJSON_IsTrue(v);
 	return true;
 }
 
-/* Returns required member key of obj if it is an array (else reports and
- * returns NULL); path of the member goes to p[PATH_LEN]. */
-static const cJSON *get_array(struct ctx *c, const cJSON *obj, const char *base, const char *key,
-                              char *p)
+/* Returns required member key of obj (at path at) if it is an array, else
+ * reports and returns NULL. */
+static const cJSON *get_array(struct ctx *c, const cJSON *obj, const struct path *at,
+                              const char *key)
 {
-	path_key(p, base, key);
 	const cJSON *v = member(obj, key);
 	if (!v) {
-		perr(c, p, "missing required key");
+		perr_at(c, &(struct path){at, key, 0}, "missing required key");
 		return NULL;
 	}
 	if (!cJSON_IsArray(v)) {
-		perr(c, p, "must be an array");
+		perr_at(c, &(struct path){at, key, 0}, "must be an array");
 		return NULL;
 	}
 	return v;
@@ -396,37 +448,39 @@ static void join_names(char *out, size_t size, const char *const *names, int n)
 		used += (size_t)snprintf(out + used, size - used, "%s%s", k ? ", " : "", names[k]);
 }
 
-/* Decodes a polymorphic one-key object {"type": {...params}} at path.
- * On success stores the index of the type in names[] in *type, writes the
- * params' path to sub[PATH_LEN] and returns the params object; otherwise
+/* Decodes a polymorphic one-key object {"type": {...params}} at path at.
+ * On success stores the index of the type in names[] in *type, the params'
+ * path in *sub (a step below at) and returns the params object; otherwise
  * reports and returns NULL. `what` names the kind ("card", ...). */
-static const cJSON *poly(struct ctx *c, const cJSON *v, const char *path, const char *const *names,
-                         int nnames, const char *what, int *type, char *sub)
+static const cJSON *poly(struct ctx *c, const cJSON *v, const struct path *at,
+                         const char *const *names, int nnames, const char *what, int *type,
+                         struct path *sub)
 {
 	if (!cJSON_IsObject(v)) {
-		perr(c, path, "must be an object");
+		perr_at(c, at, "must be an object");
 		return NULL;
 	}
 	int n = count_children(v);
 	char list[256]; /* the type names, joined only for a message */
 	if (n != 1) {
 		join_names(list, sizeof list, names, nnames);
-		perr(c, path, "must have exactly one key, the %s type (one of %s); has %d", what,
-		     list, n);
+		perr_at(c, at, "must have exactly one key, the %s type (one of %s); has %d", what,
+		        list, n);
 		return NULL;
 	}
 	const cJSON *m = v->child;
-	path_key(sub, path, m->string ? m->string : "");
+	const char *name = m->string ? m->string : "";
+	*sub = (struct path){at, name, 0};
 	int k = 0;
-	while (k < nnames && strcmp(names[k], m->string ? m->string : "") != 0)
+	while (k < nnames && strcmp(names[k], name) != 0)
 		k++;
 	if (k == nnames) {
 		join_names(list, sizeof list, names, nnames);
-		perr(c, sub, "unknown %s type (expected one of %s)", what, list);
+		perr_at(c, sub, "unknown %s type (expected one of %s)", what, list);
 		return NULL;
 	}
 	if (!cJSON_IsObject(m)) {
-		perr(c, sub, "must be an object");
+		perr_at(c, sub, "must be an object");
 		return NULL;
 	}
 	*type = k;
@@ -459,13 +513,14 @@ static const char *const crisis_names[] = {"food", "stuff", "medicine", "fuel"};
 
 static const char *const injury_names[] = {"wound", "frostBite", "bite"};
 
-/* Parses one card entry into *card (id 0 when its id did not parse). */
-static void parse_card(struct ctx *c, const cJSON *v, const char *path, struct config_card *card)
+/* Parses one card entry (at path at) into *card (id 0 when its id did not
+ * parse). */
+static void parse_card(struct ctx *c, const cJSON *v, const struct path *at,
+                       struct config_card *card)
 {
-	char sub[PATH_LEN];
+	struct path sub;
 	int type;
-	const cJSON *o =
-	        poly(c, v, path, card_names, (int)COUNT_OF(card_names), "card", &type, sub);
+	const cJSON *o = poly(c, v, at, card_names, (int)COUNT_OF(card_names), "card", &type, &sub);
 	if (!o)
 		return;
 	card->type = (enum card_type)type;
@@ -473,27 +528,26 @@ static void parse_card(struct ctx *c, const cJSON *v, const char *path, struct c
 	static const char *const k_food[] = {"identifier", "amount"};
 	static const char *const k_blue[] = {"identifier", "location"};
 	if (type == CARD_FOOD)
-		check_keys(c, o, sub, k_food, (int)COUNT_OF(k_food));
+		check_keys(c, o, &sub, k_food, (int)COUNT_OF(k_food));
 	else if (type == CARD_BLUEPRINT)
-		check_keys(c, o, sub, k_blue, (int)COUNT_OF(k_blue));
+		check_keys(c, o, &sub, k_blue, (int)COUNT_OF(k_blue));
 	else
-		check_keys(c, o, sub, k_plain, (int)COUNT_OF(k_plain));
-	get_int(c, o, sub, "identifier", true, 1, INT_MAX, &card->id);
+		check_keys(c, o, &sub, k_plain, (int)COUNT_OF(k_plain));
+	get_int(c, o, &sub, "identifier", true, 1, INT_MAX, &card->id);
 	if (type == CARD_FOOD)
-		get_int(c, o, sub, "amount", true, 1, INT_MAX, &card->amount);
+		get_int(c, o, &sub, "amount", true, 1, INT_MAX, &card->amount);
 	if (type == CARD_BLUEPRINT)
-		get_int(c, o, sub, "location", true, 1, INT_MAX, &card->location);
+		get_int(c, o, &sub, "location", true, 1, INT_MAX, &card->location);
 }
 
 /* Reads an injury name member key of obj into *out. */
-static void get_injury(struct ctx *c, const cJSON *obj, const char *base, const char *key,
+static void get_injury(struct ctx *c, const cJSON *obj, const struct path *at, const char *key,
                        enum injury *out)
 {
-	char p[PATH_LEN];
-	path_key(p, base, key);
+	const struct path p = {at, key, 0};
 	const cJSON *v = member(obj, key);
 	if (!v) {
-		perr(c, p, "missing required key");
+		perr_at(c, &p, "missing required key");
 		return;
 	}
 	for (int k = 0; k < (int)COUNT_OF(injury_names); k++)
@@ -501,16 +555,17 @@ static void get_injury(struct ctx *c, const cJSON *obj, const char *base, const 
 			*out = (enum injury)k;
 			return;
 		}
-	perr(c, p, "must be one of \"wound\", \"frostBite\", \"bite\"");
+	perr_at(c, &p, "must be one of \"wound\", \"frostBite\", \"bite\"");
 }
 
-/* Parses a character's ability object (at path) into *a. */
-static void parse_ability(struct ctx *c, const cJSON *v, const char *path, struct config_ability *a)
+/* Parses a character's ability object (at path at) into *a. */
+static void parse_ability(struct ctx *c, const cJSON *v, const struct path *at,
+                          struct config_ability *a)
 {
-	char sub[PATH_LEN];
+	struct path sub;
 	int type;
-	const cJSON *o = poly(c, v, path, ability_names, (int)COUNT_OF(ability_names), "ability",
-	                      &type, sub);
+	const cJSON *o =
+	        poly(c, v, at, ability_names, (int)COUNT_OF(ability_names), "ability", &type, &sub);
 	if (!o)
 		return;
 	a->type = (enum ability_type)type;
@@ -523,69 +578,68 @@ static void parse_ability(struct ctx *c, const cJSON *v, const char *path, struc
 	                                     "maxActivations", "infectionDie", "children"};
 	switch (a->type) {
 	case ABILITY_WOUND:
-		check_keys(c, o, sub, k_wound, (int)COUNT_OF(k_wound));
-		get_injury(c, o, sub, "before", &a->before);
-		get_injury(c, o, sub, "after", &a->after);
+		check_keys(c, o, &sub, k_wound, (int)COUNT_OF(k_wound));
+		get_injury(c, o, &sub, "before", &a->before);
+		get_injury(c, o, &sub, "after", &a->after);
 		break;
 	case ABILITY_NO_INFECTION:
 	case ABILITY_HEAL:
-		check_keys(c, o, sub, NULL, 0);
+		check_keys(c, o, &sub, NULL, 0);
 		break;
 	case ABILITY_SEARCH:
-		check_keys(c, o, sub, k_search, (int)COUNT_OF(k_search));
-		get_int(c, o, sub, "location", true, 1, INT_MAX, &a->location);
-		get_int(c, o, sub, "numCards", true, 1, INT_MAX, &a->num_cards);
-		get_int(c, o, sub, "maxActivations", true, 1, INT_MAX, &a->max_activations);
+		check_keys(c, o, &sub, k_search, (int)COUNT_OF(k_search));
+		get_int(c, o, &sub, "location", true, 1, INT_MAX, &a->location);
+		get_int(c, o, &sub, "numCards", true, 1, INT_MAX, &a->num_cards);
+		get_int(c, o, &sub, "maxActivations", true, 1, INT_MAX, &a->max_activations);
 		break;
 	case ABILITY_TRASH:
-		check_keys(c, o, sub, k_trash, (int)COUNT_OF(k_trash));
-		get_int(c, o, sub, "numCards", true, 1, INT_MAX, &a->num_cards);
+		check_keys(c, o, &sub, k_trash, (int)COUNT_OF(k_trash));
+		get_int(c, o, &sub, "numCards", true, 1, INT_MAX, &a->num_cards);
 		break;
 	case ABILITY_FEED:
-		check_keys(c, o, sub, k_feed, (int)COUNT_OF(k_feed));
-		get_int(c, o, sub, "numFood", true, 1, INT_MAX, &a->num_food);
+		check_keys(c, o, &sub, k_feed, (int)COUNT_OF(k_feed));
+		get_int(c, o, &sub, "numFood", true, 1, INT_MAX, &a->num_food);
 		break;
 	case ABILITY_BARRICADE:
-		check_keys(c, o, sub, k_barr, (int)COUNT_OF(k_barr));
-		get_int(c, o, sub, "numBarricades", true, 1, INT_MAX, &a->num_barricades);
-		get_int(c, o, sub, "maxActivations", true, 1, INT_MAX, &a->max_activations);
+		check_keys(c, o, &sub, k_barr, (int)COUNT_OF(k_barr));
+		get_int(c, o, &sub, "numBarricades", true, 1, INT_MAX, &a->num_barricades);
+		get_int(c, o, &sub, "maxActivations", true, 1, INT_MAX, &a->max_activations);
 		break;
 	case ABILITY_KILL:
-		check_keys(c, o, sub, k_kill, (int)COUNT_OF(k_kill));
-		get_int(c, o, sub, "locationId", true, 1, INT_MAX, &a->location);
-		get_int(c, o, sub, "dieValue", true, 0, 6, &a->die_value);
-		get_int(c, o, sub, "numZombies", true, 1, INT_MAX, &a->num_zombies);
-		get_int(c, o, sub, "maxActivations", true, 1, INT_MAX, &a->max_activations);
-		get_bool(c, o, sub, "infectionDie", &a->infection_die);
-		get_bool(c, o, sub, "children", &a->children);
+		check_keys(c, o, &sub, k_kill, (int)COUNT_OF(k_kill));
+		get_int(c, o, &sub, "locationId", true, 1, INT_MAX, &a->location);
+		get_int(c, o, &sub, "dieValue", true, 0, 6, &a->die_value);
+		get_int(c, o, &sub, "numZombies", true, 1, INT_MAX, &a->num_zombies);
+		get_int(c, o, &sub, "maxActivations", true, 1, INT_MAX, &a->max_activations);
+		get_bool(c, o, &sub, "infectionDie", &a->infection_die);
+		get_bool(c, o, &sub, "children", &a->children);
 		break;
 	}
 }
 
 /* Parses one character entry; sets c->status_ok[i] when its status parsed. */
-static void parse_character(struct ctx *c, const cJSON *v, const char *path,
+static void parse_character(struct ctx *c, const cJSON *v, const struct path *at,
                             struct config_character *ch, int i)
 {
 	static const char *const keys[] = {"name",   "identifier", "status",
 	                                   "attack", "search",     "ability"};
-	char p[PATH_LEN];
 	if (!cJSON_IsObject(v)) {
-		perr(c, path, "must be an object");
+		perr_at(c, at, "must be an object");
 		return;
 	}
-	check_keys(c, v, path, keys, (int)COUNT_OF(keys));
-	get_string(c, v, path, "name", &ch->name);
-	get_int(c, v, path, "identifier", true, 1, INT_MAX, &ch->id);
-	if (get_int(c, v, path, "status", true, INT_MIN, INT_MAX, &ch->status))
+	check_keys(c, v, at, keys, (int)COUNT_OF(keys));
+	get_string(c, v, at, "name", &ch->name);
+	get_int(c, v, at, "identifier", true, 1, INT_MAX, &ch->id);
+	if (get_int(c, v, at, "status", true, INT_MIN, INT_MAX, &ch->status))
 		c->status_ok[i] = 1;
-	get_int(c, v, path, "attack", true, 1, 6, &ch->attack);
-	get_int(c, v, path, "search", true, 1, 6, &ch->search);
-	path_key(p, path, "ability");
+	get_int(c, v, at, "attack", true, 1, 6, &ch->attack);
+	get_int(c, v, at, "search", true, 1, 6, &ch->search);
+	const struct path p = {at, "ability", 0};
 	const cJSON *ab = member(v, "ability");
 	if (!ab)
-		perr(c, p, "missing required key");
+		perr_at(c, &p, "missing required key");
 	else
-		parse_ability(c, ab, p, &ch->ability);
+		parse_ability(c, ab, &p, &ch->ability);
 }
 
 /* Parses the goal object (required key "goal" of root). */
@@ -594,6 +648,7 @@ static void parse_goal(struct ctx *c, const cJSON *root, struct config_goal *g)
 	static const char *const keys[] = {
 	        "rounds",           "moral",   "zombiesColony", "zombiesLocations",
 	        "childrenInColony", "survive", "barricades",    "locationWithZombies"};
+	const struct path at = {&root_path, "goal", 0};
 	const cJSON *o = member(root, "goal");
 	if (!o) {
 		perr(c, "goal", "missing required key");
@@ -604,13 +659,12 @@ static void parse_goal(struct ctx *c, const cJSON *root, struct config_goal *g)
 		return;
 	}
 	c->goal_present = true;
-	check_keys(c, o, "goal", keys, (int)COUNT_OF(keys));
-	get_int(c, o, "goal", "rounds", true, 1, INT_MAX, &g->rounds);
-	get_int(c, o, "goal", "moral", true, 1, INT_MAX, &g->moral);
-	c->zc_ok = get_int(c, o, "goal", "zombiesColony", true, 0, INT_MAX, &g->zombies_colony);
-	c->zl_ok =
-	        get_int(c, o, "goal", "zombiesLocations", true, 0, INT_MAX, &g->zombies_locations);
-	get_int(c, o, "goal", "childrenInColony", true, 0, CONFIG_MAX_CHILDREN,
+	check_keys(c, o, &at, keys, (int)COUNT_OF(keys));
+	get_int(c, o, &at, "rounds", true, 1, INT_MAX, &g->rounds);
+	get_int(c, o, &at, "moral", true, 1, INT_MAX, &g->moral);
+	c->zc_ok = get_int(c, o, &at, "zombiesColony", true, 0, INT_MAX, &g->zombies_colony);
+	c->zl_ok = get_int(c, o, &at, "zombiesLocations", true, 0, INT_MAX, &g->zombies_locations);
+	get_int(c, o, &at, "childrenInColony", true, 0, CONFIG_MAX_CHILDREN,
 	        &g->children_in_colony);
 
 	bool dummy = false;
@@ -618,29 +672,28 @@ static void parse_goal(struct ctx *c, const cJSON *root, struct config_goal *g)
 		c->nconditions++;
 		g->type = GOAL_SURVIVE;
 		g->value = 0;
-		c->value_ok = get_bool(c, o, "goal", "survive", &dummy);
+		c->value_ok = get_bool(c, o, &at, "survive", &dummy);
 	}
 	if (member(o, "barricades")) {
 		c->nconditions++;
 		g->type = GOAL_BARRICADES;
-		c->value_ok = get_int(c, o, "goal", "barricades", true, 0, INT_MAX, &g->value);
+		c->value_ok = get_int(c, o, &at, "barricades", true, 0, INT_MAX, &g->value);
 	}
 	if (member(o, "locationWithZombies")) {
 		c->nconditions++;
 		g->type = GOAL_LOCATION_WITH_ZOMBIES;
 		c->value_ok =
-		        get_int(c, o, "goal", "locationWithZombies", true, 0, INT_MAX, &g->value);
+		        get_int(c, o, &at, "locationWithZombies", true, 0, INT_MAX, &g->value);
 	}
 }
 
-/* Parses a card-id list (array member key of obj at base) into
+/* Parses a card-id list (array member key of obj at path at) into
  * loc->cards; entries that fail are stored as 0. Returns true if it was an
  * array. */
-static bool parse_stack(struct ctx *c, const cJSON *obj, const char *base, const char *key,
+static bool parse_stack(struct ctx *c, const cJSON *obj, const struct path *at, const char *key,
                         struct config_location *loc)
 {
-	char p[PATH_LEN], q[PATH_LEN];
-	const cJSON *arr = get_array(c, obj, base, key, p);
+	const cJSON *arr = get_array(c, obj, at, key);
 	if (!arr)
 		return false;
 	int n = count_children(arr);
@@ -648,21 +701,19 @@ static bool parse_stack(struct ctx *c, const cJSON *obj, const char *base, const
 	if (!loc->cards)
 		return false;
 	loc->ncards = n;
+	const struct path p = {at, key, 0};
 	int k = 0;
-	for (const cJSON *e = arr->child; e; e = e->next, k++) {
-		path_idx(q, p, k);
-		int_range(c, e, q, 1, INT_MAX, &loc->cards[k]);
-	}
+	for (const cJSON *e = arr->child; e; e = e->next, k++)
+		int_range(c, e, &(struct path){&p, NULL, k}, 1, INT_MAX, &loc->cards[k]);
 	return true;
 }
 
 /* Parses one entry of "locations" (a location or the colony wrapper). */
-static void parse_location(struct ctx *c, const cJSON *v, const char *path,
+static void parse_location(struct ctx *c, const cJSON *v, const struct path *at,
                            struct config_location *loc, int i)
 {
-	char p[PATH_LEN];
 	if (!cJSON_IsObject(v)) {
-		perr(c, path, "must be an object");
+		perr_at(c, at, "must be an object");
 		return;
 	}
 	const cJSON *col = member(v, "colony");
@@ -673,43 +724,44 @@ static void parse_location(struct ctx *c, const cJSON *v, const char *path,
 		loc->name = strdup("colony");
 		if (!loc->name)
 			report_oom(c);
-		check_keys(c, v, path, wrap, (int)COUNT_OF(wrap));
-		path_key(p, path, "colony");
+		check_keys(c, v, at, wrap, (int)COUNT_OF(wrap));
+		const struct path p = {at, "colony", 0};
 		if (!cJSON_IsObject(col)) {
-			perr(c, p, "must be an object");
+			perr_at(c, &p, "must be an object");
 			return;
 		}
-		check_keys(c, col, p, keys, (int)COUNT_OF(keys));
-		get_int(c, col, p, "identifier", true, 1, INT_MAX, &loc->id);
-		get_int(c, col, p, "entrances", true, 1, INT_MAX, &loc->entrances);
-		c->cards_ok[i] = parse_stack(c, col, p, "startCards", loc);
+		check_keys(c, col, &p, keys, (int)COUNT_OF(keys));
+		get_int(c, col, &p, "identifier", true, 1, INT_MAX, &loc->id);
+		get_int(c, col, &p, "entrances", true, 1, INT_MAX, &loc->entrances);
+		c->cards_ok[i] = parse_stack(c, col, &p, "startCards", loc);
 		return;
 	}
 	static const char *const keys[] = {"name", "identifier", "entrances", "survivorSpaces",
 	                                   "cards"};
-	check_keys(c, v, path, keys, (int)COUNT_OF(keys));
-	get_string(c, v, path, "name", &loc->name);
-	get_int(c, v, path, "identifier", true, 1, INT_MAX, &loc->id);
-	get_int(c, v, path, "entrances", true, 1, INT_MAX, &loc->entrances);
-	get_int(c, v, path, "survivorSpaces", true, 1, INT_MAX, &loc->survivor_spaces);
-	c->cards_ok[i] = parse_stack(c, v, path, "cards", loc);
+	check_keys(c, v, at, keys, (int)COUNT_OF(keys));
+	get_string(c, v, at, "name", &loc->name);
+	get_int(c, v, at, "identifier", true, 1, INT_MAX, &loc->id);
+	get_int(c, v, at, "entrances", true, 1, INT_MAX, &loc->entrances);
+	get_int(c, v, at, "survivorSpaces", true, 1, INT_MAX, &loc->survivor_spaces);
+	c->cards_ok[i] = parse_stack(c, v, at, "cards", loc);
 }
 
 /* Parses one crisis entry. */
-static void parse_crisis(struct ctx *c, const cJSON *v, const char *path, struct config_crisis *cr)
+static void parse_crisis(struct ctx *c, const cJSON *v, const struct path *at,
+                         struct config_crisis *cr)
 {
 	static const char *const keys[] = {"identifier", "moralChange", "requiredCards"};
-	char sub[PATH_LEN];
+	struct path sub;
 	int type;
 	const cJSON *o =
-	        poly(c, v, path, crisis_names, (int)COUNT_OF(crisis_names), "crisis", &type, sub);
+	        poly(c, v, at, crisis_names, (int)COUNT_OF(crisis_names), "crisis", &type, &sub);
 	if (!o)
 		return;
 	cr->type = (enum crisis_type)type;
-	check_keys(c, o, sub, keys, (int)COUNT_OF(keys));
-	get_int(c, o, sub, "identifier", true, 1, INT_MAX, &cr->id);
-	get_int(c, o, sub, "moralChange", true, 1, INT_MAX, &cr->moral_change);
-	get_int(c, o, sub, "requiredCards", true, 1, INT_MAX, &cr->required_cards);
+	check_keys(c, o, &sub, keys, (int)COUNT_OF(keys));
+	get_int(c, o, &sub, "identifier", true, 1, INT_MAX, &cr->id);
+	get_int(c, o, &sub, "moralChange", true, 1, INT_MAX, &cr->moral_change);
+	get_int(c, o, &sub, "requiredCards", true, 1, INT_MAX, &cr->required_cards);
 }
 
 /* Walks the whole tree against the schema, filling cfg. */
@@ -719,7 +771,7 @@ static void parse_root(struct ctx *c, const cJSON *root, struct config *cfg)
 	 * not part of the game and otherwise ignored */
 	static const char *const keys[] = {"maxPlayers", "cards",  "characters", "goal",
 	                                   "locations",  "crises", "$schema"};
-	char p[PATH_LEN], q[PATH_LEN];
+	const struct path *at = &root_path;
 	const cJSON *arr;
 	int k;
 
@@ -727,26 +779,26 @@ static void parse_root(struct ctx *c, const cJSON *root, struct config *cfg)
 		perr(c, "(root)", "must be an object");
 		return;
 	}
-	check_keys(c, root, "", keys, (int)COUNT_OF(keys));
+	check_keys(c, root, at, keys, (int)COUNT_OF(keys));
 	const cJSON *schema = member(root, "$schema");
 	if (schema && !cJSON_IsString(schema))
 		perr(c, "$schema", "must be a string (the URI or path of a JSON Schema)");
-	get_int(c, root, "", "maxPlayers", true, 1, INT_MAX, &cfg->max_players);
+	get_int(c, root, at, "maxPlayers", true, 1, INT_MAX, &cfg->max_players);
 
-	if ((arr = get_array(c, root, "", "cards", p)) != NULL) {
+	if ((arr = get_array(c, root, at, "cards")) != NULL) {
+		const struct path p = {at, "cards", 0};
 		int n = count_children(arr);
 		if ((cfg->cards = zalloc(c, (size_t)n, sizeof *cfg->cards)) != NULL) {
 			cfg->ncards = n;
 			c->cards_list_ok = true;
 			k = 0;
-			for (const cJSON *e = arr->child; e; e = e->next, k++) {
-				path_idx(q, p, k);
-				parse_card(c, e, q, &cfg->cards[k]);
-			}
+			for (const cJSON *e = arr->child; e; e = e->next, k++)
+				parse_card(c, e, &(struct path){&p, NULL, k}, &cfg->cards[k]);
 		}
 	}
 
-	if ((arr = get_array(c, root, "", "characters", p)) != NULL) {
+	if ((arr = get_array(c, root, at, "characters")) != NULL) {
+		const struct path p = {at, "characters", 0};
 		int n = count_children(arr);
 		cfg->characters = zalloc(c, (size_t)n, sizeof *cfg->characters);
 		c->status_ok = zalloc(c, (size_t)n, 1);
@@ -754,16 +806,16 @@ static void parse_root(struct ctx *c, const cJSON *root, struct config *cfg)
 			cfg->ncharacters = n;
 			c->chars_ok = true;
 			k = 0;
-			for (const cJSON *e = arr->child; e; e = e->next, k++) {
-				path_idx(q, p, k);
-				parse_character(c, e, q, &cfg->characters[k], k);
-			}
+			for (const cJSON *e = arr->child; e; e = e->next, k++)
+				parse_character(c, e, &(struct path){&p, NULL, k},
+				                &cfg->characters[k], k);
 		}
 	}
 
 	parse_goal(c, root, &cfg->goal);
 
-	if ((arr = get_array(c, root, "", "locations", p)) != NULL) {
+	if ((arr = get_array(c, root, at, "locations")) != NULL) {
+		const struct path p = {at, "locations", 0};
 		int n = count_children(arr);
 		cfg->locations = zalloc(c, (size_t)n, sizeof *cfg->locations);
 		c->cards_ok = zalloc(c, (size_t)n, 1);
@@ -771,23 +823,21 @@ static void parse_root(struct ctx *c, const cJSON *root, struct config *cfg)
 			cfg->nlocations = n;
 			c->locs_ok = true;
 			k = 0;
-			for (const cJSON *e = arr->child; e; e = e->next, k++) {
-				path_idx(q, p, k);
-				parse_location(c, e, q, &cfg->locations[k], k);
-			}
+			for (const cJSON *e = arr->child; e; e = e->next, k++)
+				parse_location(c, e, &(struct path){&p, NULL, k},
+				               &cfg->locations[k], k);
 		}
 	}
 
-	if ((arr = get_array(c, root, "", "crises", p)) != NULL) {
+	if ((arr = get_array(c, root, at, "crises")) != NULL) {
+		const struct path p = {at, "crises", 0};
 		int n = count_children(arr);
 		if ((cfg->crises = zalloc(c, (size_t)n, sizeof *cfg->crises)) != NULL) {
 			cfg->ncrises = n;
 			c->crises_ok = true;
 			k = 0;
-			for (const cJSON *e = arr->child; e; e = e->next, k++) {
-				path_idx(q, p, k);
-				parse_crisis(c, e, q, &cfg->crises[k]);
-			}
+			for (const cJSON *e = arr->child; e; e = e->next, k++)
+				parse_crisis(c, e, &(struct path){&p, NULL, k}, &cfg->crises[k]);
 		}
 	}
 }
