@@ -2,6 +2,7 @@
 #include "scenario.h"
 
 #include "toolutil.h"
+#include "scntoken.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -99,21 +100,9 @@ static bool is_ws(char c)
     return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
 }
 
-static bool looks_int(const char *s)
-{
-    if (*s == '-' || *s == '+')
-        s++;
-    if (!*s)
-        return false;
-    for (; *s; s++)
-        if (*s < '0' || *s > '9')
-            return false;
-    return true;
-}
-
 static tok_kind classify_bare(const char *s)
 {
-    if (looks_int(s))
+    if (scn_looks_int(s))
         return TOK_INT;
     if (!strcmp(s, "true") || !strcmp(s, "false"))
         return TOK_BOOL;
@@ -518,19 +507,9 @@ bool scn_tokens_equal(const toklist *a, const toklist *b)
     return true;
 }
 
-static bool bare_ok(const char *s)
-{
-    if (!*s || classify_bare(s) != TOK_STR || !strcmp(s, "?"))
-        return false;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-        if (*p <= ' ' || *p == '"' || *p == '#' || *p == '\\' || *p == 0x7f)
-            return false;
-    return true;
-}
-
 static void render_token(strbuf *b, const token *t)
 {
-    if (t->kind != TOK_STR || (!t->quoted && bare_ok(t->text))) {
+    if (t->kind != TOK_STR || (!t->quoted && scn_bare_ok(t->text))) {
         sb_puts(b, t->text);
         return;
     }
