@@ -236,15 +236,22 @@ struct path {
 static const struct path root_path = {NULL, NULL, 0};
 
 /* Writes the path at into out[PATH_LEN] ("cards[3].food.amount") and
- * returns its length. */
+ * returns its length. Outermost step first: a path has a few steps, so
+ * each is found from at again rather than by recursion. */
 static size_t path_write(char *out, const struct path *at)
 {
-	if (!at->up) {
-		out[0] = '\0';
-		return 0;
+	int depth = 0;
+	for (const struct path *p = at; p->up; p = p->up)
+		depth++;
+	size_t n = 0;
+	out[0] = '\0';
+	for (int d = depth - 1; d >= 0; d--) { /* the step d steps up from at */
+		const struct path *p = at;
+		for (int k = 0; k < d; k++)
+			p = p->up;
+		n = p->key ? path_put_key(out, n, p->key) : path_put_idx(out, n, p->idx);
 	}
-	size_t n = path_write(out, at->up);
-	return at->key ? path_put_key(out, n, at->key) : path_put_idx(out, n, at->idx);
+	return n;
 }
 
 /* perr at the path at. */
@@ -298,19 +305,26 @@ static const cJSON *member(const cJSON *obj, const char *key)
 /* Reports every member of obj (at path at) whose name is not in allowed[]
  * as unknown, in member order, then every allowed name that occurs more
  * than once as a duplicate key, in allowed[] order. One pass over the
- * members; nallowed <= MAX_ALLOWED. */
+ * members; nallowed <= MAX_ALLOWED. With found, found[k] gets the first
+ * member named allowed[k] (what member() would find) or NULL. */
 static void check_keys(struct ctx *c, const cJSON *obj, const struct path *at,
-                       const char *const *allowed, int nallowed)
+                       const char *const *allowed, int nallowed, const cJSON **found)
 {
 	unsigned char seen[MAX_ALLOWED] = {0};
+	for (int k = 0; found && k < nallowed; k++)
+		found[k] = NULL;
 	for (const cJSON *m = obj->child; m; m = m->next) {
 		const char *key = m->string ? m->string : "";
 		int k = 0;
 		while (k < nallowed && strcmp(allowed[k], key) != 0)
 			k++;
-		if (k == nallowed)
+		if (k == nallowed) {
 			perr_at(c, &(struct path){at, key, 0}, "unknown key");
-		else if (m->string && seen[k] < 2)
+			continue;
+		}
+		if (found && seen[k] == 0)
+			found[k] = m;
+		if (m->string && seen[k] < 2)
 			seen[k]++;
 	}
 	for (int k = 0; k < nallowed; k++)
@@ -386,13 +400,13 @@ static bool int_range(struct ctx *c, const cJSON *v, const struct path *at, int 
 	return true;
 }
 
-/* Reads integer member key of obj (at path at) in [min, max]. A missing key
- * is reported when required. *out is written only on success. */
-static bool get_int(struct ctx *c, const cJSON *obj, const struct path *at, const char *key,
-                    bool required, int min, int max, int *out)
+/* Reads v, the member key of an object at path at (NULL: absent), as an
+ * integer in [min, max]. A missing key is reported when required. *out is
+ * written only on success. */
+static bool int_member(struct ctx *c, const cJSON *v, const struct path *at, const char *key,
+                       bool required, int min, int max, int *out)
 {
 	const struct path p = {at, key, 0};
-	const cJSON *v = member(obj, key);
 	if (!v) {
 		if (required)
 			perr_at(c, &p, "missing required key");
@@ -401,11 +415,18 @@ static bool get_int(struct ctx *c, const cJSON *obj, const struct path *at, cons
 	return int_range(c, v, &p, min, max, out);
 }
 
-/* Reads optional boolean member key of obj; leaves *out alone if absent. */
-static bool get_bool(struct ctx *c, const cJSON *obj, const struct path *at, const char *key,
-                     bool *out)
+/* int_member of the member key of obj. */
+static bool get_int(struct ctx *c, const cJSON *obj, const struct path *at, const char *key,
+                    bool required, int min, int max, int *out)
 {
-	const cJSON *v = member(obj, key);
+	return int_member(c, member(obj, key), at, key, required, min, max, out);
+}
+
+/* Reads v, the optional member key of an object at path at (NULL: absent),
+ * as a boolean; leaves *out alone if absent. */
+static bool bool_member(struct ctx *c, const cJSON *v, const struct path *at, const char *key,
+                        bool *out)
+{
 	if (!v)
 		return false;
 	if (!cJSON_IsBool(v)) {
@@ -414,6 +435,13 @@ static bool get_bool(struct ctx *c, const cJSON *obj, const struct path *at, con
 	}
 	*out = cJSON_IsTrue(v);
 	return true;
+}
+
+/* bool_member of the member key of obj. */
+static bool get_bool(struct ctx *c, const cJSON *obj, const struct path *at, const char *key,
+                     bool *out)
+{
+	return bool_member(c, member(obj, key), at, key, out);
 }
 
 /* Returns required member key of obj (at path at) if it is an array, else
@@ -448,43 +476,84 @@ static void join_names(char *out, size_t size, const char *const *names, int n)
 		used += (size_t)snprintf(out + used, size - used, "%s%s", k ? ", " : "", names[k]);
 }
 
-/* Decodes a polymorphic one-key object {"type": {...params}} at path at.
- * On success stores the index of the type in names[] in *type, the params'
- * path in *sub (a step below at) and returns the params object; otherwise
- * reports and returns NULL. `what` names the kind ("card", ...). */
-static const cJSON *poly(struct ctx *c, const cJSON *v, const struct path *at,
-                         const char *const *names, int nnames, const char *what, int *type,
-                         struct path *sub)
+/* How a parameter of a polymorphic object is read (see parse_typed). */
+enum param_type {
+	PARAM_INT,    /* required, an integer in [min, max] (get_int) */
+	PARAM_BOOL,   /* optional, a boolean (get_bool) */
+	PARAM_INJURY, /* required, an injury's name (get_injury) */
+};
+
+/* A parameter: its key, how it is read, where it goes in the record (an
+ * int, a bool or an enum injury) and, for integers, the range. */
+struct param {
+	const char *key;
+	enum param_type type;
+	size_t off;
+	int min, max;
+};
+
+/* The parameters of one type, in the order they are checked. */
+struct param_list {
+	const struct param *params;
+	int n; /* <= MAX_ALLOWED */
+};
+
+/* A polymorphic object {"type": {params}}: what it is ("card"), the names
+ * of its types (index = type), how a record stores its type and the
+ * params each type takes. */
+struct poly_kind {
+	const char *what;
+	const char *const *names;
+	int ntypes;
+	void (*set_type)(void *rec, int type);
+	const struct param_list *by_type;
+};
+
+/* What poly found: the params object, its path (a step below the
+ * object's) and the index of its type in the kind's names. */
+struct poly_value {
+	const cJSON *params;
+	struct path at;
+	int type;
+};
+
+/* Decodes a polymorphic object of the kind at path at. On success stores
+ * the type in rec (kind->set_type), fills *out and returns true; otherwise
+ * reports and returns false. */
+static bool poly(struct ctx *c, const cJSON *v, const struct path *at, const struct poly_kind *kind,
+                 void *rec, struct poly_value *out)
 {
 	if (!cJSON_IsObject(v)) {
 		perr_at(c, at, "must be an object");
-		return NULL;
+		return false;
 	}
 	int n = count_children(v);
 	char list[256]; /* the type names, joined only for a message */
 	if (n != 1) {
-		join_names(list, sizeof list, names, nnames);
-		perr_at(c, at, "must have exactly one key, the %s type (one of %s); has %d", what,
-		        list, n);
-		return NULL;
+		join_names(list, sizeof list, kind->names, kind->ntypes);
+		perr_at(c, at, "must have exactly one key, the %s type (one of %s); has %d",
+		        kind->what, list, n);
+		return false;
 	}
 	const cJSON *m = v->child;
 	const char *name = m->string ? m->string : "";
-	*sub = (struct path){at, name, 0};
+	out->at = (struct path){at, name, 0};
 	int k = 0;
-	while (k < nnames && strcmp(names[k], name) != 0)
+	while (k < kind->ntypes && strcmp(kind->names[k], name) != 0)
 		k++;
-	if (k == nnames) {
-		join_names(list, sizeof list, names, nnames);
-		perr_at(c, sub, "unknown %s type (expected one of %s)", what, list);
-		return NULL;
+	if (k == kind->ntypes) {
+		join_names(list, sizeof list, kind->names, kind->ntypes);
+		perr_at(c, &out->at, "unknown %s type (expected one of %s)", kind->what, list);
+		return false;
 	}
 	if (!cJSON_IsObject(m)) {
-		perr_at(c, sub, "must be an object");
-		return NULL;
+		perr_at(c, &out->at, "must be an object");
+		return false;
 	}
-	*type = k;
-	return m;
+	kind->set_type(rec, k);
+	out->params = m;
+	out->type = k;
+	return true;
 }
 
 /* Allocates n zeroed elements of size sz (at least one); reports OOM. */
@@ -513,39 +582,12 @@ static const char *const crisis_names[] = {"food", "stuff", "medicine", "fuel"};
 
 static const char *const injury_names[] = {"wound", "frostBite", "bite"};
 
-/* Parses one card entry (at path at) into *card (id 0 when its id did not
- * parse). */
-static void parse_card(struct ctx *c, const cJSON *v, const struct path *at,
-                       struct config_card *card)
-{
-	struct path sub;
-	int type;
-	const cJSON *o = poly(c, v, at, card_names, (int)COUNT_OF(card_names), "card", &type, &sub);
-	if (!o)
-		return;
-	card->type = (enum card_type)type;
-	static const char *const k_plain[] = {"identifier"};
-	static const char *const k_food[] = {"identifier", "amount"};
-	static const char *const k_blue[] = {"identifier", "location"};
-	if (type == CARD_FOOD)
-		check_keys(c, o, &sub, k_food, (int)COUNT_OF(k_food));
-	else if (type == CARD_BLUEPRINT)
-		check_keys(c, o, &sub, k_blue, (int)COUNT_OF(k_blue));
-	else
-		check_keys(c, o, &sub, k_plain, (int)COUNT_OF(k_plain));
-	get_int(c, o, &sub, "identifier", true, 1, INT_MAX, &card->id);
-	if (type == CARD_FOOD)
-		get_int(c, o, &sub, "amount", true, 1, INT_MAX, &card->amount);
-	if (type == CARD_BLUEPRINT)
-		get_int(c, o, &sub, "location", true, 1, INT_MAX, &card->location);
-}
-
-/* Reads an injury name member key of obj into *out. */
-static void get_injury(struct ctx *c, const cJSON *obj, const struct path *at, const char *key,
-                       enum injury *out)
+/* Reads v, the required member key of an object at path at (NULL:
+ * absent), as an injury's name into *out. */
+static void injury_member(struct ctx *c, const cJSON *v, const struct path *at, const char *key,
+                          enum injury *out)
 {
 	const struct path p = {at, key, 0};
-	const cJSON *v = member(obj, key);
 	if (!v) {
 		perr_at(c, &p, "missing required key");
 		return;
@@ -558,76 +600,128 @@ static void get_injury(struct ctx *c, const cJSON *obj, const struct path *at, c
 	perr_at(c, &p, "must be one of \"wound\", \"frostBite\", \"bite\"");
 }
 
-/* Parses a character's ability object (at path at) into *a. */
-static void parse_ability(struct ctx *c, const cJSON *v, const struct path *at,
-                          struct config_ability *a)
+/* Parses a polymorphic object of the kind (at path at) into rec: its type,
+ * then its keys (unknown, duplicate) and its params in their order. A param
+ * that fails stays 0 (ids among them: the cross-checks skip those). */
+static void parse_typed(struct ctx *c, const cJSON *v, const struct path *at,
+                        const struct poly_kind *kind, void *rec)
 {
-	struct path sub;
-	int type;
-	const cJSON *o =
-	        poly(c, v, at, ability_names, (int)COUNT_OF(ability_names), "ability", &type, &sub);
-	if (!o)
+	struct poly_value pv;
+	if (!poly(c, v, at, kind, rec, &pv))
 		return;
-	a->type = (enum ability_type)type;
-	static const char *const k_wound[] = {"before", "after"};
-	static const char *const k_search[] = {"location", "numCards", "maxActivations"};
-	static const char *const k_trash[] = {"numCards"};
-	static const char *const k_feed[] = {"numFood"};
-	static const char *const k_barr[] = {"numBarricades", "maxActivations"};
-	static const char *const k_kill[] = {"locationId",     "dieValue",     "numZombies",
-	                                     "maxActivations", "infectionDie", "children"};
-	switch (a->type) {
-	case ABILITY_WOUND:
-		check_keys(c, o, &sub, k_wound, (int)COUNT_OF(k_wound));
-		get_injury(c, o, &sub, "before", &a->before);
-		get_injury(c, o, &sub, "after", &a->after);
-		break;
-	case ABILITY_NO_INFECTION:
-	case ABILITY_HEAL:
-		check_keys(c, o, &sub, NULL, 0);
-		break;
-	case ABILITY_SEARCH:
-		check_keys(c, o, &sub, k_search, (int)COUNT_OF(k_search));
-		get_int(c, o, &sub, "location", true, 1, INT_MAX, &a->location);
-		get_int(c, o, &sub, "numCards", true, 1, INT_MAX, &a->num_cards);
-		get_int(c, o, &sub, "maxActivations", true, 1, INT_MAX, &a->max_activations);
-		break;
-	case ABILITY_TRASH:
-		check_keys(c, o, &sub, k_trash, (int)COUNT_OF(k_trash));
-		get_int(c, o, &sub, "numCards", true, 1, INT_MAX, &a->num_cards);
-		break;
-	case ABILITY_FEED:
-		check_keys(c, o, &sub, k_feed, (int)COUNT_OF(k_feed));
-		get_int(c, o, &sub, "numFood", true, 1, INT_MAX, &a->num_food);
-		break;
-	case ABILITY_BARRICADE:
-		check_keys(c, o, &sub, k_barr, (int)COUNT_OF(k_barr));
-		get_int(c, o, &sub, "numBarricades", true, 1, INT_MAX, &a->num_barricades);
-		get_int(c, o, &sub, "maxActivations", true, 1, INT_MAX, &a->max_activations);
-		break;
-	case ABILITY_KILL:
-		check_keys(c, o, &sub, k_kill, (int)COUNT_OF(k_kill));
-		get_int(c, o, &sub, "locationId", true, 1, INT_MAX, &a->location);
-		get_int(c, o, &sub, "dieValue", true, 0, 6, &a->die_value);
-		get_int(c, o, &sub, "numZombies", true, 1, INT_MAX, &a->num_zombies);
-		get_int(c, o, &sub, "maxActivations", true, 1, INT_MAX, &a->max_activations);
-		get_bool(c, o, &sub, "infectionDie", &a->infection_die);
-		get_bool(c, o, &sub, "children", &a->children);
-		break;
+	const struct param_list *pl = &kind->by_type[pv.type];
+	const char *keys[MAX_ALLOWED];
+	const cJSON *found[MAX_ALLOWED];
+	for (int k = 0; k < pl->n; k++)
+		keys[k] = pl->params[k].key;
+	check_keys(c, pv.params, &pv.at, keys, pl->n, found);
+	for (int k = 0; k < pl->n; k++) {
+		const struct param *p = &pl->params[k];
+		char *field = (char *)rec + p->off;
+		switch (p->type) {
+		case PARAM_INT:
+			int_member(c, found[k], &pv.at, p->key, true, p->min, p->max, (int *)field);
+			break;
+		case PARAM_BOOL:
+			bool_member(c, found[k], &pv.at, p->key, (bool *)field);
+			break;
+		case PARAM_INJURY:
+			injury_member(c, found[k], &pv.at, p->key, (enum injury *)field);
+			break;
+		}
 	}
 }
 
-/* Parses one character entry; sets c->status_ok[i] when its status parsed. */
-static void parse_character(struct ctx *c, const cJSON *v, const struct path *at,
-                            struct config_character *ch, int i)
+/* Table rows: a param of struct S, an integer >= 1 or in [lo, hi], a
+ * boolean, an injury; and a row's list. */
+/* clang-format off */
+#define PARAM_ID(key, S, field)            {key, PARAM_INT, offsetof(S, field), 1, INT_MAX}
+#define PARAM_RANGE(key, S, field, lo, hi) {key, PARAM_INT, offsetof(S, field), lo, hi}
+#define PARAM_FLAG(key, S, field)          {key, PARAM_BOOL, offsetof(S, field), 0, 0}
+#define PARAM_INJURY(key, S, field)        {key, PARAM_INJURY, offsetof(S, field), 0, 0}
+#define PARAMS(a)                          {(a), (int)COUNT_OF(a)}
+/* clang-format on */
+
+static void set_card_type(void *rec, int type)
 {
+	((struct config_card *)rec)->type = (enum card_type)type;
+}
+
+static const struct param card_plain[] = {PARAM_ID("identifier", struct config_card, id)};
+static const struct param card_food[] = {PARAM_ID("identifier", struct config_card, id),
+                                         PARAM_ID("amount", struct config_card, amount)};
+static const struct param card_blueprint[] = {PARAM_ID("identifier", struct config_card, id),
+                                              PARAM_ID("location", struct config_card, location)};
+
+static const struct param_list card_params[CARD_TYPE_COUNT] = {
+        [CARD_FOOD] = PARAMS(card_food),           [CARD_FUEL] = PARAMS(card_plain),
+        [CARD_STUFF] = PARAMS(card_plain),         [CARD_MEDICINE] = PARAMS(card_plain),
+        [CARD_LOCK] = PARAMS(card_plain),          [CARD_SCISSORS] = PARAMS(card_plain),
+        [CARD_HAMMER] = PARAMS(card_plain),        [CARD_SNOW_BOOTS] = PARAMS(card_plain),
+        [CARD_COLT] = PARAMS(card_plain),          [CARD_SWAB] = PARAMS(card_plain),
+        [CARD_BLUEPRINT] = PARAMS(card_blueprint),
+};
+
+static const struct poly_kind card_kind = {"card", card_names, CARD_TYPE_COUNT, set_card_type,
+                                           card_params};
+
+/* Parses card entry i (at path at) into rec, a struct config_card. */
+static void parse_card(struct ctx *c, const cJSON *v, const struct path *at, void *rec, int i)
+{
+	(void)i;
+	parse_typed(c, v, at, &card_kind, rec);
+}
+
+static const struct param ab_wound[] = {PARAM_INJURY("before", struct config_ability, before),
+                                        PARAM_INJURY("after", struct config_ability, after)};
+static const struct param ab_search[] = {
+        PARAM_ID("location", struct config_ability, location),
+        PARAM_ID("numCards", struct config_ability, num_cards),
+        PARAM_ID("maxActivations", struct config_ability, max_activations)};
+static const struct param ab_trash[] = {PARAM_ID("numCards", struct config_ability, num_cards)};
+static const struct param ab_feed[] = {PARAM_ID("numFood", struct config_ability, num_food)};
+static const struct param ab_barricade[] = {
+        PARAM_ID("numBarricades", struct config_ability, num_barricades),
+        PARAM_ID("maxActivations", struct config_ability, max_activations)};
+static const struct param ab_kill[] = {
+        PARAM_ID("locationId", struct config_ability, location),
+        PARAM_RANGE("dieValue", struct config_ability, die_value, 0, 6),
+        PARAM_ID("numZombies", struct config_ability, num_zombies),
+        PARAM_ID("maxActivations", struct config_ability, max_activations),
+        PARAM_FLAG("infectionDie", struct config_ability, infection_die),
+        PARAM_FLAG("children", struct config_ability, children)};
+
+static const struct param_list ability_params[] = {
+        [ABILITY_WOUND] = PARAMS(ab_wound),
+        [ABILITY_NO_INFECTION] = {NULL, 0},
+        [ABILITY_SEARCH] = PARAMS(ab_search),
+        [ABILITY_TRASH] = PARAMS(ab_trash),
+        [ABILITY_HEAL] = {NULL, 0},
+        [ABILITY_FEED] = PARAMS(ab_feed),
+        [ABILITY_BARRICADE] = PARAMS(ab_barricade),
+        [ABILITY_KILL] = PARAMS(ab_kill),
+};
+
+static void set_ability_type(void *rec, int type)
+{
+	((struct config_ability *)rec)->type = (enum ability_type)type;
+}
+
+static const struct poly_kind ability_kind = {
+        "ability", ability_names, (int)COUNT_OF(ability_names), set_ability_type, ability_params};
+
+/* Parses character i into rec, a struct config_character; sets
+ * c->status_ok[i] when its status parsed. */
+static void parse_character(struct ctx *c, const cJSON *v, const struct path *at, void *rec, int i)
+{
+	struct config_character *ch = rec;
 	static const char *const keys[] = {"name",   "identifier", "status",
 	                                   "attack", "search",     "ability"};
 	if (!cJSON_IsObject(v)) {
 		perr_at(c, at, "must be an object");
 		return;
 	}
-	check_keys(c, v, at, keys, (int)COUNT_OF(keys));
+	check_keys(c, v, at, keys, (int)COUNT_OF(keys), NULL);
 	get_string(c, v, at, "name", &ch->name);
 	get_int(c, v, at, "identifier", true, 1, INT_MAX, &ch->id);
 	if (get_int(c, v, at, "status", true, INT_MIN, INT_MAX, &ch->status))
@@ -639,7 +733,7 @@ static void parse_character(struct ctx *c, const cJSON *v, const struct path *at
 	if (!ab)
 		perr_at(c, &p, "missing required key");
 	else
-		parse_ability(c, ab, &p, &ch->ability);
+		parse_typed(c, ab, &p, &ability_kind, &ch->ability);
 }
 
 /* Parses the goal object (required key "goal" of root). */
@@ -659,7 +753,7 @@ static void parse_goal(struct ctx *c, const cJSON *root, struct config_goal *g)
 		return;
 	}
 	c->goal_present = true;
-	check_keys(c, o, &at, keys, (int)COUNT_OF(keys));
+	check_keys(c, o, &at, keys, (int)COUNT_OF(keys), NULL);
 	get_int(c, o, &at, "rounds", true, 1, INT_MAX, &g->rounds);
 	get_int(c, o, &at, "moral", true, 1, INT_MAX, &g->moral);
 	c->zc_ok = get_int(c, o, &at, "zombiesColony", true, 0, INT_MAX, &g->zombies_colony);
@@ -708,10 +802,12 @@ static bool parse_stack(struct ctx *c, const cJSON *obj, const struct path *at, 
 	return true;
 }
 
-/* Parses one entry of "locations" (a location or the colony wrapper). */
-static void parse_location(struct ctx *c, const cJSON *v, const struct path *at,
-                           struct config_location *loc, int i)
+/* Parses entry i of "locations" (a location or the colony wrapper) into
+ * rec, a struct config_location; sets c->cards_ok[i] when its card list
+ * parsed. */
+static void parse_location(struct ctx *c, const cJSON *v, const struct path *at, void *rec, int i)
 {
+	struct config_location *loc = rec;
 	if (!cJSON_IsObject(v)) {
 		perr_at(c, at, "must be an object");
 		return;
@@ -724,13 +820,13 @@ static void parse_location(struct ctx *c, const cJSON *v, const struct path *at,
 		loc->name = strdup("colony");
 		if (!loc->name)
 			report_oom(c);
-		check_keys(c, v, at, wrap, (int)COUNT_OF(wrap));
+		check_keys(c, v, at, wrap, (int)COUNT_OF(wrap), NULL);
 		const struct path p = {at, "colony", 0};
 		if (!cJSON_IsObject(col)) {
 			perr_at(c, &p, "must be an object");
 			return;
 		}
-		check_keys(c, col, &p, keys, (int)COUNT_OF(keys));
+		check_keys(c, col, &p, keys, (int)COUNT_OF(keys), NULL);
 		get_int(c, col, &p, "identifier", true, 1, INT_MAX, &loc->id);
 		get_int(c, col, &p, "entrances", true, 1, INT_MAX, &loc->entrances);
 		c->cards_ok[i] = parse_stack(c, col, &p, "startCards", loc);
@@ -738,7 +834,7 @@ static void parse_location(struct ctx *c, const cJSON *v, const struct path *at,
 	}
 	static const char *const keys[] = {"name", "identifier", "entrances", "survivorSpaces",
 	                                   "cards"};
-	check_keys(c, v, at, keys, (int)COUNT_OF(keys));
+	check_keys(c, v, at, keys, (int)COUNT_OF(keys), NULL);
 	get_string(c, v, at, "name", &loc->name);
 	get_int(c, v, at, "identifier", true, 1, INT_MAX, &loc->id);
 	get_int(c, v, at, "entrances", true, 1, INT_MAX, &loc->entrances);
@@ -746,22 +842,65 @@ static void parse_location(struct ctx *c, const cJSON *v, const struct path *at,
 	c->cards_ok[i] = parse_stack(c, v, at, "cards", loc);
 }
 
-/* Parses one crisis entry. */
-static void parse_crisis(struct ctx *c, const cJSON *v, const struct path *at,
-                         struct config_crisis *cr)
+static void set_crisis_type(void *rec, int type)
 {
-	static const char *const keys[] = {"identifier", "moralChange", "requiredCards"};
-	struct path sub;
-	int type;
-	const cJSON *o =
-	        poly(c, v, at, crisis_names, (int)COUNT_OF(crisis_names), "crisis", &type, &sub);
-	if (!o)
-		return;
-	cr->type = (enum crisis_type)type;
-	check_keys(c, o, &sub, keys, (int)COUNT_OF(keys));
-	get_int(c, o, &sub, "identifier", true, 1, INT_MAX, &cr->id);
-	get_int(c, o, &sub, "moralChange", true, 1, INT_MAX, &cr->moral_change);
-	get_int(c, o, &sub, "requiredCards", true, 1, INT_MAX, &cr->required_cards);
+	((struct config_crisis *)rec)->type = (enum crisis_type)type;
+}
+
+static const struct param crisis_params[] = {
+        PARAM_ID("identifier", struct config_crisis, id),
+        PARAM_ID("moralChange", struct config_crisis, moral_change),
+        PARAM_ID("requiredCards", struct config_crisis, required_cards)};
+
+static const struct param_list crisis_params_by_type[] = {
+        PARAMS(crisis_params), PARAMS(crisis_params), PARAMS(crisis_params), PARAMS(crisis_params)};
+
+_Static_assert(COUNT_OF(crisis_params_by_type) == COUNT_OF(crisis_names), "a row per type");
+_Static_assert(COUNT_OF(ability_params) == COUNT_OF(ability_names), "a row per type");
+
+static const struct poly_kind crisis_kind = {"crisis", crisis_names, (int)COUNT_OF(crisis_names),
+                                             set_crisis_type, crisis_params_by_type};
+
+/* Parses crisis entry i (at path at) into rec, a struct config_crisis. */
+static void parse_crisis(struct ctx *c, const cJSON *v, const struct path *at, void *rec, int i)
+{
+	(void)i;
+	parse_typed(c, v, at, &crisis_kind, rec);
+}
+
+/* One of the root's lists: its key, the size of a record and what parses
+ * element i (at path at) into its record. */
+struct list_spec {
+	const char *key;
+	size_t rec_size;
+	void (*parse)(struct ctx *c, const cJSON *v, const struct path *at, void *rec, int i);
+};
+
+/* Parses the required array spec->key of root into new zeroed records, in
+ * file order, and *n; with flags, also allocates a zeroed byte per element
+ * in *flags for the element parser to set. Returns the records, or NULL
+ * when it is not an array or memory ran out (both reported). */
+static void *parse_list(struct ctx *c, const cJSON *root, const struct list_spec *spec, int *n,
+                        unsigned char **flags)
+{
+	const cJSON *arr = get_array(c, root, &root_path, spec->key);
+	if (!arr)
+		return NULL;
+	int count = count_children(arr);
+	unsigned char *recs = zalloc(c, (size_t)count, spec->rec_size);
+	if (flags)
+		*flags = zalloc(c, (size_t)count, 1);
+	if (!recs || (flags && !*flags)) {
+		free(recs);
+		return NULL;
+	}
+	*n = count;
+	const struct path p = {&root_path, spec->key, 0};
+	int k = 0;
+	for (const cJSON *e = arr->child; e; e = e->next, k++)
+		spec->parse(c, e, &(struct path){&p, NULL, k}, recs + (size_t)k * spec->rec_size,
+		            k);
+	return recs;
 }
 
 /* Walks the whole tree against the schema, filling cfg. */
@@ -771,75 +910,33 @@ static void parse_root(struct ctx *c, const cJSON *root, struct config *cfg)
 	 * not part of the game and otherwise ignored */
 	static const char *const keys[] = {"maxPlayers", "cards",  "characters", "goal",
 	                                   "locations",  "crises", "$schema"};
-	const struct path *at = &root_path;
-	const cJSON *arr;
-	int k;
+	static const struct list_spec cards = {"cards", sizeof *cfg->cards, parse_card};
+	static const struct list_spec characters = {"characters", sizeof *cfg->characters,
+	                                            parse_character};
+	static const struct list_spec locations = {"locations", sizeof *cfg->locations,
+	                                           parse_location};
+	static const struct list_spec crises = {"crises", sizeof *cfg->crises, parse_crisis};
 
 	if (!cJSON_IsObject(root)) {
 		perr(c, "(root)", "must be an object");
 		return;
 	}
-	check_keys(c, root, at, keys, (int)COUNT_OF(keys));
+	check_keys(c, root, &root_path, keys, (int)COUNT_OF(keys), NULL);
 	const cJSON *schema = member(root, "$schema");
 	if (schema && !cJSON_IsString(schema))
 		perr(c, "$schema", "must be a string (the URI or path of a JSON Schema)");
-	get_int(c, root, at, "maxPlayers", true, 1, INT_MAX, &cfg->max_players);
+	get_int(c, root, &root_path, "maxPlayers", true, 1, INT_MAX, &cfg->max_players);
 
-	if ((arr = get_array(c, root, at, "cards")) != NULL) {
-		const struct path p = {at, "cards", 0};
-		int n = count_children(arr);
-		if ((cfg->cards = zalloc(c, (size_t)n, sizeof *cfg->cards)) != NULL) {
-			cfg->ncards = n;
-			c->cards_list_ok = true;
-			k = 0;
-			for (const cJSON *e = arr->child; e; e = e->next, k++)
-				parse_card(c, e, &(struct path){&p, NULL, k}, &cfg->cards[k]);
-		}
-	}
-
-	if ((arr = get_array(c, root, at, "characters")) != NULL) {
-		const struct path p = {at, "characters", 0};
-		int n = count_children(arr);
-		cfg->characters = zalloc(c, (size_t)n, sizeof *cfg->characters);
-		c->status_ok = zalloc(c, (size_t)n, 1);
-		if (cfg->characters && c->status_ok) {
-			cfg->ncharacters = n;
-			c->chars_ok = true;
-			k = 0;
-			for (const cJSON *e = arr->child; e; e = e->next, k++)
-				parse_character(c, e, &(struct path){&p, NULL, k},
-				                &cfg->characters[k], k);
-		}
-	}
-
+	/* in file-format order: the messages come in this order */
+	cfg->cards = parse_list(c, root, &cards, &cfg->ncards, NULL);
+	c->cards_list_ok = cfg->cards != NULL;
+	cfg->characters = parse_list(c, root, &characters, &cfg->ncharacters, &c->status_ok);
+	c->chars_ok = cfg->characters != NULL;
 	parse_goal(c, root, &cfg->goal);
-
-	if ((arr = get_array(c, root, at, "locations")) != NULL) {
-		const struct path p = {at, "locations", 0};
-		int n = count_children(arr);
-		cfg->locations = zalloc(c, (size_t)n, sizeof *cfg->locations);
-		c->cards_ok = zalloc(c, (size_t)n, 1);
-		if (cfg->locations && c->cards_ok) {
-			cfg->nlocations = n;
-			c->locs_ok = true;
-			k = 0;
-			for (const cJSON *e = arr->child; e; e = e->next, k++)
-				parse_location(c, e, &(struct path){&p, NULL, k},
-				               &cfg->locations[k], k);
-		}
-	}
-
-	if ((arr = get_array(c, root, at, "crises")) != NULL) {
-		const struct path p = {at, "crises", 0};
-		int n = count_children(arr);
-		if ((cfg->crises = zalloc(c, (size_t)n, sizeof *cfg->crises)) != NULL) {
-			cfg->ncrises = n;
-			c->crises_ok = true;
-			k = 0;
-			for (const cJSON *e = arr->child; e; e = e->next, k++)
-				parse_crisis(c, e, &(struct path){&p, NULL, k}, &cfg->crises[k]);
-		}
-	}
+	cfg->locations = parse_list(c, root, &locations, &cfg->nlocations, &c->cards_ok);
+	c->locs_ok = cfg->locations != NULL;
+	cfg->crises = parse_list(c, root, &crises, &cfg->ncrises, NULL);
+	c->crises_ok = cfg->crises != NULL;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1226,12 +1323,10 @@ void config_free(struct config *cfg)
 		free(cfg->locations[i].name);
 		free(cfg->locations[i].cards);
 	}
-	free(cfg->cards);
-	free(cfg->characters);
-	free(cfg->locations);
-	free(cfg->crises);
-	free(cfg->text);
-	free(cfg);
+	/* the lists, the text and the struct itself */
+	void *blocks[] = {cfg->cards, cfg->characters, cfg->locations, cfg->crises, cfg->text, cfg};
+	for (size_t k = 0; k < COUNT_OF(blocks); k++)
+		free(blocks[k]);
 }
 
 /* ------------------------------------------------------------------------ */
