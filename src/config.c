@@ -946,396 +946,6 @@ static void parse_root(struct ctx *c, const cJSON *root, struct config *cfg)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Cross-checks                                                             */
-/* ------------------------------------------------------------------------ */
-
-struct idx_val {
-	int val;
-	int idx;
-};
-
-/* The byte of v that radix pass `shift` sorts by, in the order of the
- * signed values. */
-static unsigned radix_byte(int v, int shift)
-{
-	return (((unsigned)v ^ 0x80000000u) >> shift) & 0xFFu;
-}
-
-/* Sorts t[0..n) by val, equal values staying in their order (a radix sort,
- * a byte a pass, through tmp[n]; a pass in which every value has the same
- * byte is skipped). O(n) and no comparison callbacks: qsort's were two
- * thirds of the cross-checks of a large file. */
-static void sort_by_val(struct idx_val *t, struct idx_val *tmp, int n)
-{
-	struct idx_val *src = t, *dst = tmp;
-	for (int shift = 0; shift < 32; shift += 8) {
-		int count[257] = {0};
-		for (int i = 0; i < n; i++)
-			count[radix_byte(src[i].val, shift) + 1]++;
-		if (n == 0 || count[radix_byte(src[0].val, shift) + 1] == n)
-			continue;
-		for (int b = 0; b < 256; b++)
-			count[b + 1] += count[b];
-		for (int i = 0; i < n; i++)
-			dst[count[radix_byte(src[i].val, shift)]++] = src[i];
-		struct idx_val *was = src;
-		src = dst;
-		dst = was;
-	}
-	if (src != t)
-		memcpy(t, src, (size_t)n * sizeof *t);
-}
-
-/* For n values with validity flags (NULL: all valid), sets first[i] to the
- * index of the first occurrence of vals[i] when i is a later duplicate, else
- * -1. O(n). Returns false (reporting OOM) if memory runs out. */
-static bool find_dups(struct ctx *c, const int *vals, const unsigned char *valid, int n, int *first)
-{
-	struct idx_val *t = zalloc(c, 2 * (size_t)n, sizeof *t);
-	if (!t)
-		return false;
-	int m = 0;
-	for (int i = 0; i < n; i++) {
-		first[i] = -1;
-		if (!valid || valid[i])
-			t[m++] = (struct idx_val){vals[i], i};
-	}
-	sort_by_val(t, t + n, m);
-	for (int k = 1, head = 0; k < m; k++) {
-		if (t[k].val == t[head].val)
-			first[t[k].idx] = t[head].idx;
-		else
-			head = k;
-	}
-	free(t);
-	return true;
-}
-
-/* Builds the table of the ids of n records (`stride` bytes apart, the id at
- * byte `id_off`), sorted by id; *m gets the count. Returns NULL if some
- * record's id did not parse (0): that record might be the one a reference
- * means, so unknown references are then not reported (the file is invalid
- * anyway). Also NULL, reporting it, when memory runs out. */
-static struct idx_val *id_table(struct ctx *c, const void *recs, size_t stride, size_t id_off,
-                                int n, int *m)
-{
-	struct idx_val *t = zalloc(c, 2 * (size_t)n, sizeof *t);
-	if (!t)
-		return NULL;
-	for (int i = 0; i < n; i++) {
-		memcpy(&t[i].val, (const char *)recs + (size_t)i * stride + id_off, sizeof(int));
-		t[i].idx = i;
-		if (t[i].val == 0) {
-			free(t);
-			return NULL;
-		}
-	}
-	sort_by_val(t, t + n, n);
-	*m = n;
-	return t;
-}
-
-/* Returns whether id is in the table t[m] sorted by id. */
-static bool has_id(const struct idx_val *t, int m, int id)
-{
-	int lo = 0, hi = m; /* the id, if there, is in t[lo..hi) */
-	while (lo < hi) {
-		int mid = lo + (hi - lo) / 2;
-		if (t[mid].val < id)
-			lo = mid + 1;
-		else if (t[mid].val > id)
-			hi = mid;
-		else
-			return true;
-	}
-	return false;
-}
-
-/* Writes the path of location i ("locations[i]" or "locations[i].colony"). */
-static void loc_path(char *out, const struct config *cfg, int i)
-{
-	snprintf(out, PATH_LEN, "locations[%d]%s", i, cfg->locations[i].is_colony ? ".colony" : "");
-}
-
-/* Writes the path of card list entry k of location i. */
-static void stack_path(char *out, const struct config *cfg, int i, int k)
-{
-	bool col = cfg->locations[i].is_colony;
-	snprintf(out, PATH_LEN, "locations[%d]%s[%d]", i, col ? ".colony.startCards" : ".cards", k);
-}
-
-/* Writes the path of card i's parameter object ("cards[i].type"). */
-static void card_path(char *out, const struct config *cfg, int i)
-{
-	snprintf(out, PATH_LEN, "cards[%d].%s", i, card_names[cfg->cards[i].type]);
-}
-
-/* Reports duplicate ids among n records, in file order. `stride` is the
- * record size and ids points at the first record's id; `path_of` writes
- * the record's base path. */
-static void check_dup_ids(struct ctx *c, const struct config *cfg, const char *kind,
-                          const void *recs, size_t stride, size_t id_off, int n,
-                          void (*path_of)(char *, const struct config *, int))
-{
-	int *vals = zalloc(c, (size_t)n, sizeof *vals);
-	unsigned char *valid = zalloc(c, (size_t)n, 1);
-	int *first = zalloc(c, (size_t)n, sizeof *first);
-	if (vals && valid && first) {
-		for (int i = 0; i < n; i++) {
-			memcpy(&vals[i], (const char *)recs + (size_t)i * stride + id_off,
-			       sizeof(int));
-			valid[i] = vals[i] != 0;
-		}
-		if (find_dups(c, vals, valid, n, first)) {
-			char p[PATH_LEN], q[PATH_LEN], r[PATH_LEN];
-			for (int i = 0; i < n; i++) {
-				if (first[i] < 0)
-					continue;
-				path_of(p, cfg, i);
-				path_key(q, p, "identifier");
-				path_of(r, cfg, first[i]);
-				perr(c, q, "duplicate %s id %d (also %s)", kind, vals[i], r);
-			}
-		}
-	}
-	free(vals);
-	free(valid);
-	free(first);
-}
-
-/* Writes "characters[i]". */
-static void char_path(char *out, const struct config *cfg, int i)
-{
-	(void)cfg;
-	snprintf(out, PATH_LEN, "characters[%d]", i);
-}
-
-/* Checks social statuses are unique. */
-static void check_status(struct ctx *c, const struct config *cfg)
-{
-	int n = cfg->ncharacters;
-	int *vals = zalloc(c, (size_t)n, sizeof *vals);
-	int *first = zalloc(c, (size_t)n, sizeof *first);
-	if (vals && first) {
-		for (int i = 0; i < n; i++)
-			vals[i] = cfg->characters[i].status;
-		if (find_dups(c, vals, c->status_ok, n, first))
-			for (int i = 0; i < n; i++)
-				if (first[i] >= 0) {
-					char p[PATH_LEN];
-					snprintf(p, PATH_LEN, "characters[%d].status", i);
-					perr(c, p,
-					     "duplicate social status %d (also characters[%d])",
-					     vals[i], first[i]);
-				}
-	}
-	free(vals);
-	free(first);
-}
-
-/* Checks every stack entry names a known card (skipped when card_ids is
- * NULL) and no card is in a stack twice or in two stacks. */
-static void check_stacks(struct ctx *c, const struct config *cfg, const struct idx_val *card_ids,
-                         int ncard_ids)
-{
-	long total = 0;
-	for (int i = 0; i < cfg->nlocations; i++)
-		total += cfg->locations[i].ncards;
-	if (total > INT_MAX)
-		return; /* impossible within the size cap */
-	int n = (int)total;
-	int *vals = zalloc(c, (size_t)n, sizeof *vals);
-	unsigned char *valid = zalloc(c, (size_t)n, 1);
-	int *first = zalloc(c, (size_t)n, sizeof *first);
-	int *owner = zalloc(c, (size_t)n, sizeof *owner);
-	int *pos = zalloc(c, (size_t)n, sizeof *pos);
-	if (vals && valid && first && owner && pos) {
-		int k = 0;
-		for (int i = 0; i < cfg->nlocations; i++)
-			for (int j = 0; j < cfg->locations[i].ncards; j++, k++) {
-				vals[k] = cfg->locations[i].cards[j];
-				valid[k] = vals[k] != 0;
-				owner[k] = i;
-				pos[k] = j;
-			}
-		char p[PATH_LEN], q[PATH_LEN];
-		for (k = 0; k < n; k++)
-			if (valid[k] && card_ids && !has_id(card_ids, ncard_ids, vals[k])) {
-				stack_path(p, cfg, owner[k], pos[k]);
-				perr(c, p, "unknown card %d", vals[k]);
-			}
-		if (find_dups(c, vals, valid, n, first))
-			for (k = 0; k < n; k++)
-				if (first[k] >= 0) {
-					stack_path(p, cfg, owner[k], pos[k]);
-					stack_path(q, cfg, owner[first[k]], pos[first[k]]);
-					perr(c, p, "card %d is used more than once (also %s)",
-					     vals[k], q);
-				}
-	}
-	free(vals);
-	free(valid);
-	free(first);
-	free(owner);
-	free(pos);
-}
-
-/* Checks references to locations from blueprint cards and from the search
- * and kill abilities. */
-static void check_location_refs(struct ctx *c, const struct config *cfg,
-                                const struct idx_val *loc_ids, int nloc_ids)
-{
-	char p[PATH_LEN], q[PATH_LEN];
-	for (int i = 0; i < cfg->ncards; i++) {
-		const struct config_card *cd = &cfg->cards[i];
-		if (cd->type == CARD_BLUEPRINT && cd->location != 0 &&
-		    !has_id(loc_ids, nloc_ids, cd->location)) {
-			card_path(p, cfg, i);
-			path_key(q, p, "location");
-			perr(c, q, "unknown location %d", cd->location);
-		}
-	}
-	for (int i = 0; i < cfg->ncharacters; i++) {
-		const struct config_ability *a = &cfg->characters[i].ability;
-		if ((a->type != ABILITY_SEARCH && a->type != ABILITY_KILL) || a->location == 0)
-			continue;
-		if (has_id(loc_ids, nloc_ids, a->location))
-			continue;
-		snprintf(p, PATH_LEN, "characters[%d].ability.%s", i,
-		         a->type == ABILITY_SEARCH ? "search.location" : "kill.locationId");
-		perr(c, p, "unknown location %d", a->location);
-	}
-}
-
-/* Runs every rule that relates several parts of the file. */
-static void cross_checks(struct ctx *c, struct config *cfg)
-{
-	char p[PATH_LEN];
-	long long mp = cfg->max_players; /* 0: did not parse */
-
-	if (c->chars_ok && mp > 0 && cfg->ncharacters < mp * 2 + 2)
-		perr(c, "characters", "needs at least %lld characters (maxPlayers*2+2), has %d",
-		     mp * 2 + 2, cfg->ncharacters);
-	if (c->locs_ok && mp > 0)
-		for (int i = 0; i < cfg->nlocations; i++) {
-			const struct config_location *l = &cfg->locations[i];
-			if (!c->cards_ok[i] || l->ncards >= mp * 5)
-				continue;
-			loc_path(p, cfg, i);
-			char q[PATH_LEN];
-			path_key(q, p, l->is_colony ? "startCards" : "cards");
-			perr(c, q, "needs at least %lld cards (maxPlayers*5), has %d", mp * 5,
-			     l->ncards);
-		}
-	if (c->crises_ok && cfg->goal.rounds > 0 && cfg->ncrises < cfg->goal.rounds)
-		perr(c, "crises", "needs at least %d crises (one per round), has %d",
-		     cfg->goal.rounds, cfg->ncrises);
-
-	if (c->chars_ok) {
-		check_status(c, cfg);
-		check_dup_ids(c, cfg, "character", cfg->characters, sizeof *cfg->characters,
-		              offsetof(struct config_character, id), cfg->ncharacters, char_path);
-	}
-	if (c->cards_list_ok)
-		check_dup_ids(c, cfg, "card", cfg->cards, sizeof *cfg->cards,
-		              offsetof(struct config_card, id), cfg->ncards, card_path);
-	if (c->locs_ok)
-		check_dup_ids(c, cfg, "location", cfg->locations, sizeof *cfg->locations,
-		              offsetof(struct config_location, id), cfg->nlocations, loc_path);
-
-	/* references */
-	int ncid = 0, nlid = 0;
-	struct idx_val *card_ids =
-	        c->cards_list_ok ? id_table(c, cfg->cards, sizeof *cfg->cards,
-	                                    offsetof(struct config_card, id), cfg->ncards, &ncid)
-	                         : NULL;
-	struct idx_val *loc_ids =
-	        c->locs_ok ? id_table(c, cfg->locations, sizeof *cfg->locations,
-	                              offsetof(struct config_location, id), cfg->nlocations, &nlid)
-	                   : NULL;
-	if (c->locs_ok)
-		check_stacks(c, cfg, card_ids, ncid);
-	if (loc_ids)
-		check_location_refs(c, cfg, loc_ids, nlid);
-	free(card_ids);
-	free(loc_ids);
-
-	/* colony, zombies, entrances */
-	int ncolonies = 0;
-	bool all_entrances = c->locs_ok;
-	long long entrances = 0;
-	if (c->locs_ok) {
-		for (int i = 0; i < cfg->nlocations; i++) {
-			const struct config_location *l = &cfg->locations[i];
-			if (l->is_colony) {
-				ncolonies++;
-				cfg->colony = i;
-			}
-			if (l->entrances == 0) {
-				all_entrances = false;
-				continue;
-			}
-			entrances += l->entrances;
-			long long spaces = 3LL * l->entrances;
-			snprintf(p, PATH_LEN, "locations[%d]", i);
-			if (l->is_colony && c->zc_ok && cfg->goal.zombies_colony > spaces)
-				perr(c, "goal.zombiesColony",
-				     "%d initial zombies exceed the %lld entrance spaces of the "
-				     "colony (%s, 3 per entrance)",
-				     cfg->goal.zombies_colony, spaces, p);
-			if (!l->is_colony && c->zl_ok && cfg->goal.zombies_locations > spaces)
-				perr(c, "goal.zombiesLocations",
-				     "%d initial zombies exceed the %lld entrance spaces of %s (3 "
-				     "per entrance)",
-				     cfg->goal.zombies_locations, spaces, p);
-		}
-		if (ncolonies != 1)
-			perr(c, "locations", "must contain exactly one colony, has %d", ncolonies);
-		if (entrances > CONFIG_MAX_ENTRANCES)
-			perr(c, "locations",
-			     "%lld entrances in all locations together; at most %d are supported",
-			     entrances, CONFIG_MAX_ENTRANCES);
-	}
-
-	/* goal condition */
-	if (c->nconditions != 1 && c->goal_present)
-		perr(c, "goal",
-		     "must have exactly one of survive, barricades, locationWithZombies");
-	if (c->nconditions == 1 && c->value_ok) {
-		if (cfg->goal.type == GOAL_LOCATION_WITH_ZOMBIES && c->locs_ok &&
-		    cfg->goal.value > cfg->nlocations)
-			perr(c, "goal.locationWithZombies",
-			     "%d exceeds the number of locations (%d, colony included)",
-			     cfg->goal.value, cfg->nlocations);
-		if (cfg->goal.type == GOAL_BARRICADES && all_entrances &&
-		    cfg->goal.value > 3 * entrances)
-			perr(c, "goal.barricades", "%d exceeds 3 per entrance in total (%lld)",
-			     cfg->goal.value, 3 * entrances);
-	}
-}
-
-/* ------------------------------------------------------------------------ */
-/* Public API                                                               */
-/* ------------------------------------------------------------------------ */
-
-/* Frees cfg and everything it owns; NULL is a no-op. */
-void config_free(struct config *cfg)
-{
-	if (!cfg)
-		return;
-	for (int i = 0; i < cfg->ncharacters; i++)
-		free(cfg->characters[i].name);
-	for (int i = 0; i < cfg->nlocations; i++) {
-		free(cfg->locations[i].name);
-		free(cfg->locations[i].cards);
-	}
-	/* the lists, the text and the struct itself */
-	void *blocks[] = {cfg->cards, cfg->characters, cfg->locations, cfg->crises, cfg->text, cfg};
-	for (size_t k = 0; k < COUNT_OF(blocks); k++)
-		free(blocks[k]);
-}
-
-/* ------------------------------------------------------------------------ */
 /* cJSON's memory while the text is parsed                                  */
 /* ------------------------------------------------------------------------ */
 
@@ -1482,7 +1092,8 @@ static void tree_free(void *p)
 	(void)p; /* released with the blocks */
 }
 
-/* Releases the blocks, and with them the tree parsed into them. */
+/* Releases the blocks, and with them the tree parsed into them and the
+ * cross-checks' scratch arrays. */
 static void tree_release(void)
 {
 	while (tree_arena.head) {
@@ -1512,6 +1123,399 @@ static const cJSON *parse_tree(struct ctx *c, const char *text, size_t len)
 	else if (!root) /* see proto.c: not with the cJSON of Debian 12 */
 		perr(c, "(root)", "not valid JSON: the JSON decoder (cJSON) refuses it");
 	return root;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Cross-checks                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* n zeroed elements of size sz (at least one) for a cross-check, taken from
+ * the tree's blocks and released with them (tree_release), never on their
+ * own: a large config's first block, on huge pages, has room to spare, so
+ * the checks' arrays cost no page faults. Reports OOM. */
+static void *scratch(struct ctx *c, size_t n, size_t sz)
+{
+	if (n == 0)
+		n = 1;
+	void *p = n <= SIZE_MAX / sz ? tree_alloc(n * sz) : NULL;
+	if (!p) {
+		report_oom(c);
+		return NULL;
+	}
+	memset(p, 0, n * sz);
+	return p;
+}
+
+struct idx_val {
+	int val;
+	int idx;
+};
+
+/* The byte of v that radix pass `shift` sorts by, in the order of the
+ * signed values. */
+static unsigned radix_byte(int v, int shift)
+{
+	return (((unsigned)v ^ 0x80000000u) >> shift) & 0xFFu;
+}
+
+/* Sorts t[0..n) by val, equal values staying in their order (a radix sort,
+ * a byte a pass, through tmp[n]; a pass in which every value has the same
+ * byte is skipped). O(n) and no comparison callbacks: qsort's were two
+ * thirds of the cross-checks of a large file. */
+static void sort_by_val(struct idx_val *t, struct idx_val *tmp, int n)
+{
+	struct idx_val *src = t, *dst = tmp;
+	for (int shift = 0; shift < 32; shift += 8) {
+		int count[257] = {0};
+		for (int i = 0; i < n; i++)
+			count[radix_byte(src[i].val, shift) + 1]++;
+		if (n == 0 || count[radix_byte(src[0].val, shift) + 1] == n)
+			continue;
+		for (int b = 0; b < 256; b++)
+			count[b + 1] += count[b];
+		for (int i = 0; i < n; i++)
+			dst[count[radix_byte(src[i].val, shift)]++] = src[i];
+		struct idx_val *was = src;
+		src = dst;
+		dst = was;
+	}
+	if (src != t)
+		memcpy(t, src, (size_t)n * sizeof *t);
+}
+
+/* For n values with validity flags (NULL: all valid), sets first[i] to the
+ * index of the first occurrence of vals[i] when i is a later duplicate, else
+ * -1. O(n). Returns false (reporting OOM) if memory runs out. */
+static bool find_dups(struct ctx *c, const int *vals, const unsigned char *valid, int n, int *first)
+{
+	struct idx_val *t = scratch(c, 2 * (size_t)n, sizeof *t);
+	if (!t)
+		return false;
+	int m = 0;
+	for (int i = 0; i < n; i++) {
+		first[i] = -1;
+		if (!valid || valid[i])
+			t[m++] = (struct idx_val){vals[i], i};
+	}
+	sort_by_val(t, t + n, m);
+	for (int k = 1, head = 0; k < m; k++) {
+		if (t[k].val == t[head].val)
+			first[t[k].idx] = t[head].idx;
+		else
+			head = k;
+	}
+	return true;
+}
+
+/* Builds the table of the ids of n records (`stride` bytes apart, the id at
+ * byte `id_off`), sorted by id; *m gets the count. Returns NULL if some
+ * record's id did not parse (0): that record might be the one a reference
+ * means, so unknown references are then not reported (the file is invalid
+ * anyway). Also NULL, reporting it, when memory runs out. */
+static struct idx_val *id_table(struct ctx *c, const void *recs, size_t stride, size_t id_off,
+                                int n, int *m)
+{
+	struct idx_val *t = scratch(c, 2 * (size_t)n, sizeof *t);
+	if (!t)
+		return NULL;
+	for (int i = 0; i < n; i++) {
+		memcpy(&t[i].val, (const char *)recs + (size_t)i * stride + id_off, sizeof(int));
+		t[i].idx = i;
+		if (t[i].val == 0) {
+			return NULL;
+		}
+	}
+	sort_by_val(t, t + n, n);
+	*m = n;
+	return t;
+}
+
+/* Returns whether id is in the table t[m] sorted by id. */
+static bool has_id(const struct idx_val *t, int m, int id)
+{
+	int lo = 0, hi = m; /* the id, if there, is in t[lo..hi) */
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		if (t[mid].val < id)
+			lo = mid + 1;
+		else if (t[mid].val > id)
+			hi = mid;
+		else
+			return true;
+	}
+	return false;
+}
+
+/* Writes the path of location i ("locations[i]" or "locations[i].colony"). */
+static void loc_path(char *out, const struct config *cfg, int i)
+{
+	snprintf(out, PATH_LEN, "locations[%d]%s", i, cfg->locations[i].is_colony ? ".colony" : "");
+}
+
+/* Writes the path of card list entry k of location i. */
+static void stack_path(char *out, const struct config *cfg, int i, int k)
+{
+	bool col = cfg->locations[i].is_colony;
+	snprintf(out, PATH_LEN, "locations[%d]%s[%d]", i, col ? ".colony.startCards" : ".cards", k);
+}
+
+/* Writes the path of card i's parameter object ("cards[i].type"). */
+static void card_path(char *out, const struct config *cfg, int i)
+{
+	snprintf(out, PATH_LEN, "cards[%d].%s", i, card_names[cfg->cards[i].type]);
+}
+
+/* Reports duplicate ids among n records, in file order. `stride` is the
+ * record size and ids points at the first record's id; `path_of` writes
+ * the record's base path. */
+static void check_dup_ids(struct ctx *c, const struct config *cfg, const char *kind,
+                          const void *recs, size_t stride, size_t id_off, int n,
+                          void (*path_of)(char *, const struct config *, int))
+{
+	int *vals = scratch(c, (size_t)n, sizeof *vals);
+	unsigned char *valid = scratch(c, (size_t)n, 1);
+	int *first = scratch(c, (size_t)n, sizeof *first);
+	if (vals && valid && first) {
+		for (int i = 0; i < n; i++) {
+			memcpy(&vals[i], (const char *)recs + (size_t)i * stride + id_off,
+			       sizeof(int));
+			valid[i] = vals[i] != 0;
+		}
+		if (find_dups(c, vals, valid, n, first)) {
+			char p[PATH_LEN], q[PATH_LEN], r[PATH_LEN];
+			for (int i = 0; i < n; i++) {
+				if (first[i] < 0)
+					continue;
+				path_of(p, cfg, i);
+				path_key(q, p, "identifier");
+				path_of(r, cfg, first[i]);
+				perr(c, q, "duplicate %s id %d (also %s)", kind, vals[i], r);
+			}
+		}
+	}
+}
+
+/* Writes "characters[i]". */
+static void char_path(char *out, const struct config *cfg, int i)
+{
+	(void)cfg;
+	snprintf(out, PATH_LEN, "characters[%d]", i);
+}
+
+/* Checks social statuses are unique. */
+static void check_status(struct ctx *c, const struct config *cfg)
+{
+	int n = cfg->ncharacters;
+	int *vals = scratch(c, (size_t)n, sizeof *vals);
+	int *first = scratch(c, (size_t)n, sizeof *first);
+	if (vals && first) {
+		for (int i = 0; i < n; i++)
+			vals[i] = cfg->characters[i].status;
+		if (find_dups(c, vals, c->status_ok, n, first))
+			for (int i = 0; i < n; i++)
+				if (first[i] >= 0) {
+					char p[PATH_LEN];
+					snprintf(p, PATH_LEN, "characters[%d].status", i);
+					perr(c, p,
+					     "duplicate social status %d (also characters[%d])",
+					     vals[i], first[i]);
+				}
+	}
+}
+
+/* Checks every stack entry names a known card (skipped when card_ids is
+ * NULL) and no card is in a stack twice or in two stacks. */
+static void check_stacks(struct ctx *c, const struct config *cfg, const struct idx_val *card_ids,
+                         int ncard_ids)
+{
+	long total = 0;
+	for (int i = 0; i < cfg->nlocations; i++)
+		total += cfg->locations[i].ncards;
+	if (total > INT_MAX)
+		return; /* impossible within the size cap */
+	int n = (int)total;
+	int *vals = scratch(c, (size_t)n, sizeof *vals);
+	unsigned char *valid = scratch(c, (size_t)n, 1);
+	int *first = scratch(c, (size_t)n, sizeof *first);
+	int *owner = scratch(c, (size_t)n, sizeof *owner);
+	int *pos = scratch(c, (size_t)n, sizeof *pos);
+	if (vals && valid && first && owner && pos) {
+		int k = 0;
+		for (int i = 0; i < cfg->nlocations; i++)
+			for (int j = 0; j < cfg->locations[i].ncards; j++, k++) {
+				vals[k] = cfg->locations[i].cards[j];
+				valid[k] = vals[k] != 0;
+				owner[k] = i;
+				pos[k] = j;
+			}
+		char p[PATH_LEN], q[PATH_LEN];
+		for (k = 0; k < n; k++)
+			if (valid[k] && card_ids && !has_id(card_ids, ncard_ids, vals[k])) {
+				stack_path(p, cfg, owner[k], pos[k]);
+				perr(c, p, "unknown card %d", vals[k]);
+			}
+		if (find_dups(c, vals, valid, n, first))
+			for (k = 0; k < n; k++)
+				if (first[k] >= 0) {
+					stack_path(p, cfg, owner[k], pos[k]);
+					stack_path(q, cfg, owner[first[k]], pos[first[k]]);
+					perr(c, p, "card %d is used more than once (also %s)",
+					     vals[k], q);
+				}
+	}
+}
+
+/* Checks references to locations from blueprint cards and from the search
+ * and kill abilities. */
+static void check_location_refs(struct ctx *c, const struct config *cfg,
+                                const struct idx_val *loc_ids, int nloc_ids)
+{
+	char p[PATH_LEN], q[PATH_LEN];
+	for (int i = 0; i < cfg->ncards; i++) {
+		const struct config_card *cd = &cfg->cards[i];
+		if (cd->type == CARD_BLUEPRINT && cd->location != 0 &&
+		    !has_id(loc_ids, nloc_ids, cd->location)) {
+			card_path(p, cfg, i);
+			path_key(q, p, "location");
+			perr(c, q, "unknown location %d", cd->location);
+		}
+	}
+	for (int i = 0; i < cfg->ncharacters; i++) {
+		const struct config_ability *a = &cfg->characters[i].ability;
+		if ((a->type != ABILITY_SEARCH && a->type != ABILITY_KILL) || a->location == 0)
+			continue;
+		if (has_id(loc_ids, nloc_ids, a->location))
+			continue;
+		snprintf(p, PATH_LEN, "characters[%d].ability.%s", i,
+		         a->type == ABILITY_SEARCH ? "search.location" : "kill.locationId");
+		perr(c, p, "unknown location %d", a->location);
+	}
+}
+
+/* Runs every rule that relates several parts of the file. */
+static void cross_checks(struct ctx *c, struct config *cfg)
+{
+	char p[PATH_LEN];
+	long long mp = cfg->max_players; /* 0: did not parse */
+
+	if (c->chars_ok && mp > 0 && cfg->ncharacters < mp * 2 + 2)
+		perr(c, "characters", "needs at least %lld characters (maxPlayers*2+2), has %d",
+		     mp * 2 + 2, cfg->ncharacters);
+	if (c->locs_ok && mp > 0)
+		for (int i = 0; i < cfg->nlocations; i++) {
+			const struct config_location *l = &cfg->locations[i];
+			if (!c->cards_ok[i] || l->ncards >= mp * 5)
+				continue;
+			loc_path(p, cfg, i);
+			char q[PATH_LEN];
+			path_key(q, p, l->is_colony ? "startCards" : "cards");
+			perr(c, q, "needs at least %lld cards (maxPlayers*5), has %d", mp * 5,
+			     l->ncards);
+		}
+	if (c->crises_ok && cfg->goal.rounds > 0 && cfg->ncrises < cfg->goal.rounds)
+		perr(c, "crises", "needs at least %d crises (one per round), has %d",
+		     cfg->goal.rounds, cfg->ncrises);
+
+	if (c->chars_ok) {
+		check_status(c, cfg);
+		check_dup_ids(c, cfg, "character", cfg->characters, sizeof *cfg->characters,
+		              offsetof(struct config_character, id), cfg->ncharacters, char_path);
+	}
+	if (c->cards_list_ok)
+		check_dup_ids(c, cfg, "card", cfg->cards, sizeof *cfg->cards,
+		              offsetof(struct config_card, id), cfg->ncards, card_path);
+	if (c->locs_ok)
+		check_dup_ids(c, cfg, "location", cfg->locations, sizeof *cfg->locations,
+		              offsetof(struct config_location, id), cfg->nlocations, loc_path);
+
+	/* references */
+	int ncid = 0, nlid = 0;
+	struct idx_val *card_ids =
+	        c->cards_list_ok ? id_table(c, cfg->cards, sizeof *cfg->cards,
+	                                    offsetof(struct config_card, id), cfg->ncards, &ncid)
+	                         : NULL;
+	struct idx_val *loc_ids =
+	        c->locs_ok ? id_table(c, cfg->locations, sizeof *cfg->locations,
+	                              offsetof(struct config_location, id), cfg->nlocations, &nlid)
+	                   : NULL;
+	if (c->locs_ok)
+		check_stacks(c, cfg, card_ids, ncid);
+	if (loc_ids)
+		check_location_refs(c, cfg, loc_ids, nlid);
+
+	/* colony, zombies, entrances */
+	int ncolonies = 0;
+	bool all_entrances = c->locs_ok;
+	long long entrances = 0;
+	if (c->locs_ok) {
+		for (int i = 0; i < cfg->nlocations; i++) {
+			const struct config_location *l = &cfg->locations[i];
+			if (l->is_colony) {
+				ncolonies++;
+				cfg->colony = i;
+			}
+			if (l->entrances == 0) {
+				all_entrances = false;
+				continue;
+			}
+			entrances += l->entrances;
+			long long spaces = 3LL * l->entrances;
+			snprintf(p, PATH_LEN, "locations[%d]", i);
+			if (l->is_colony && c->zc_ok && cfg->goal.zombies_colony > spaces)
+				perr(c, "goal.zombiesColony",
+				     "%d initial zombies exceed the %lld entrance spaces of the "
+				     "colony (%s, 3 per entrance)",
+				     cfg->goal.zombies_colony, spaces, p);
+			if (!l->is_colony && c->zl_ok && cfg->goal.zombies_locations > spaces)
+				perr(c, "goal.zombiesLocations",
+				     "%d initial zombies exceed the %lld entrance spaces of %s (3 "
+				     "per entrance)",
+				     cfg->goal.zombies_locations, spaces, p);
+		}
+		if (ncolonies != 1)
+			perr(c, "locations", "must contain exactly one colony, has %d", ncolonies);
+		if (entrances > CONFIG_MAX_ENTRANCES)
+			perr(c, "locations",
+			     "%lld entrances in all locations together; at most %d are supported",
+			     entrances, CONFIG_MAX_ENTRANCES);
+	}
+
+	/* goal condition */
+	if (c->nconditions != 1 && c->goal_present)
+		perr(c, "goal",
+		     "must have exactly one of survive, barricades, locationWithZombies");
+	if (c->nconditions == 1 && c->value_ok) {
+		if (cfg->goal.type == GOAL_LOCATION_WITH_ZOMBIES && c->locs_ok &&
+		    cfg->goal.value > cfg->nlocations)
+			perr(c, "goal.locationWithZombies",
+			     "%d exceeds the number of locations (%d, colony included)",
+			     cfg->goal.value, cfg->nlocations);
+		if (cfg->goal.type == GOAL_BARRICADES && all_entrances &&
+		    cfg->goal.value > 3 * entrances)
+			perr(c, "goal.barricades", "%d exceeds 3 per entrance in total (%lld)",
+			     cfg->goal.value, 3 * entrances);
+	}
+}
+
+/* ------------------------------------------------------------------------ */
+/* Public API                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* Frees cfg and everything it owns; NULL is a no-op. */
+void config_free(struct config *cfg)
+{
+	if (!cfg)
+		return;
+	for (int i = 0; i < cfg->ncharacters; i++)
+		free(cfg->characters[i].name);
+	for (int i = 0; i < cfg->nlocations; i++) {
+		free(cfg->locations[i].name);
+		free(cfg->locations[i].cards);
+	}
+	/* the lists, the text and the struct itself */
+	void *blocks[] = {cfg->cards, cfg->characters, cfg->locations, cfg->crises, cfg->text, cfg};
+	for (size_t k = 0; k < COUNT_OF(blocks); k++)
+		free(blocks[k]);
 }
 
 /* Checks what config_parse and config_load hand over before anything is
