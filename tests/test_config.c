@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "sopra/config.h"
 
@@ -1183,6 +1185,97 @@ static void test_load_invalid_file(void **state)
 	remove(path);
 }
 
+/* Writes len bytes of text into the write end w of a pipe from a child
+ * process (a pipe holds less than the texts here) and closes w. */
+static pid_t write_from_child(int w, const char *text, size_t len)
+{
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		size_t done = 0;
+		while (done < len) {
+			ssize_t n = write(w, text + done, len - done);
+			if (n <= 0)
+				_exit(1);
+			done += (size_t)n;
+		}
+		_exit(0);
+	}
+	close(w);
+	return pid;
+}
+
+/* Not a regular file (no size to read at): read until its end, through a
+ * buffer that grows past its first 64 KiB, and kept verbatim. */
+static void test_load_from_pipe(void **state)
+{
+	(void)state;
+	char *t = q(VALID);
+	size_t vlen = strlen(t), len = vlen + (200u << 10);
+	char *text = malloc(len + 1);
+	assert_non_null(text);
+	memcpy(text, t, vlen);
+	memset(text + vlen, ' ', len - vlen); /* whitespace after the value */
+	text[len] = '\0';
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	pid_t pid = write_from_child(p[1], text, len);
+	char path[32];
+	snprintf(path, sizeof path, "/dev/fd/%d", p[0]);
+	struct config *cfg = load_ok(path);
+	assert_int_equal(cfg->text_len, len);
+	assert_memory_equal(cfg->text, text, len + 1);
+	config_free(cfg);
+	close(p[0]);
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	free(text);
+	free(t);
+}
+
+/* A regular file over the limit is refused by its size, without reading. */
+static void test_load_too_large_file(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/test_config_XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (16 << 20) + 1), 0); /* sparse */
+	close(fd);
+	struct config_errors e = { 0 };
+	assert_null(config_load(path, &e));
+	assert_int_equal(e.n, 1);
+	char want[128];
+	snprintf(want, sizeof want, "%s: file too large (more than 16777216 bytes)", path);
+	assert_string_equal(e.msgs[0], want);
+	config_errors_free(&e);
+	remove(path);
+}
+
+/* Text denser than the tree's first block assumes (one-digit numbers):
+ * the tree continues in more blocks, and every problem is still found. */
+static void test_dense_text(void **state)
+{
+	(void)state;
+	size_t n = 100000;
+	char *more = malloc(2 * n + 64);
+	assert_non_null(more);
+	size_t l = (size_t)sprintf(more, "'cards': [7, 8, 9, 10, 11, 12");
+	for (size_t i = 0; i < n; i++)
+		l += (size_t)sprintf(more + l, ",7");
+	strcpy(more + l, "]");
+	char *t = edit("'cards': [7, 8, 9, 10, 11, 12]", more, NULL);
+	struct config_errors e = { 0 };
+	assert_null(config_parse(t, strlen(t), &e));
+	assert_int_equal(e.n, 1001);
+	assert_string_equal(e.msgs[0], "locations[1].cards[6]: card 7 is used more than once "
+				       "(also locations[1].cards[0])");
+	assert_string_equal(e.msgs[1000], "(root): too many problems; only the first 1000 are reported");
+	config_errors_free(&e);
+	free(t);
+	free(more);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1246,6 +1339,9 @@ int main(void)
 		cmocka_unit_test(test_long_unknown_key),
 		cmocka_unit_test(test_load_errors),
 		cmocka_unit_test(test_load_invalid_file),
+		cmocka_unit_test(test_load_from_pipe),
+		cmocka_unit_test(test_load_too_large_file),
+		cmocka_unit_test(test_dense_text),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
