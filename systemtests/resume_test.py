@@ -19,6 +19,9 @@
                  back within the grace (history, then play goes on); one
                  that does not return in time leaves
 
+The kills here land between actions, while nothing is in flight;
+resume_bots_test.py kills real games of sopra-bots while they are played.
+
 Usage: resume_test.py --server PATH --replay PATH --config PATH [--runs N]
 Ends with "N passed, M failed".
 """
