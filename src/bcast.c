@@ -13,6 +13,9 @@
 struct bcast_player {
 	int comm_id;  /* 0: no connection (lost) */
 	bool in_game; /* registered, no Left delivered yet */
+	/* sessions: the game ended while the player had no connection, and no
+	 * Reconnect has delivered its history (with the end) since */
+	bool missed_end;
 	/* sessions: every event routed to the player, in order (owned) */
 	struct game_event *hist;
 	size_t nhist, cap_hist;
@@ -177,6 +180,7 @@ bool bcast_rejoin(struct bcast *b, int player, int comm_id)
 	if (!bcast_in_game(b, player) || b->p[player].comm_id != 0 || comm_id <= 0)
 		return false;
 	b->p[player].comm_id = comm_id;
+	b->p[player].missed_end = false; /* the history ends with the end, if any */
 	/* by index: a delivery never adds to the history */
 	for (size_t i = 0; i < b->p[player].nhist; i++) {
 		struct game_event ev = b->p[player].hist[i];
@@ -196,6 +200,20 @@ void bcast_set_away(struct bcast *b, int player)
 {
 	if (bcast_in_game(b, player))
 		b->p[player].comm_id = 0;
+}
+
+void bcast_note_end(struct bcast *b)
+{
+	if (!b->secret_fn)
+		return;
+	for (int p = 0; p < b->n; p++)
+		if (b->p[p].in_game && b->p[p].comm_id == 0)
+			b->p[p].missed_end = true;
+}
+
+bool bcast_missed_end(const struct bcast *b, int player)
+{
+	return bcast_in_game(b, player) && b->p[player].missed_end;
 }
 
 /* ev goes to player p (in the game): recorded with sessions, delivered

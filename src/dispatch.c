@@ -77,8 +77,9 @@ static void apply_lost(struct dispatcher *d, const struct cmdq_entry *e)
 }
 
 /* A Reconnect (sessions): the sender takes over the away player whose
- * secret it names; it gets the player's history first. */
-static void apply_reconnect(struct dispatcher *d, const struct cmdq_entry *e, int player)
+ * secret it names; it gets the player's history first. Returns the player,
+ * or -1 after a CommandFailed to the sender. */
+static int apply_reconnect(struct dispatcher *d, const struct cmdq_entry *e, int player)
 {
 	int p = bcast_find_secret(d->bcast, e->secret, strlen(e->secret));
 	if (player >= 0)
@@ -94,10 +95,11 @@ static void apply_reconnect(struct dispatcher *d, const struct cmdq_entry *e, in
 		dispatch_log(d, "conn %d: reconnected as player %d", e->comm_id, p);
 		if (d->away)
 			d->away(d->away_ctx, p, false);
-		return;
+		return p;
 	}
 	struct game_event *ev = game_event_list_push(&d->events, GEV_COMMAND_FAILED, GEV_TO_SENDER);
 	ev->str = d->msg;
+	return -1;
 }
 
 /* A player's grace is over: if still away, the game is told now. */
@@ -108,6 +110,71 @@ static void apply_grace_over(struct dispatcher *d, const struct cmdq_entry *e)
 		return;
 	dispatch_log(d, "player %d: did not reconnect in time", p);
 	game_disconnect(d->game, p, &d->events);
+}
+
+/* An entry after the end of the game (sessions only; docs/protocol.md,
+ * "After the end"). The game changes no more: a command is answered by it
+ * ("the game is over"), a bad line by its message, a lost connection is
+ * only forgotten, timeouts and graces are void. A Reconnect of a player
+ * still in the game delivers its history, which ends with the end; then
+ * the connection closes after flushing, and the rest of what it sent
+ * (queued right behind the Reconnect) is dropped. The seat is free again:
+ * the player may come back once more. */
+static void apply_after_end(struct dispatcher *d, const struct cmdq_entry *e, int player)
+{
+	if (e->comm_id != 0 && e->comm_id == d->closed_comm)
+		return;
+	switch (e->kind) {
+	case CMDQ_COMMAND:
+		apply_command(d, e, player);
+		break;
+	case CMDQ_BAD_LINE:
+		answer_bad_line(d, e);
+		break;
+	case CMDQ_LOST:
+		bcast_conn_lost(d->bcast, e->comm_id);
+		if (e->drain)
+			bcast_close_conn(d->bcast, e->comm_id);
+		break;
+	case CMDQ_RECONNECT:
+		if (apply_reconnect(d, e, player) >= 0) {
+			dispatch_log(d, "conn %d: the game is over; closing it after the history",
+			             e->comm_id);
+			bcast_conn_lost(d->bcast, e->comm_id);
+			bcast_close_conn(d->bcast, e->comm_id);
+			d->closed_comm = e->comm_id;
+		}
+		break;
+	case CMDQ_TIMEOUT:
+	case CMDQ_GRACE_OVER:
+		break;
+	}
+}
+
+/* An entry while the game runs. Returns whether it restarts the --timeout
+ * wait. */
+static bool apply_entry(struct dispatcher *d, const struct cmdq_entry *e, int player)
+{
+	switch (e->kind) {
+	case CMDQ_COMMAND:
+		return apply_command(d, e, player);
+	case CMDQ_BAD_LINE:
+		answer_bad_line(d, e);
+		return false;
+	case CMDQ_TIMEOUT:
+		apply_timeout(d);
+		return true;
+	case CMDQ_LOST:
+		apply_lost(d, e);
+		return false;
+	case CMDQ_RECONNECT:
+		apply_reconnect(d, e, player);
+		return false;
+	case CMDQ_GRACE_OVER:
+		apply_grace_over(d, e);
+		return false;
+	}
+	return false;
 }
 
 static void check_invariants(const struct dispatcher *d)
@@ -156,33 +223,18 @@ bool dispatch_entry(struct dispatcher *d, const struct cmdq_entry *e)
 		d->hooks.before(d->hooks.ctx, e, player);
 	game_event_list_clear(&d->events);
 	bool restart = false;
-	switch (e->kind) {
-	case CMDQ_COMMAND:
-		restart = apply_command(d, e, player);
-		break;
-	case CMDQ_BAD_LINE:
-		answer_bad_line(d, e);
-		break;
-	case CMDQ_TIMEOUT:
-		apply_timeout(d);
-		restart = true;
-		break;
-	case CMDQ_LOST:
-		apply_lost(d, e);
-		break;
-	case CMDQ_RECONNECT:
-		apply_reconnect(d, e, player);
-		break;
-	case CMDQ_GRACE_OVER:
-		apply_grace_over(d, e);
-		break;
-	}
+	if (was_over && bcast_sessions(d->bcast))
+		apply_after_end(d, e, player);
+	else
+		restart = apply_entry(d, e, player);
 	bool has_sender =
 	        e->kind == CMDQ_COMMAND || e->kind == CMDQ_BAD_LINE || e->kind == CMDQ_RECONNECT;
 	bcast_route(d->bcast, has_sender ? e->comm_id : 0, &d->events);
 	check_invariants(d);
-	if (!was_over && game_is_over(d->game))
+	if (!was_over && game_is_over(d->game)) {
 		log_outcome(d, e, player);
+		bcast_note_end(d->bcast);
+	}
 	if (d->hooks.after)
 		d->hooks.after(d->hooks.ctx, e, player);
 	return restart;
@@ -191,14 +243,17 @@ bool dispatch_entry(struct dispatcher *d, const struct cmdq_entry *e)
 struct dispatch_result dispatch_drain(struct dispatcher *d, struct cmdq *q)
 {
 	struct dispatch_result r = {0};
-	for (const struct cmdq_entry *e; !r.game_over && (e = cmdq_front(q)) != NULL;) {
+	/* sessions, the game over already: every entry goes to apply_after_end */
+	bool after_end = game_is_over(d->game) && bcast_sessions(d->bcast);
+	for (const struct cmdq_entry *e;
+	     (after_end || !r.game_over) && (e = cmdq_front(q)) != NULL;) {
 		if (dispatch_entry(d, e))
 			r.restart_timer = true;
 		cmdq_pop(q);
 		r.entries++;
 		r.game_over = game_is_over(d->game);
 	}
-	if (r.game_over)
+	if (r.game_over && !after_end)
 		cmdq_clear(q);
 	return r;
 }

@@ -84,7 +84,8 @@ static const char usage_text[] =
         "                     and --reconnect-grace) after a crash and keep appending\n"
         "                     to it; config, seed, rules and timeouts come from it\n"
         "                     (giving them too is a usage error). Players return with\n"
-        "                     Reconnect within --timeout seconds or leave\n"
+        "                     Reconnect within --timeout seconds or leave; after a\n"
+        "                     finished game they come back for its end\n"
         "  --check            only validate the configuration: print \"PATH: ok\" on\n"
         "                     stdout (exit 0) or every problem on stderr (exit 2);\n"
         "                     listen on nothing. --port and --timeout are then optional\n"
@@ -437,11 +438,13 @@ static int run_resume(const struct options *o)
 		else if (jf.rec[i].kind == JOURNAL_RESUME)
 			server_all_away(srv);
 	}
-	if (game_is_over(game)) {
-		fprintf(stderr, "sopra-server: %s: the game is over; nothing to resume\n",
+	if (game_is_over(game))
+		/* killed between the end's entry and its delivery, maybe: the
+		 * players come back for their histories (the epilogue) */
+		fprintf(stderr,
+		        "sopra-server: %s: the game is over; its players may come back for "
+		        "the end\n",
 		        o->resume);
-		goto out;
-	}
 	journal = journal_reopen(o->resume, &jf,
 	                         o->given[OPT_JOURNAL_SYNC] ? o->journal_sync : jf.sync, game,
 	                         stderr, err, sizeof err);

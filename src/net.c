@@ -204,6 +204,9 @@ struct server {
 	size_t nby_id, cap_by_id;
 
 	int timer_for; /* game_waiting_for() when the --timeout was last armed */
+	/* sessions: the game is over, but players who missed its end may still
+	 * come back for it (settle_after_end); the --timeout bounds the wait */
+	bool epilogue;
 	bool stopping;
 	bool loop_failed;
 
@@ -860,6 +863,9 @@ void server_all_away(struct server *s)
 {
 	for (int p = 0; p < game_player_count(s->game); p++)
 		bcast_set_away(s->bcast, p);
+	/* a finished game: who had received its end is unknown */
+	if (game_is_over(s->game))
+		bcast_note_end(s->bcast);
 }
 
 void server_resume(struct server *s, int max_comm, int grace_sec)
@@ -986,19 +992,84 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
 	flush_dirty(s);
 }
 
+/* ---- after the end: the epilogue (sessions) ----------------------------- */
+
+/* The number of players who missed the end of the game (bcast_missed_end);
+ * their ids, comma-separated, into who (len > 0). */
+static int players_missing_end(const struct server *s, char *who, size_t len)
+{
+	int n = 0;
+	who[0] = '\0';
+	for (int p = 0; p < game_player_count(s->game); p++) {
+		if (!bcast_missed_end(s->bcast, p))
+			continue;
+		size_t used = strlen(who);
+		snprintf(who + used, len - used, "%s%d", n++ ? ", " : "", p);
+	}
+	return n;
+}
+
+/* The game is over and players listed in who missed its end: keep
+ * listening for their Reconnects for at most --timeout seconds. Whoever is
+ * connected (players, watchers) is flushed and closed as at any end;
+ * strangers stay (one may be a player coming back). */
+static void epilogue_begin(struct server *s, const char *who)
+{
+	s->epilogue = true;
+	net_log(s,
+	        "game over; player(s) %s had no connection: waiting up to %d s for them to "
+	        "reconnect and receive the end",
+	        who, s->timeout_sec);
+	for (int p = 0; p < s->ngraces; p++)
+		grace_set(s, p, false, 0);
+	struct timeval tv = {s->timeout_sec, 0};
+	evtimer_add(s->timeout_ev, &tv);
+	for (struct conn *c = s->conns; c; c = c->next)
+		if (c->registered || c->watcher)
+			conn_start_drain(c, "game over");
+}
+
+/* The --timeout of the epilogue expired. */
+static void epilogue_timeout(struct server *s)
+{
+	char who[256];
+	players_missing_end(s, who, sizeof who);
+	net_log(s, "epilogue over: player(s) %s did not come back within %d s", who,
+	        s->timeout_sec);
+	begin_shutdown(s, NET_SHUTDOWN_GAME_OVER_MS, "game over");
+	flush_dirty(s);
+}
+
+/* The game is over: shut down once nobody who missed the end is left to
+ * wait for (without sessions: at once); else begin or go on with the
+ * epilogue. */
+static void settle_after_end(struct server *s)
+{
+	char who[256];
+	if (players_missing_end(s, who, sizeof who) > 0) {
+		if (!s->epilogue)
+			epilogue_begin(s, who);
+		return;
+	}
+	if (s->epilogue)
+		net_log(s, "epilogue over: every player who had missed the end has received it");
+	begin_shutdown(s, NET_SHUTDOWN_GAME_OVER_MS, "game over");
+}
+
 /* ---- after every step ---------------------------------------------------- */
 
 /*
- * Called after the queue was drained: either shut down (game over) or
- * (re)arm the --timeout while the game waits. restart_timer: a command was
- * applied (or the timer fired), so the wait starts afresh.
+ * Called after the queue was drained: either handle the end of the game
+ * (settle_after_end) or (re)arm the --timeout while the game waits.
+ * restart_timer: a command was applied (or the timer fired), so the wait
+ * starts afresh.
  */
 static void settle(struct server *s, bool restart_timer)
 {
 	if (s->stopping)
 		return;
 	if (game_is_over(s->game)) {
-		begin_shutdown(s, NET_SHUTDOWN_GAME_OVER_MS, "game over");
+		settle_after_end(s);
 		return;
 	}
 	/* each wait gets the full timeout: restart also when the game now waits
@@ -1040,10 +1111,14 @@ static void timeout_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	struct server *s = arg;
-	if (!s->stopping) {
-		cmdq_push_timeout(&s->queue);
-		serve_queue(s);
+	if (s->stopping)
+		return;
+	if (s->epilogue) {
+		epilogue_timeout(s);
+		return;
 	}
+	cmdq_push_timeout(&s->queue);
+	serve_queue(s);
 }
 
 /* ---- limits: idle connections and the memory budget --------------------- */
@@ -1464,6 +1539,8 @@ static void admit(struct server *s, evutil_socket_t fd, const struct sockaddr *s
 	sweep_arm(s); /* a stranger's idle limit runs from now */
 	if (watch)
 		watcher_catch_up(c);
+	if (watch && s->epilogue) /* the game so far is all there is */
+		conn_start_drain(c, "game over");
 }
 
 static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,

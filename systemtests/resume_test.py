@@ -18,6 +18,16 @@
   grace          --reconnect-grace in a live game: a dropped player comes
                  back within the grace (history, then play goes on); one
                  that does not return in time leaves
+  end_resume     a journal whose last entry ended the game (the server was
+                 killed before GameEnd went out): --resume starts the
+                 epilogue; a stranger's command gets "the game is over"; a
+                 player who reconnects gets its whole history, ending with
+                 GameEnd, and EOF; the server exits by itself after
+                 --timeout when one player does not come back, at once
+                 when both do, and after --timeout when nobody does
+  end_away       --reconnect-grace in a live game: a player away when the
+                 game ends comes back afterwards and gets its history with
+                 GameEnd; then the server exits by itself
 
 The kills here land between actions, while nothing is in flight;
 resume_bots_test.py kills real games of sopra-bots while they are played.
@@ -228,25 +238,31 @@ def reconnect(players, port, check_history=True, live=False):
         p.take(hist[len(before):])
 
 
-def case_uninterrupted(args, tmp):
-    j = os.path.join(tmp, "full.journal")
-    srv = Server(args, "--config", args.config, "--seed", "7", "--timeout", "30",
-                 "--journal", j, "--reconnect-grace", "0")
+def full_game(args, journal, timeout):
+    """The scripted game played to its end with --journal and sessions."""
+    srv = Server(args, "--config", args.config, "--seed", "7", "--timeout", str(timeout),
+                 "--journal", journal, "--reconnect-grace", "0")
     try:
         players = start_game(srv.port)
         play(players)
         srv.wait()
-        for i, p in enumerate(players):
-            ev = [json.loads(l) for l in p.lines]
-            check(ev[0]["event"] == "Config" and ev[1]["event"] == "Session" and
-                  ev[1]["player"] == i and len(ev[1]["secret"]) == 64,
-                  "%s: Config, Session first: %s" % (p.name, p.lines[:2]))
-        args.reference = [game_stream(p) for p in players]
-        args.total = sum(p.acted for p in players)
-        r = subprocess.run([args.replay, j], capture_output=True, text=True)
-        check(r.returncode == 0, "replay: " + r.stderr)
     finally:
         srv.close()
+    return players
+
+
+def case_uninterrupted(args, tmp):
+    j = os.path.join(tmp, "full.journal")
+    players = full_game(args, j, 30)
+    for i, p in enumerate(players):
+        ev = [json.loads(l) for l in p.lines]
+        check(ev[0]["event"] == "Config" and ev[1]["event"] == "Session" and
+              ev[1]["player"] == i and len(ev[1]["secret"]) == 64,
+              "%s: Config, Session first: %s" % (p.name, p.lines[:2]))
+    args.reference = [game_stream(p) for p in players]
+    args.total = sum(p.acted for p in players)
+    r = subprocess.run([args.replay, j], capture_output=True, text=True)
+    check(r.returncode == 0, "replay: " + r.stderr)
 
 
 def case_resume(args, tmp):
@@ -354,6 +370,117 @@ def case_grace(args, tmp):
         srv.close()
 
 
+def read_to_eof(p, limit=10):
+    """The lines p gets until the server closes the connection."""
+    lines = []
+    deadline = time.monotonic() + limit
+    while not p.eof and time.monotonic() < deadline:
+        lines += p.pump(0.5)
+    check(p.eof, "%s: the server did not close the connection" % p.name)
+    return lines
+
+
+def come_back_for_end(p, port, ref):
+    """p reconnects after the end: its whole history, which ends with
+    GameEnd and equals ref (Session aside), then EOF."""
+    p.connect(port)
+    p.send({"command": "Reconnect", "secret": p.secret})
+    hist = read_to_eof(p)
+    check(hist and json.loads(hist[-1])["event"] == "GameEnd",
+          "%s: the history does not end with GameEnd: %s" % (p.name, hist[-2:]))
+    check(game_stream_lines(hist) == ref, "%s: history after the end differs from its "
+          "stream (%d vs %d lines)" % (p.name, len(game_stream_lines(hist)), len(ref)))
+
+
+def timed_exit(srv, limit):
+    t0 = time.monotonic()
+    rc = srv.wait(limit)
+    check(rc == 0, "server exit %d: %s" % (rc, srv.text()[-1500:]))
+    return time.monotonic() - t0
+
+
+def case_end_resume(args, tmp):
+    j = os.path.join(tmp, "ended.journal")
+    players = full_game(args, j, 3)
+    refs = [game_stream(p) for p in players]
+    # as if killed after the game's last entry, before GameEnd went out:
+    # the end record (written at the close) goes
+    with open(j, "rb") as f:
+        lines = f.read().split(b"\n")[:-1]
+    check(lines[-1].startswith(b'{"end":"game over"'), "no end record: %r" % lines[-1:])
+    with open(j, "wb") as f:
+        f.write(b"\n".join(lines[:-1]) + b"\n")
+    # one comes back, the other does not: the server waits --timeout (3 s)
+    srv = Server(args, "--resume", j)
+    try:
+        late = Player(srv.port, "late")
+        late.send({"command": "Register", "playerName": "late"})
+        late.send({"command": "Reconnect", "secret": "0" * 64})
+        settle([late])
+        check([json.loads(l).get("message") for l in late.lines] ==
+              ["the game is over", "Reconnect: wrong secret"], "stranger: %s" % late.lines)
+        come_back_for_end(players[0], srv.port, refs[0])
+        took = timed_exit(srv, 20)
+        check(took >= 1.5, "exited %.1f s after the return, before the timeout" % took)
+        check("did not come back within 3 s" in srv.text() and "player(s) 1 did" in srv.text(),
+              "no epilogue timeout in the log: " + srv.text()[-1500:])
+    finally:
+        srv.close()
+    # both come back: the server exits at once after the second
+    srv = Server(args, "--resume", j)
+    try:
+        for p, ref in zip(players, refs):
+            come_back_for_end(p, srv.port, ref)
+        took = timed_exit(srv, 20)
+        check(took < 1.5, "exit %.1f s after every player came back" % took)
+        check("every player who had missed the end has received it" in srv.text(),
+              "log: " + srv.text()[-1500:])
+    finally:
+        srv.close()
+    # nobody comes back: --timeout
+    srv = Server(args, "--resume", j)
+    try:
+        took = timed_exit(srv, 20)
+        check(took >= 2, "exit after %.1f s, not after the timeout" % took)
+        check("player(s) 0, 1 did not come back" in srv.text(), "log: " + srv.text()[-1500:])
+    finally:
+        srv.close()
+    r = subprocess.run([args.replay, j], capture_output=True, text=True)
+    check(r.returncode == 0, "replay: " + r.stderr)
+    for i, ref in enumerate(refs):
+        r = subprocess.run([args.replay, "--player", str(i), j], capture_output=True, text=True)
+        got = game_stream_lines(r.stdout.splitlines())
+        n = 2 + (i == 0)  # the game, then each return
+        check(got == ref * n, "replay --player %d: %d lines, not %d x %d" %
+              (i, len(got), n, len(ref)))
+
+
+def case_end_away(args, tmp):
+    srv = Server(args, "--config", args.config, "--seed", "7", "--timeout", "30",
+                 "--reconnect-grace", "30")
+    try:
+        players = start_game(srv.port)
+        check(not play(players, steps=args.total - 1), "game over too early")
+        settle(players)
+        acting = [p for p in players if p.acted < p.prompts]
+        check(len(acting) == 1, "not one player to end the game: %d" % len(acting))
+        last = acting[0]
+        away = [p for p in players if p is not last][0]
+        away.s.close()  # away (the grace runs) when the game ends
+        time.sleep(0.3)  # the server sees the loss first
+        last.act()
+        last.take(read_to_eof(last))
+        check(game_stream(last) == args.reference[players.index(last)],
+              "%s: its stream differs from the uninterrupted game's" % last.name)
+        time.sleep(0.3)
+        check(srv.p.poll() is None, "the server did not wait for the away player")
+        come_back_for_end(away, srv.port, args.reference[players.index(away)])
+        took = timed_exit(srv, 20)
+        check(took < 1.5, "exit %.1f s after the away player came back" % took)
+    finally:
+        srv.close()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--server", required=True)
@@ -367,7 +494,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for name, fn in (("uninterrupted", case_uninterrupted), ("resume", case_resume),
                          ("errors", case_errors), ("no_return", case_no_return),
-                         ("grace", case_grace)):
+                         ("grace", case_grace), ("end_resume", case_end_resume),
+                         ("end_away", case_end_away)):
             try:
                 fn(args, tmp)
                 print("PASS", name)

@@ -250,6 +250,46 @@ static void test_sessions_history_and_rejoin(void **state)
 	bcast_free(b);
 }
 
+/* Sessions: who missed the end of the game (no connection when it was
+ * routed) until a rejoin delivers the history; set away after the end (a
+ * resume of a finished game) counts as missed; a player who left never. */
+static void test_sessions_missed_end(void **state)
+{
+	(void)state;
+	struct rec r;
+	memset(&r, 0, sizeof r);
+	struct bcast *b = bcast_new((struct bcast_sink){
+	        .send = rec_send, .close = rec_close, .send_line = rec_line, .ctx = &r});
+	bcast_note_end(b); /* without sessions: nothing */
+	bcast_join(b, 0, 11);
+	assert_false(bcast_missed_end(b, 0));
+	bcast_enable_sessions(b, fake_secret, NULL);
+	bcast_join(b, 1, 12);
+	bcast_join(b, 2, 13);
+	assert_int_equal(bcast_conn_lost(b, 12), 1);
+	assert_int_equal(bcast_conn_lost(b, 13), 2);
+	struct game_event_list l;
+	game_event_list_init(&l);
+	push(&l, GEV_LEFT, GEV_TO_ALL)->arg[0] = 2;
+	push(&l, GEV_GAME_END, GEV_TO_ALL);
+	bcast_route(b, 0, &l);
+	bcast_note_end(b);
+	assert_false(bcast_missed_end(b, 0)); /* connected at the end */
+	assert_true(bcast_missed_end(b, 1));  /* away */
+	assert_false(bcast_missed_end(b, 2)); /* left */
+	assert_false(bcast_missed_end(b, 7)); /* no such player */
+	r.log[0] = '\0';
+	assert_true(bcast_rejoin(b, 1, 21));
+	assert_string_equal(r.log, "21:Left 21:GameEnd");
+	assert_false(bcast_missed_end(b, 1));
+	bcast_set_away(b, 0);
+	bcast_note_end(b);
+	assert_true(bcast_missed_end(b, 0));
+	assert_false(bcast_missed_end(b, 1)); /* on 21 */
+	game_event_list_free(&l);
+	bcast_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -261,6 +301,7 @@ int main(void)
 	        cmocka_unit_test(test_close_conn_and_lookups),
 	        cmocka_unit_test(test_many_players_grow),
 	        cmocka_unit_test(test_sessions_history_and_rejoin),
+	        cmocka_unit_test(test_sessions_missed_end),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

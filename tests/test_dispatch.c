@@ -224,6 +224,72 @@ static void test_entry_order_is_arrival_order(void **state)
 	t_free(t);
 }
 
+static void fake_secret(void *ctx, int player, char *hex)
+{
+	(void)ctx;
+	memset(hex, 'a' + player, BCAST_SECRET_HEX);
+	hex[BCAST_SECRET_HEX] = '\0';
+}
+
+/* Sessions with a grace: Anna (conn 1) and Ben (conn 2) register, Ben's
+ * connection drops (away), the timeout aborts the registration. */
+static struct t *ended_with_ben_away(void)
+{
+	struct t *t = t_new();
+	bcast_enable_sessions(t->bcast, fake_secret, NULL);
+	t->q.sessions = true;
+	t->disp.grace = true;
+	line(t, 1, REGISTER("Anna"));
+	line(t, 2, REGISTER("Ben"));
+	cmdq_push_lost(&t->q, 2, false);
+	cmdq_push_timeout(&t->q);
+	line(t, 1, "{\"command\":\"StartGame\"}");
+	struct dispatch_result r = dispatch_drain(&t->disp, &t->q);
+	assert_true(r.game_over);
+	assert_int_equal(r.entries, 4);
+	assert_true(cmdq_empty(&t->q)); /* StartGame dropped, as without sessions */
+	assert_string_equal(t->log, "1:Config 2:Config 1:RegistrationAborted");
+	t->log[0] = '\0';
+	t->observed[0] = '\0';
+	return t;
+}
+
+#define RECONNECT(c)  "{\"command\":\"Reconnect\",\"secret\":\"" c c c c c c c c "\"}"
+#define SECRET_OF_BEN "bbbbbbbb"
+
+/* After the end (sessions): the game changes no more; a Reconnect of the
+ * player who missed the end gets the history (ending with the end) and its
+ * connection closes; what it pipelined behind is dropped; it may come
+ * back once more. Every entry of a drain after the end is applied. */
+static void test_after_the_end(void **state)
+{
+	(void)state;
+	struct t *t = ended_with_ben_away();
+	assert_false(bcast_missed_end(t->bcast, 0));
+	assert_true(bcast_missed_end(t->bcast, 1));
+	line(t, 3, REGISTER("Late"));
+	cmdq_push_timeout(&t->q);
+	cmdq_push_lost(&t->q, 3, false);
+	line(t, 4, RECONNECT(SECRET_OF_BEN));
+	line(t, 4, "{\"command\":\"Leave\"}");
+	struct dispatch_result r = dispatch_drain(&t->disp, &t->q);
+	assert_int_equal(r.entries, 5);
+	assert_true(r.game_over);
+	assert_string_equal(t->log, "3:CommandFailed(the game is over) "
+	                            "4:Config 4:RegistrationAborted close:4");
+	assert_string_equal(t->observed, "0/3/-1 2/0/-1 3/3/-1 4/4/-1 0/4/-1");
+	assert_false(bcast_missed_end(t->bcast, 1));
+	assert_int_equal(bcast_comm_of(t->bcast, 1), 0); /* the seat is free again */
+	assert_int_equal(game_player_count(t->game), 2);
+	t->log[0] = '\0';
+	line(t, 5, RECONNECT(SECRET_OF_BEN));
+	line(t, 6, RECONNECT("cccccccc"));
+	dispatch_drain(&t->disp, &t->q);
+	assert_string_equal(t->log, "5:Config 5:RegistrationAborted close:5 "
+	                            "6:CommandFailed(Reconnect: wrong secret)");
+	t_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -233,6 +299,7 @@ int main(void)
 	        cmocka_unit_test(test_timeout_aborts_registration_and_drops_rest),
 	        cmocka_unit_test(test_lost_connection_tells_game),
 	        cmocka_unit_test(test_entry_order_is_arrival_order),
+	        cmocka_unit_test(test_after_the_end),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

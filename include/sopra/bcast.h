@@ -94,6 +94,15 @@ bool bcast_rejoin(struct bcast *b, int player, int comm_id);
  * gone). */
 void bcast_set_away(struct bcast *b, int player);
 
+/* The game is over (its last event routed): every player still in the game
+ * that has no connection now has missed the end, until a bcast_rejoin
+ * delivers its history. Called again after bcast_set_away (a resume of a
+ * finished game), it marks the players set away. Nothing without
+ * sessions. */
+void bcast_note_end(struct bcast *b);
+/* Whether player is still in the game and has missed the end. */
+bool bcast_missed_end(const struct bcast *b, int player);
+
 /* Route every event of l in order. sender_comm is the connection whose
  * entry produced them, or 0. */
 void bcast_route(struct bcast *b, int sender_comm, const struct game_event_list *l);

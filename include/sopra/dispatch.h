@@ -55,16 +55,25 @@ struct dispatcher {
 	dispatch_away_fn away;
 	void *away_ctx;
 	char msg[128]; /* a Reconnect's CommandFailed message */
+	/* after the end: the connection closed after its Reconnect's history,
+	 * whose further entries are dropped (0: none) */
+	int closed_comm;
 };
 
 void dispatch_init(struct dispatcher *d, struct game *game, struct bcast *bcast, FILE *log);
 void dispatch_free(struct dispatcher *d);
 
-/* Apply one entry. Returns true if it restarts the --timeout wait. */
+/* Apply one entry. Returns true if it restarts the --timeout wait.
+ * With sessions, entries after the end of the game change the game no
+ * more; only a Reconnect does something: it delivers the player's history
+ * (ending with the end) and closes the connection after it (docs/protocol.md,
+ * "After the end"). When an entry ends the game, every player still in the
+ * game without a connection has missed the end (bcast_missed_end). */
 bool dispatch_entry(struct dispatcher *d, const struct cmdq_entry *e);
 
 /* Apply and remove the queue's entries in order until it is empty or the
- * game is over (then the rest is dropped: nobody may act after GameEnd). */
+ * game is over (then the rest is dropped: nobody may act after GameEnd).
+ * With sessions, a drain that starts after the end applies every entry. */
 struct dispatch_result dispatch_drain(struct dispatcher *d, struct cmdq *q);
 
 #endif

@@ -25,7 +25,13 @@
  *   - runs the --timeout timer while the game waits (restarted by every
  *     applied command);
  *   - when the game is over, or on SIGINT/SIGTERM, stops reading, flushes
- *     every output (capped in time) and returns from server_run.
+ *     every output (capped in time) and returns from server_run;
+ *   - sessions only: when the game is over while players who are still in
+ *     it have no connection (they missed the end), first the epilogue: the
+ *     connected are flushed and closed, and for at most --timeout seconds
+ *     the server goes on listening so that those players can reconnect for
+ *     their history, which ends with the end (docs/protocol.md, "After the
+ *     end"); it stops as soon as every one of them has.
  */
 #ifndef SOPRA_NET_H
 #define SOPRA_NET_H
@@ -96,7 +102,8 @@ struct event_base *server_base(const struct server *srv);
 
 /*
  * Run the loop until the game is over (and every connection has been flushed
- * and closed, at most ~2 s later) or a SIGINT/SIGTERM arrives. Returns the
+ * and closed, at most ~2 s later; with sessions after the epilogue, at most
+ * --timeout seconds more) or a SIGINT/SIGTERM arrives. Returns the
  * process exit code: 0 for both of those, 1 if the event loop itself failed.
  * Call at most once.
  */
@@ -106,7 +113,8 @@ int server_run(struct server *srv);
  * server did (its connections are gone: what it sends goes nowhere, but
  * the players' histories are kept). No taps run. */
 void server_feed(struct server *srv, const struct cmdq_entry *e);
-/* Every player still in the game has no connection (a resume record). */
+/* Every player still in the game has no connection (a resume record); if
+ * the game is over, each of them has missed its end. */
 void server_all_away(struct server *srv);
 /* After the feed: new connections get commIds above max_comm, and every
  * player still in the game is away with a grace of grace_sec seconds. */
