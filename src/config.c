@@ -1151,44 +1151,21 @@ struct idx_val {
 	int idx;
 };
 
-/* The byte of v that radix pass `shift` sorts by, in the order of the
- * signed values. */
-static unsigned radix_byte(int v, int shift)
+/* Orders by value, then by index (so the first occurrence comes first). */
+static int cmp_idx_val(const void *a, const void *b)
 {
-	return (((unsigned)v ^ 0x80000000u) >> shift) & 0xFFu;
-}
-
-/* Sorts t[0..n) by val, equal values staying in their order (a radix sort,
- * a byte a pass, through tmp[n]; a pass in which every value has the same
- * byte is skipped). O(n) and no comparison callbacks: qsort's were two
- * thirds of the cross-checks of a large file. */
-static void sort_by_val(struct idx_val *t, struct idx_val *tmp, int n)
-{
-	struct idx_val *src = t, *dst = tmp;
-	for (int shift = 0; shift < 32; shift += 8) {
-		int count[257] = {0};
-		for (int i = 0; i < n; i++)
-			count[radix_byte(src[i].val, shift) + 1]++;
-		if (n == 0 || count[radix_byte(src[0].val, shift) + 1] == n)
-			continue;
-		for (int b = 0; b < 256; b++)
-			count[b + 1] += count[b];
-		for (int i = 0; i < n; i++)
-			dst[count[radix_byte(src[i].val, shift)]++] = src[i];
-		struct idx_val *was = src;
-		src = dst;
-		dst = was;
-	}
-	if (src != t)
-		memcpy(t, src, (size_t)n * sizeof *t);
+	const struct idx_val *x = a, *y = b;
+	if (x->val != y->val)
+		return x->val < y->val ? -1 : 1;
+	return (x->idx > y->idx) - (x->idx < y->idx);
 }
 
 /* For n values with validity flags (NULL: all valid), sets first[i] to the
  * index of the first occurrence of vals[i] when i is a later duplicate, else
- * -1. O(n). Returns false (reporting OOM) if memory runs out. */
+ * -1. O(n log n). Returns false (reporting OOM) if memory runs out. */
 static bool find_dups(struct ctx *c, const int *vals, const unsigned char *valid, int n, int *first)
 {
-	struct idx_val *t = scratch(c, 2 * (size_t)n, sizeof *t);
+	struct idx_val *t = scratch(c, (size_t)n, sizeof *t);
 	if (!t)
 		return false;
 	int m = 0;
@@ -1197,7 +1174,7 @@ static bool find_dups(struct ctx *c, const int *vals, const unsigned char *valid
 		if (!valid || valid[i])
 			t[m++] = (struct idx_val){vals[i], i};
 	}
-	sort_by_val(t, t + n, m);
+	qsort(t, (size_t)m, sizeof *t, cmp_idx_val);
 	for (int k = 1, head = 0; k < m; k++) {
 		if (t[k].val == t[head].val)
 			first[t[k].idx] = t[head].idx;
@@ -1207,43 +1184,38 @@ static bool find_dups(struct ctx *c, const int *vals, const unsigned char *valid
 	return true;
 }
 
-/* Builds the table of the ids of n records (`stride` bytes apart, the id at
- * byte `id_off`), sorted by id; *m gets the count. Returns NULL if some
- * record's id did not parse (0): that record might be the one a reference
- * means, so unknown references are then not reported (the file is invalid
- * anyway). Also NULL, reporting it, when memory runs out. */
-static struct idx_val *id_table(struct ctx *c, const void *recs, size_t stride, size_t id_off,
-                                int n, int *m)
+/* Orders ints ascending. */
+static int cmp_int(const void *a, const void *b)
 {
-	struct idx_val *t = scratch(c, 2 * (size_t)n, sizeof *t);
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+/* Builds the sorted table of the ids of n records (`stride` bytes apart,
+ * the id at byte `id_off`); *m gets the count. Returns NULL if some record's
+ * id did not parse (0): that record might be the one a reference means, so
+ * unknown references are then not reported (the file is invalid anyway).
+ * Also NULL, reporting it, when memory runs out. */
+static int *id_table(struct ctx *c, const void *recs, size_t stride, size_t id_off, int n, int *m)
+{
+	int *t = scratch(c, (size_t)n, sizeof *t);
 	if (!t)
 		return NULL;
 	for (int i = 0; i < n; i++) {
-		memcpy(&t[i].val, (const char *)recs + (size_t)i * stride + id_off, sizeof(int));
-		t[i].idx = i;
-		if (t[i].val == 0) {
+		memcpy(&t[i], (const char *)recs + (size_t)i * stride + id_off, sizeof(int));
+		if (t[i] == 0) {
 			return NULL;
 		}
 	}
-	sort_by_val(t, t + n, n);
+	qsort(t, (size_t)n, sizeof *t, cmp_int);
 	*m = n;
 	return t;
 }
 
-/* Returns whether id is in the table t[m] sorted by id. */
-static bool has_id(const struct idx_val *t, int m, int id)
+/* Returns whether id is in the sorted array t[m]. */
+static bool has_id(const int *t, int m, int id)
 {
-	int lo = 0, hi = m; /* the id, if there, is in t[lo..hi) */
-	while (lo < hi) {
-		int mid = lo + (hi - lo) / 2;
-		if (t[mid].val < id)
-			lo = mid + 1;
-		else if (t[mid].val > id)
-			hi = mid;
-		else
-			return true;
-	}
-	return false;
+	return bsearch(&id, t, (size_t)m, sizeof id, cmp_int) != NULL;
 }
 
 /* Writes the path of location i ("locations[i]" or "locations[i].colony"). */
@@ -1325,7 +1297,7 @@ static void check_status(struct ctx *c, const struct config *cfg)
 
 /* Checks every stack entry names a known card (skipped when card_ids is
  * NULL) and no card is in a stack twice or in two stacks. */
-static void check_stacks(struct ctx *c, const struct config *cfg, const struct idx_val *card_ids,
+static void check_stacks(struct ctx *c, const struct config *cfg, const int *card_ids,
                          int ncard_ids)
 {
 	long total = 0;
@@ -1367,8 +1339,8 @@ static void check_stacks(struct ctx *c, const struct config *cfg, const struct i
 
 /* Checks references to locations from blueprint cards and from the search
  * and kill abilities. */
-static void check_location_refs(struct ctx *c, const struct config *cfg,
-                                const struct idx_val *loc_ids, int nloc_ids)
+static void check_location_refs(struct ctx *c, const struct config *cfg, const int *loc_ids,
+                                int nloc_ids)
 {
 	char p[PATH_LEN], q[PATH_LEN];
 	for (int i = 0; i < cfg->ncards; i++) {
@@ -1430,11 +1402,11 @@ static void cross_checks(struct ctx *c, struct config *cfg)
 
 	/* references */
 	int ncid = 0, nlid = 0;
-	struct idx_val *card_ids =
-	        c->cards_list_ok ? id_table(c, cfg->cards, sizeof *cfg->cards,
-	                                    offsetof(struct config_card, id), cfg->ncards, &ncid)
-	                         : NULL;
-	struct idx_val *loc_ids =
+	int *card_ids = c->cards_list_ok
+	                        ? id_table(c, cfg->cards, sizeof *cfg->cards,
+	                                   offsetof(struct config_card, id), cfg->ncards, &ncid)
+	                        : NULL;
+	int *loc_ids =
 	        c->locs_ok ? id_table(c, cfg->locations, sizeof *cfg->locations,
 	                              offsetof(struct config_location, id), cfg->nlocations, &nlid)
 	                   : NULL;
