@@ -1111,14 +1111,12 @@ static void timeout_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	struct server *s = arg;
-	if (s->stopping)
-		return;
-	if (s->epilogue) {
+	if (!s->stopping && s->epilogue) {
 		epilogue_timeout(s);
-		return;
+	} else if (!s->stopping) {
+		cmdq_push_timeout(&s->queue);
+		serve_queue(s);
 	}
-	cmdq_push_timeout(&s->queue);
-	serve_queue(s);
 }
 
 /* ---- limits: idle connections and the memory budget --------------------- */
