@@ -344,6 +344,7 @@ struct journal {
 	int64_t n;        /* entries written */
 	int64_t kept;     /* entries whose lines were written whole */
 	int wait_before;  /* game_waiting_for before the current entry */
+	bool over_before; /* whether the game was over before it */
 
 	struct stream_digest stream;
 	struct comm_set closed;         /* connections that got their Left */
@@ -549,6 +550,7 @@ static void journal_before(void *ctx, const struct cmdq_entry *e, int player)
 	if (j->failed)
 		return;
 	j->wait_before = game_waiting_for(j->game);
+	j->over_before = game_is_over(j->game);
 	j->n++;
 	struct jbuf *b = &j->line;
 	b->n = 0;
@@ -600,16 +602,18 @@ static void journal_after(void *ctx, const struct cmdq_entry *e, int player)
 	if (j->failed)
 		return;
 	bool over = game_is_over(j->game);
+	bool ended = over && !j->over_before; /* this entry ended the game */
+	/* after the end (the epilogue), every entry counts as a wait's end */
 	bool turn_end = over || game_waiting_for(j->game) != j->wait_before;
 	if ((turn_end && j->stream.lines > j->digest_lines) ||
 	    j->n - j->digest_n >= JOURNAL_DIGEST_EVERY)
 		write_digest(j);
 	if (j->failed || j->sync == JOURNAL_SYNC_NEVER)
 		return;
-	if (over)
+	if (ended)
 		sync_now(j); /* the end of the game is on disk before GameEnd goes out */
 	else if (turn_end && j->sync == JOURNAL_SYNC_TURN)
-		request_sync(j);
+		request_sync(j); /* in the background, JOURNAL_SYNC_GAP_MS apart */
 }
 
 struct dispatch_hooks journal_hooks(struct journal *j)
