@@ -79,13 +79,15 @@ const char *journal_sync_name(enum journal_sync s)
 	return "never";
 }
 
-size_t journal_line_prefix(int player, char *buf)
+size_t journal_line_prefix(int player, char buf[JOURNAL_PREFIX_MAX])
 {
 	if (player < 0) {
-		memcpy(buf, "-\t", 3); /* NUL-terminated like the snprintf below */
+		memcpy(buf, "-\t", 3);
 		return 2;
 	}
-	return (size_t)snprintf(buf, 16, "%d\t", player);
+	size_t n = proto_format_int(player, buf); /* an int: 11 bytes at most */
+	memcpy(buf + n, "\t", 2);
+	return n + 1;
 }
 
 static void hex_encode(const uint8_t *src, size_t n, char *dst)
@@ -176,11 +178,16 @@ static void jb_puts(struct jbuf *b, const char *s)
 	jb_add(b, s, strlen(s));
 }
 
+/* "key":v, -- written for every field of every entry, so without printf. */
 static void jb_int(struct jbuf *b, const char *key, int64_t v)
 {
-	char tmp[64];
-	int n = snprintf(tmp, sizeof tmp, "\"%s\":%lld,", key, (long long)v);
-	jb_add(b, tmp, (size_t)n);
+	char num[PROTO_INT_DIGITS];
+	size_t n = proto_format_int(v, num);
+	jb_add(b, "\"", 1);
+	jb_puts(b, key);
+	jb_add(b, "\":", 2);
+	jb_add(b, num, n);
+	jb_add(b, ",", 1);
 }
 
 static void jb_bool(struct jbuf *b, const char *key, bool v)
@@ -316,7 +323,7 @@ static void stream_init(struct stream_digest *d)
 
 static void stream_add(struct stream_digest *d, int player, const char *line, size_t len)
 {
-	char pre[16];
+	char pre[JOURNAL_PREFIX_MAX];
 	size_t pn = journal_line_prefix(player, pre);
 	sha256_update(&d->sha, pn, (const uint8_t *)pre);
 	sha256_update(&d->sha, len, (const uint8_t *)line);

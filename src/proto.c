@@ -427,19 +427,28 @@ static void put_mem(struct proto_buf *b, const char *s, size_t n)
 
 #define PUT_LIT(b, lit) put_mem((b), (lit), sizeof(lit) - 1)
 
-static void put_int(struct proto_buf *b, int v)
+/* See proto.h. */
+size_t proto_format_int(int64_t v, char out[PROTO_INT_DIGITS])
 {
-	char tmp[12];
+	char tmp[PROTO_INT_DIGITS];
 	char *p = tmp + sizeof tmp;
-	/* work with the magnitude as unsigned so INT_MIN is fine */
-	unsigned u = v < 0 ? 0u - (unsigned)v : (unsigned)v;
+	/* the magnitude as unsigned, so INT64_MIN is fine */
+	uint64_t u = v < 0 ? 0u - (uint64_t)v : (uint64_t)v;
 	do {
 		*--p = (char)('0' + u % 10);
 		u /= 10;
 	} while (u);
 	if (v < 0)
 		*--p = '-';
-	put_mem(b, p, (size_t)(tmp + sizeof tmp - p));
+	size_t n = (size_t)(tmp + sizeof tmp - p);
+	memcpy(out, p, n);
+	return n;
+}
+
+static void put_int(struct proto_buf *b, int v)
+{
+	char tmp[PROTO_INT_DIGITS];
+	put_mem(b, tmp, proto_format_int(v, tmp));
 }
 
 /* Append s as a JSON string literal (quotes included). */

@@ -8,6 +8,7 @@
  * digest that does not match, and a journal that cannot be written
  * (existing file, missing directory, file size limit).
  */
+#include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -88,7 +89,7 @@ static void srv_send(void *ctx, int comm_id, const struct game_event *ev)
 	for (int i = 0; i < s->nclosed; i++)
 		if (s->closed[i] == comm_id)
 			return;
-	char pre[16];
+	char pre[JOURNAL_PREFIX_MAX];
 	size_t pn = journal_line_prefix(player, pre);
 	str_add(&s->sent, pre, pn);
 	str_add(&s->sent, s->line.data, s->line.len);
@@ -248,7 +249,7 @@ static void collect(void *ctx, int comm_id, int player, const char *line, size_t
 {
 	(void)comm_id;
 	struct str *b = ctx;
-	char pre[16];
+	char pre[JOURNAL_PREFIX_MAX];
 	size_t pn = journal_line_prefix(player, pre);
 	str_add(b, pre, pn);
 	str_add(b, line, len);
@@ -314,11 +315,13 @@ static void test_sync_names(void **state)
 	assert_false(journal_sync_parse("Turn", &s));
 	assert_false(journal_sync_parse("", &s));
 	assert_string_equal(journal_sync_name(JOURNAL_SYNC_TURN), "turn");
-	char pre[16];
+	char pre[JOURNAL_PREFIX_MAX];
 	assert_int_equal(journal_line_prefix(-1, pre), 2);
 	assert_memory_equal(pre, "-\t", 2);
 	assert_int_equal(journal_line_prefix(12, pre), 3);
 	assert_memory_equal(pre, "12\t", 3);
+	assert_int_equal(journal_line_prefix(INT_MAX, pre), 11);
+	assert_string_equal(pre, "2147483647\t");
 }
 
 /* A whole 4-player game: the replay prints exactly what was sent, every

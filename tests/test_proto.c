@@ -1048,9 +1048,24 @@ static void test_param_table_contract(void **state)
 	proto_cmd_clear(&pc);
 }
 
+/* proto_format_int: the decimal form of every int64, as printf writes it. */
+static void test_format_int(void **state)
+{
+	(void)state;
+	const int64_t vals[] = {0, 7, -1, 10, -10, 2147483647, INT_MIN, INT64_MAX, INT64_MIN};
+	for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) {
+		char got[PROTO_INT_DIGITS + 1], want[32];
+		size_t n = proto_format_int(vals[i], got);
+		got[n] = '\0';
+		snprintf(want, sizeof want, "%lld", (long long)vals[i]);
+		assert_string_equal(got, want);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_format_int),
 		cmocka_unit_test(test_decode_register),
 		cmocka_unit_test(test_decode_register_errors),
 		cmocka_unit_test(test_decode_no_param_commands),

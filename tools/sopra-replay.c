@@ -90,7 +90,7 @@ static void print_line(void *ctx, int comm_id, int player, const char *line, siz
 		fwrite(line, 1, len, stdout);
 		return;
 	}
-	char pre[16];
+	char pre[JOURNAL_PREFIX_MAX];
 	size_t pn = journal_line_prefix(player, pre);
 	fwrite(pre, 1, pn, stdout);
 	fwrite(line, 1, len, stdout);

@@ -236,8 +236,9 @@ int journal_replay_digests(const struct journal_replay *r);
 void journal_replay_free(struct journal_replay *r);
 
 /* The digest's input for one line sent, exactly as sopra-replay prints it:
- * "PLAYER\tLINE" (PLAYER "-" for -1). Writes the prefix into buf (>= 16
- * bytes) and returns its length. */
-size_t journal_line_prefix(int player, char *buf);
+ * "PLAYER\tLINE" (PLAYER "-" for -1). Writes the prefix, NUL-terminated,
+ * into buf and returns its length. */
+#define JOURNAL_PREFIX_MAX 24
+size_t journal_line_prefix(int player, char buf[JOURNAL_PREFIX_MAX]);
 
 #endif

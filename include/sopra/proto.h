@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "sopra/game_event.h"
 #include "sopra/game.h"
@@ -98,6 +99,12 @@ bool proto_param_carried(const struct cmd *c, const struct proto_param *p);
  * Not for PROTO_STRING: that is c->name. */
 int proto_param_get(const struct cmd *c, const struct proto_param *p);
 void proto_param_set(struct cmd *c, const struct proto_param *p, int v);
+
+/* Writes v in decimal (a '-' first if negative, no NUL) to out, which
+ * holds PROTO_INT_DIGITS bytes, and returns the length. What the encoder and
+ * the journal write numbers with: no printf on the path of every line. */
+#define PROTO_INT_DIGITS 20
+size_t proto_format_int(int64_t v, char out[PROTO_INT_DIGITS]);
 
 /* A growable byte buffer for encoded lines. Owned by whoever initialised it;
  * proto_buf_reset keeps the capacity so steady-state encoding does not
