@@ -5,6 +5,7 @@
  *
  *   sopra-bench --server PATH [--bot PATH] [--example CFG] [--big-config CFG]
  *               [--quick] [--only SECTION[,SECTION...]] [--rtt-players N]
+ *               [--journal-floor FILE]
  *
  * Sections: rtt, engine, rss, startup, bots, concurrent, scaling.
  * Two more modes are the floors the start-up and memory rows are compared
@@ -48,6 +49,7 @@ static const char *opt_big;
 static bool opt_quick;
 static const char *opt_only;
 static int opt_rtt_players = 2;
+static const char *opt_journal_floor; /* a file: the journaled echo floor writes there */
 
 static bool want(const char *section)
 {
@@ -170,11 +172,19 @@ static void bench_rtt(int server_cpu, const char *placement)
 	if (efd < 0)
 		die("connect to the echo server");
 	struct linebuf elb = { 0 };
-	int bport = blocking_echo_spawn(&bpid);
+	int bport = blocking_echo_spawn(&bpid, NULL);
 	int bfd = tcp_connect(bport);
 	if (bfd < 0)
 		die("connect to the blocking echo");
 	struct linebuf blb = { 0 };
+	pid_t jpid = 0;
+	int jfd = -1;
+	struct linebuf jlb = { 0 };
+	if (opt_journal_floor) {
+		jfd = tcp_connect(blocking_echo_spawn(&jpid, opt_journal_floor));
+		if (jfd < 0)
+			die("connect to the journaled blocking echo");
+	}
 
 	pid_t spid;
 	int errfd;
@@ -184,12 +194,15 @@ static void bench_rtt(int server_cpu, const char *placement)
 	script_open(&s, port, np);
 	script_setup_blocking(&s);
 
-	struct samples echo = { 0 }, blocking = { 0 }, mix = { 0 }, kinds[SCRIPT_MIX_LEN];
+	struct samples echo = { 0 }, blocking = { 0 }, journaled = { 0 }, mix = { 0 },
+		       kinds[SCRIPT_MIX_LEN];
 	memset(kinds, 0, sizeof kinds);
 	/* warm-up: caches, branch predictors, the allocator */
 	for (int i = 0; i < 500; i++) {
 		echo_rtt(efd, &elb);
 		echo_rtt(bfd, &blb);
+		if (jfd >= 0)
+			echo_rtt(jfd, &jlb);
 		if (!script_send_next(&s))
 			die("scripted game stalled");
 		script_wait_blocking(&s);
@@ -201,6 +214,8 @@ static void bench_rtt(int server_cpu, const char *placement)
 			samples_add(&blocking, echo_rtt(bfd, &blb));
 		for (int i = 0; i < total / chunks; i++)
 			samples_add(&echo, echo_rtt(efd, &elb));
+		for (int i = 0; jfd >= 0 && i < total / chunks; i++)
+			samples_add(&journaled, echo_rtt(jfd, &jlb));
 		for (int i = 0; i < total / chunks; i++) {
 			if (!script_send_next(&s))
 				die("scripted game stalled (over: %d)", s.over);
@@ -221,6 +236,12 @@ static void bench_rtt(int server_cpu, const char *placement)
 	close(bfd);
 	linebuf_free(&blb);
 	proc_stop(bpid);
+	if (jfd >= 0) {
+		close(jfd);
+		linebuf_free(&jlb);
+		proc_stop(jpid);
+		unlink(opt_journal_floor);
+	}
 	unlink(path);
 	free(path);
 	if (pinned)
@@ -244,6 +265,15 @@ static void bench_rtt(int server_cpu, const char *placement)
 		  "<= 1.3x / 2x", "");
 	table_row("  ratio to the libevent floor p50 / p99",
 		  fmt("%.2fx / %.2fx", (double)m50 / (double)e50, (double)m99 / (double)e99), "", "");
+	if (jfd >= 0) {
+		uint64_t j50 = samples_q(&journaled, 0.5), j99 = samples_q(&journaled, 0.99);
+		table_row(fmt("%s: journaled blocking echo floor RTT p50 / p99 / max (us)", placement),
+			  fmt("%.1f / %.1f / %.0f", us(j50), us(j99), us(samples_max(&journaled))), "",
+			  "the blocking echo with one write(2) of each line to a file first");
+		table_row("  ratio to the journaled floor p50 / p99",
+			  fmt("%.2fx / %.2fx", (double)m50 / (double)j50, (double)m99 / (double)j99),
+			  "", "");
+	}
 	char buf[256] = "";
 	size_t off = 0;
 	for (int k = 0; k < SCRIPT_MIX_LEN; k++) {
@@ -258,6 +288,7 @@ static void bench_rtt(int server_cpu, const char *placement)
 		  fmt("%ld / %ld", mem.pss, mem.priv), "", "");
 	samples_free(&echo);
 	samples_free(&blocking);
+	samples_free(&journaled);
 	samples_free(&mix);
 }
 
@@ -1143,7 +1174,9 @@ static void usage(void)
 	      "                   [--fanout-floor PATH]   (default: next to sopra-bench)\n"
 	      "                   [--example CFG] [--big-config CFG] [--quick]\n"
 	      "                   [--only rtt,engine,rss,startup,bots,concurrent,scaling]\n"
-	      "                   [--rtt-players N]   (players in the round-trip game, default 2)\n",
+	      "                   [--rtt-players N]   (players in the round-trip game, default 2)\n"
+	      "                   [--journal-floor FILE]  (rtt: also a blocking echo that\n"
+	      "                                       appends each line to FILE first)\n",
 	      stderr);
 	exit(64);
 }
@@ -1168,6 +1201,8 @@ int main(int argc, char **argv)
 			opt_example = argv[++i];
 		else if (strcmp(a, "--big-config") == 0 && v)
 			opt_big = argv[++i];
+		else if (strcmp(a, "--journal-floor") == 0 && v)
+			opt_journal_floor = argv[++i];
 		else if (strcmp(a, "--only") == 0 && v)
 			opt_only = argv[++i];
 		else if (strcmp(a, "--rtt-players") == 0 && v)

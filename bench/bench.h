@@ -225,7 +225,8 @@ int echo_spawn(pid_t *pid);
 /* The true floor for one request and one answer: a process that accepts
  * one connection and echoes with blocking read() and write(), no event loop
  * at all. Returns its port. */
-int blocking_echo_spawn(pid_t *pid);
+/* journal: NULL, or a file each line is appended to before its answer */
+int blocking_echo_spawn(pid_t *pid, const char *journal);
 
 /* Start the fan-out floor (4 connections; "S\n" and "B<t>\n" commands, see
  * fanout.c) on an ephemeral port: the executable exe (sopra-fanout-floor)

@@ -9,6 +9,7 @@
 #include "floor.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,8 +92,9 @@ int echo_spawn(pid_t *pid)
 }
 
 /* The blocking echo: accept one connection, then read() and write() back
- * until EOF. */
-static int blocking_echo_run(int listen_fd)
+ * until EOF. With a journal file open (jfd >= 0), what was read is first
+ * appended to it with one write(2): the least a write-ahead journal costs. */
+static int blocking_echo_run(int listen_fd, int jfd)
 {
 	int fd = accept(listen_fd, NULL, NULL);
 	if (fd < 0)
@@ -104,6 +106,8 @@ static int blocking_echo_run(int listen_fd)
 		ssize_t n = read(fd, buf, sizeof buf);
 		if (n <= 0)
 			return 0;
+		if (jfd >= 0 && write(jfd, buf, (size_t)n) != n)
+			return 1;
 		for (ssize_t off = 0; off < n;) {
 			ssize_t k = write(fd, buf + off, (size_t)(n - off));
 			if (k <= 0)
@@ -113,8 +117,11 @@ static int blocking_echo_run(int listen_fd)
 	}
 }
 
-int blocking_echo_spawn(pid_t *pid)
+int blocking_echo_spawn(pid_t *pid, const char *journal)
 {
+	int jfd = -1;
+	if (journal && (jfd = open(journal, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644)) < 0)
+		die("blocking echo: cannot open %s: %s", journal, strerror(errno));
 	int lfd = socket(AF_INET, SOCK_STREAM, 0);
 	struct sockaddr_in sin = { .sin_family = AF_INET };
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -127,10 +134,12 @@ int blocking_echo_spawn(pid_t *pid)
 		die("fork: %s", strerror(errno));
 	if (c == 0) {
 		child_setup();
-		_exit(blocking_echo_run(lfd));
+		_exit(blocking_echo_run(lfd, jfd));
 	}
 	child_started(c);
 	close(lfd);
+	if (jfd >= 0)
+		close(jfd);
 	*pid = c;
 	return ntohs(sin.sin_port);
 }

@@ -79,7 +79,9 @@ fi
 
 # The journal (docs/performance.md, "Journal (issue 11)"): the round-trip
 # section again, the server started through a wrapper that adds --journal and
-# one --journal-sync policy; the echo floor is measured in the same run. The
+# one --journal-sync policy; the echo floors are measured in the same run,
+# with a third one, the blocking echo that appends each line to a file
+# before answering (--journal-floor: what one write(2) costs). The
 # journals go to $dir/journals, on the disk the build is on (an fdatasync
 # costs there what it costs a deployed server on the same kind of disk).
 # "always" waits for the disk on every command: it runs with --quick.
@@ -98,7 +100,8 @@ for policy in turn never always; do
 	[ "$policy" = always ] && q=--quick
 	echo "journal, --journal-sync $policy (journals on $fs)" >&2
 	# the rows of the table get "journal POLICY: " in front
-	SOPRA_JOURNAL_SYNC=$policy "$dir/bench/sopra-bench" --server "$wrapper" --only rtt $q |
+	SOPRA_JOURNAL_SYNC=$policy "$dir/bench/sopra-bench" --server "$wrapper" --only rtt $q \
+		--journal-floor "$jdir/floor.jnl" |
 		awk -v p="journal $policy: " 'BEGIN { FS = OFS = "|" }
 			NF > 3 && $2 !~ /^ *what *$/ && $2 !~ /^-+$/ { sub(/^ /, " " p, $2) }
 			{ print }' | tee -a "$dir/last-run.md"
