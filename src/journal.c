@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <nettle/base16.h>
 #include <nettle/base64.h>
 #include <nettle/sha2.h>
 
@@ -90,38 +91,23 @@ size_t journal_line_prefix(int player, char buf[JOURNAL_PREFIX_MAX])
 	return n + 1;
 }
 
+/* dst[2n + 1]: the n bytes of src in lower-case hex, NUL-terminated. */
 static void hex_encode(const uint8_t *src, size_t n, char *dst)
 {
-	static const char digits[] = "0123456789abcdef";
-	for (size_t i = 0; i < n; i++) {
-		dst[2 * i] = digits[src[i] >> 4];
-		dst[2 * i + 1] = digits[src[i] & 15];
-	}
-	dst[2 * n] = '\0';
+	base16_encode_update(dst, n, src);
+	dst[BASE16_ENCODE_LENGTH(n)] = '\0';
 }
 
-static int hex_val(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
+/* Whether s[len] is exactly n bytes in hex (either case, nothing else: the
+ * decoder's skipping of blanks would leave fewer than n bytes). */
 static bool hex_decode(const char *s, size_t len, uint8_t *dst, size_t n)
 {
-	if (len != 2 * n)
+	struct base16_decode_ctx c;
+	size_t got = 0;
+	if (len != BASE16_ENCODE_LENGTH(n))
 		return false;
-	for (size_t i = 0; i < n; i++) {
-		int hi = hex_val(s[2 * i]), lo = hex_val(s[2 * i + 1]);
-		if (hi < 0 || lo < 0)
-			return false;
-		dst[i] = (uint8_t)(hi << 4 | lo);
-	}
-	return true;
+	base16_decode_init(&c);
+	return base16_decode_update(&c, &got, dst, len, s) && base16_decode_final(&c) && got == n;
 }
 
 static void sha256_of(const char *data, size_t len, uint8_t out[SHA256_DIGEST_SIZE])
