@@ -3,83 +3,24 @@
  */
 #include "net.h"
 
+#include "toolutil.h"
+
 #include <errno.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
-
-static double now_sec(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int try_connect(const char *host, int port, int *err)
-{
-	char portbuf[16];
-	snprintf(portbuf, sizeof portbuf, "%d", port);
-	struct addrinfo hints, *res = NULL;
-	memset(&hints, 0, sizeof hints);
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	int rc = getaddrinfo(host, portbuf, &hints, &res);
-	if (rc != 0) {
-		*err = -rc;
-		return -2;
-	}
-	int fd = -1;
-	for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
-		fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
-		if (fd < 0) {
-			*err = errno;
-			continue;
-		}
-		if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
-			*err = errno;
-			close(fd);
-			fd = -1;
-		}
-	}
-	freeaddrinfo(res);
-	return fd;
-}
 
 int net_connect(struct conn *c, const char *host, int port, double wait_sec, char *err,
                 size_t errlen)
 {
 	memset(c, 0, sizeof *c);
-	c->fd = -1;
-	double deadline = now_sec() + wait_sec;
-	for (;;) {
-		int e = 0;
-		int fd = try_connect(host, port, &e);
-		if (fd == -2) {
-			snprintf(err, errlen, "%s: %s", host, gai_strerror(-e));
-			return -1;
-		}
-		if (fd >= 0) {
-			int one = 1;
-			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-			c->fd = fd;
-			c->cap = 1 << 16;
-			c->buf = malloc(c->cap);
-			return c->buf ? 0 : -1;
-		}
-		if (now_sec() >= deadline) {
-			snprintf(err, errlen, "cannot connect to %s:%d: %s", host, port,
-			         strerror(e));
-			return -1;
-		}
-		struct timespec ts = {0, 100L * 1000 * 1000};
-		nanosleep(&ts, NULL);
-	}
+	c->fd = tcp_connect_host(host, port, wait_sec, 100, err, errlen);
+	if (c->fd < 0)
+		return -1;
+	c->cap = 1 << 16;
+	c->buf = malloc(c->cap);
+	return c->buf ? 0 : -1;
 }
 
 int net_read(struct conn *c, void (*fn)(void *ctx, const char *line, size_t len), void *ctx)

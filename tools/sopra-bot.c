@@ -55,7 +55,6 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <limits.h>
-#include <netdb.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -64,14 +63,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "toolutil.h" /* splitmix64, now_sec */
+#include "toolutil.h" /* splitmix64, now_sec, tcp_connect_host */
 #include "sopra/xalloc.h"
 #include "model.h"
 
@@ -1192,43 +1189,11 @@ static void process_line(struct bot *b, char *line, size_t len)
 
 static int connect_to(const char *host, int port, double wait_sec)
 {
-	char portbuf[16];
-	snprintf(portbuf, sizeof portbuf, "%d", port);
-	double deadline = now_sec() + wait_sec;
-	for (;;) {
-		struct addrinfo hints, *res = NULL;
-		memset(&hints, 0, sizeof hints);
-		hints.ai_family = AF_UNSPEC;
-		hints.ai_socktype = SOCK_STREAM;
-		int rc = getaddrinfo(host, portbuf, &hints, &res);
-		if (rc != 0) {
-			fprintf(stderr, "sopra-bot: %s: %s\n", host, gai_strerror(rc));
-			return -1;
-		}
-		int err = 0;
-		for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-			int fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
-			if (fd < 0) {
-				err = errno;
-				continue;
-			}
-			if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
-				int one = 1;
-				setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-				freeaddrinfo(res);
-				return fd;
-			}
-			err = errno;
-			close(fd);
-		}
-		freeaddrinfo(res);
-		if (now_sec() >= deadline) {
-			fprintf(stderr, "sopra-bot: cannot connect to %s:%d: %s\n", host, port,
-			        strerror(err));
-			return -1;
-		}
-		sleep_ms(5); /* a server that is (re)starting listens soon */
-	}
+	char err[256];
+	int fd = tcp_connect_host(host, port, wait_sec, 5, err, sizeof err);
+	if (fd < 0)
+		fprintf(stderr, "sopra-bot: %s\n", err);
+	return fd;
 }
 
 /* poll timeout in ms until --idle runs out since `last` (-1: no limit);

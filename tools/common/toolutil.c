@@ -6,11 +6,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -46,6 +50,61 @@ void sleep_ms(int ms)
 		return;
 	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
+	}
+}
+
+/* One attempt at every address of host:port: the connected descriptor,
+ * -1 with errno's value in *err, or -2 with getaddrinfo's code in *err. */
+static int connect_once(const char *host, const char *port, int *err)
+{
+	struct addrinfo hints, *res = NULL;
+	memset(&hints, 0, sizeof hints);
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	int rc = getaddrinfo(host, port, &hints, &res);
+	if (rc != 0) {
+		*err = rc;
+		return -2;
+	}
+	int fd = -1;
+	for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
+		fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+		if (fd < 0) {
+			*err = errno;
+		} else if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+			*err = errno;
+			close(fd);
+			fd = -1;
+		}
+	}
+	freeaddrinfo(res);
+	return fd;
+}
+
+int tcp_connect_host(const char *host, int port, double wait_sec, int retry_ms, char *err,
+                     size_t errlen)
+{
+	char portbuf[16];
+	snprintf(portbuf, sizeof portbuf, "%d", port);
+	double deadline = now_sec() + wait_sec;
+	for (;;) {
+		int e = 0;
+		int fd = connect_once(host, portbuf, &e);
+		if (fd == -2) {
+			snprintf(err, errlen, "%s: %s", host, gai_strerror(e));
+			return -1;
+		}
+		if (fd >= 0) {
+			int one = 1;
+			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+			return fd;
+		}
+		if (now_sec() >= deadline) {
+			snprintf(err, errlen, "cannot connect to %s:%d: %s", host, port,
+			         strerror(e));
+			return -1;
+		}
+		sleep_ms(retry_ms);
 	}
 }
 

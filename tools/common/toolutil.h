@@ -30,6 +30,16 @@ double now_sec(void);
 /* Sleep ms milliseconds (a signal does not cut it short). */
 void sleep_ms(int ms);
 
+/* ---- connecting ----------------------------------------------------------- */
+
+/* A TCP connection to host:port (every address getaddrinfo gives, IPv4 or
+ * IPv6), with TCP_NODELAY set. Tries again every retry_ms until wait_sec
+ * have passed (a server that is starting listens soon). Returns the
+ * descriptor, or -1 with "HOST: why" (the name does not resolve) or
+ * "cannot connect to HOST:PORT: why" in err[errlen]. */
+int tcp_connect_host(const char *host, int port, double wait_sec, int retry_ms, char *err,
+                     size_t errlen);
+
 /* ---- files ---------------------------------------------------------------- */
 
 /* The whole file, NUL-terminated (it may contain further NULs); *len (when
