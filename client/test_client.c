@@ -18,21 +18,14 @@
 #include "menu.h"
 #include "model.h"
 #include "replay.h"
+#include "toolutil.h" /* read_file */
 
 static char *load(const char *name)
 {
 	char path[1024];
 	snprintf(path, sizeof path, "%s/%s", SOPRA_MODEL_TESTDATA, name);
-	FILE *f = fopen(path, "rb");
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *buf = malloc((size_t)n + 1);
+	char *buf = read_file(path, NULL);
 	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
 	return buf;
 }
 

@@ -28,6 +28,7 @@
 
 #include "describe.h"
 #include "model.h"
+#include "toolutil.h" /* read_file */
 
 /* ---- reading the streams ---------------------------------------------------------------- */
 
@@ -35,17 +36,9 @@ static char *load_text(const char *name)
 {
 	char path[1024];
 	snprintf(path, sizeof path, "%s/%s", SOPRA_MODEL_TESTDATA, name);
-	FILE *f = fopen(path, "rb");
-	if (!f)
+	char *buf = read_file(path, NULL);
+	if (!buf)
 		fail_msg("cannot open %s", path);
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
 	return buf;
 }
 

@@ -15,22 +15,8 @@
 #include <string.h>
 
 #include "sopra/rng.h"
+#include "toolutil.h" /* read_file */
 
-static char *read_file(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
 
 static int64_t seed_of(const cJSON *item)
 {
@@ -47,7 +33,7 @@ static char load_error[512]; /* why vectors is NULL */
 static int load_vectors(void **state)
 {
 	(void)state;
-	char *text = read_file(VECTORS_PATH);
+	char *text = read_file(VECTORS_PATH, NULL);
 	if (!text) {
 		snprintf(load_error, sizeof load_error, "cannot read %s: %s", VECTORS_PATH,
 		         strerror(errno));
