@@ -3,6 +3,8 @@
  */
 #include "replay.h"
 
+#include "toolutil.h" /* hex_digit, read_file */
+
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
@@ -39,17 +41,6 @@ void replay_free(struct replay *r)
 	memset(r, 0, sizeof *r);
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* sopra-bot's trace writes bytes outside printable ASCII as \xNN (and
  * newlines as \n, which a received line never holds). A JSON text has no
  * \x escape, so a backslash starts either a JSON escape pair (kept) or one
@@ -58,9 +49,9 @@ static size_t unescape_trace(char *s, size_t len)
 {
 	size_t o = 0;
 	for (size_t i = 0; i < len; i++) {
-		if (s[i] == '\\' && i + 3 < len && s[i + 1] == 'x' && hexval(s[i + 2]) >= 0 &&
-		    hexval(s[i + 3]) >= 0) {
-			s[o++] = (char)(hexval(s[i + 2]) * 16 + hexval(s[i + 3]));
+		if (s[i] == '\\' && i + 3 < len && s[i + 1] == 'x' && hex_digit(s[i + 2]) >= 0 &&
+		    hex_digit(s[i + 3]) >= 0) {
+			s[o++] = (char)(hex_digit(s[i + 2]) * 16 + hex_digit(s[i + 3]));
 			i += 3;
 		} else if (s[i] == '\\' && i + 1 < len) {
 			s[o++] = s[i++];
@@ -201,16 +192,6 @@ static char *read_all_fd(int fd)
 	return buf;
 }
 
-static char *read_file(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	char *text = read_all_fd(fileno(f));
-	fclose(f);
-	return text;
-}
-
 /* `tool path`'s stdout; NULL on failure */
 static char *run_tool(const char *tool, const char *path, int *status)
 {
@@ -260,7 +241,7 @@ static int load_journal(struct replay *r, const char *path, const char *text, co
 int replay_load(struct replay *r, const char *path, const char *replay_tool)
 {
 	memset(r, 0, sizeof *r);
-	char *text = read_file(path);
+	char *text = read_file(path, NULL);
 	if (!text) {
 		snprintf(r->err, sizeof r->err, "%s: %s", path, strerror(errno));
 		return -1;

@@ -186,17 +186,6 @@ static int tokenize(const char *line, toklist *out, char *err, size_t errlen)
     return 0;
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 int scn_unescape_raw(const char *s, char **out, size_t *outlen, char *err, size_t errlen)
 {
     strbuf b = {0};
@@ -224,8 +213,8 @@ int scn_unescape_raw(const char *s, char **out, size_t *outlen, char *err, size_
             c = '\\';
             break;
         case 'x': {
-            int h = p[2] ? hexval(p[2]) : -1;
-            int l = (h >= 0 && p[3]) ? hexval(p[3]) : -1;
+            int h = p[2] ? hex_digit(p[2]) : -1;
+            int l = (h >= 0 && p[3]) ? hex_digit(p[3]) : -1;
             if (h < 0 || l < 0) {
                 seterr(err, errlen, "bad \\x escape (need two hex digits)");
                 sb_free(&b);

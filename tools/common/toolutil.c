@@ -53,6 +53,17 @@ void sleep_ms(int ms)
 	}
 }
 
+int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 /* One attempt at every address of host:port: the connected descriptor,
  * -1 with errno's value in *err, or -2 with getaddrinfo's code in *err. */
 static int connect_once(const char *host, const char *port, int *err)

@@ -30,6 +30,11 @@ double now_sec(void);
 /* Sleep ms milliseconds (a signal does not cut it short). */
 void sleep_ms(int ms);
 
+/* ---- text ----------------------------------------------------------------- */
+
+/* The value of the hex digit c (0-9, a-f, A-F), or -1. */
+int hex_digit(char c);
+
 /* ---- connecting ----------------------------------------------------------- */
 
 /* A TCP connection to host:port (every address getaddrinfo gives, IPv4 or
