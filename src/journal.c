@@ -3,8 +3,9 @@
  * docs/journal.md).
  *
  * Writing happens on the server's one thread, inside the dispatcher's
- * hooks: the entry's line is formatted into a reused buffer and handed to
- * the kernel with one write(2) before the entry is applied. Only the
+ * hooks: the entry's line is formatted into a reused buffer and appended
+ * to the file before the entry is applied, by a copy into a shared mapping
+ * of it (src/mapfile.c: in the page cache at once, without a system call). Only the
  * "turn" policy's fdatasync runs on a second thread (sync_thread), so that
  * a turn's end does not wait for the disk: the next player's ActNow goes
  * out while the disk catches up (the loss window this opens is stated in
@@ -35,6 +36,7 @@
 
 #include "sopra/cmdq.h"
 #include "sopra/json.h"
+#include "sopra/mapfile.h"
 #include "sopra/proto.h"
 #include "sopra/xalloc.h"
 
@@ -325,15 +327,14 @@ static void stream_sha256(const struct stream_digest *d, uint8_t out[SHA256_DIGE
 }
 
 struct journal {
-	int fd;
-	char *path; /* owned */
+	struct mapfile file; /* .len: bytes of whole lines written */
+	char *path;          /* owned */
 	enum journal_sync sync;
 	const struct game *game; /* borrowed */
 	FILE *log;
 	int64_t t0_ms;
 
 	struct jbuf line; /* the line being written, reused */
-	off_t good_len;   /* bytes of whole lines written */
 	int64_t n;        /* entries written */
 	int64_t kept;     /* entries whose lines were written whole */
 	int wait_before;  /* game_waiting_for before the current entry */
@@ -352,6 +353,7 @@ struct journal {
 	pthread_cond_t cv;
 	uint64_t sync_req, sync_done; /* requests made / served */
 	int sync_err;                 /* errno of a failed background fdatasync */
+	bool idle;                    /* the thread waits for a request */
 	bool stop;
 };
 
@@ -382,20 +384,23 @@ static void wait_until(struct journal *j, int64_t until_ms)
 
 /* The "turn" policy's syncs: each one covers every request made before it
  * starts; consecutive syncs start JOURNAL_SYNC_GAP_MS apart at least. On
- * stop, a pending request is still served. */
+ * stop, a pending request is still served. Only an idle thread is woken by
+ * a request (request_sync); a busy one finds it when its sync and gap end. */
 static void *sync_thread(void *arg)
 {
 	struct journal *j = arg;
 	pthread_mutex_lock(&j->mu);
 	for (;;) {
+		j->idle = true;
 		while (!j->stop && j->sync_done == j->sync_req)
 			pthread_cond_wait(&j->cv, &j->mu);
+		j->idle = false;
 		if (j->sync_done == j->sync_req)
 			break; /* stop, nothing pending */
 		uint64_t target = j->sync_req;
 		int64_t started = mono_ms();
 		pthread_mutex_unlock(&j->mu);
-		int rc = fdatasync(j->fd);
+		int rc = fdatasync(j->file.fd);
 		int e = errno;
 		pthread_mutex_lock(&j->mu);
 		if (rc != 0 && j->sync_err == 0)
@@ -433,32 +438,26 @@ static void journal_fail(struct journal *j, const char *what, int err)
 	jlog(j,
 	     "JOURNAL FAILED: the game goes on WITHOUT a journal; %s keeps entries 1..%lld "
 	     "(cut back to %lld bytes)",
-	     j->path, (long long)j->kept, (long long)j->good_len);
-	if (ftruncate(j->fd, j->good_len) != 0)
-		jlog(j, "JOURNAL FAILED: cannot cut %s back: %s", j->path, strerror(errno));
+	     j->path, (long long)j->kept, (long long)j->file.len);
+	int e = mapfile_cut(&j->file);
+	if (e != 0)
+		jlog(j, "JOURNAL FAILED: cannot cut %s back: %s", j->path, strerror(e));
 }
 
-/* Append j->line to the file with write(2); false (failed) on error. */
+/* Append j->line to the file; false (failed) on error. */
 static bool put_line(struct journal *j, const char *what)
 {
-	size_t off = 0;
-	while (off < j->line.n) {
-		ssize_t w = write(j->fd, j->line.s + off, j->line.n - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			journal_fail(j, what, w < 0 ? errno : EIO);
-			return false;
-		}
-		off += (size_t)w;
+	int e = mapfile_append(&j->file, j->line.s, j->line.n);
+	if (e != 0) {
+		journal_fail(j, what, e);
+		return false;
 	}
-	j->good_len += (off_t)j->line.n;
 	return true;
 }
 
 static bool sync_now(struct journal *j)
 {
-	if (fdatasync(j->fd) != 0) {
+	if (fdatasync(j->file.fd) != 0) {
 		/* after a failed fsync the page cache cannot be trusted to
 		 * still hold the data: no retry (docs/journal.md) */
 		journal_fail(j, "fdatasync of", errno);
@@ -467,11 +466,15 @@ static bool sync_now(struct journal *j)
 	return true;
 }
 
+/* Asks for a background sync. The thread is woken only when it is idle:
+ * waking it during its gap would cost the loop's core a context switch per
+ * turn end (two per command with bots) for nothing. */
 static void request_sync(struct journal *j)
 {
 	pthread_mutex_lock(&j->mu);
 	j->sync_req++;
-	pthread_cond_signal(&j->cv);
+	if (j->idle)
+		pthread_cond_signal(&j->cv);
 	pthread_mutex_unlock(&j->mu);
 }
 
@@ -713,8 +716,7 @@ static void journal_free(struct journal *j)
 	stop_thread(j);
 	pthread_mutex_destroy(&j->mu);
 	pthread_cond_destroy(&j->cv);
-	if (j->fd >= 0)
-		close(j->fd);
+	mapfile_close(&j->file);
 	free(j->line.s);
 	free(j->closed.v);
 	free(j->path);
@@ -725,6 +727,7 @@ struct journal *journal_open(const struct journal_params *p, const struct game *
                              char *err, size_t errlen)
 {
 	struct journal *j = xcalloc(1, sizeof *j);
+	j->file.fd = -1;
 	j->path = xstrdup(p->path);
 	j->sync = p->sync;
 	j->game = g;
@@ -737,38 +740,25 @@ struct journal *journal_open(const struct journal_params *p, const struct game *
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&j->cv, &ca);
 	pthread_condattr_destroy(&ca);
-	j->fd = open(p->path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
-	if (j->fd < 0) {
-		snprintf(err, errlen, "cannot create journal %s: %s%s", p->path, strerror(errno),
-		         errno == EEXIST ? " (a journal is never overwritten)" : "");
+	int e = mapfile_create(&j->file, p->path);
+	if (e != 0) {
+		snprintf(err, errlen, "cannot create journal %s: %s%s", p->path, strerror(e),
+		         e == EEXIST ? " (a journal is never overwritten)" : "");
 		journal_free(j);
 		return NULL;
 	}
 	put_header(j, p);
-	int e = 0;
-	size_t off = 0;
-	while (off < j->line.n && e == 0) {
-		ssize_t w = write(j->fd, j->line.s + off, j->line.n - off);
-		if (w > 0)
-			off += (size_t)w;
-		else if (w == 0)
-			e = EIO;
-		else if (errno != EINTR)
-			e = errno;
-	}
-	if (e == 0 && p->sync != JOURNAL_SYNC_NEVER && fdatasync(j->fd) != 0)
+	e = mapfile_append(&j->file, j->line.s, j->line.n);
+	if (e == 0 && p->sync != JOURNAL_SYNC_NEVER && fdatasync(j->file.fd) != 0)
 		e = errno;
 	if (e == 0 && p->sync != JOURNAL_SYNC_NEVER)
 		e = sync_dir_of(p->path);
 	if (e != 0) {
 		snprintf(err, errlen, "cannot write journal %s: %s", p->path, strerror(e));
-		close(j->fd);
-		j->fd = -1;
 		unlink(p->path); /* nothing of this game is in it */
 		journal_free(j);
 		return NULL;
 	}
-	j->good_len = (off_t)j->line.n;
 	if (p->sync == JOURNAL_SYNC_TURN) {
 		if (pthread_create(&j->thread, NULL, sync_thread, j) != 0) {
 			snprintf(err, errlen, "cannot start the journal's sync thread");
@@ -799,8 +789,14 @@ bool journal_close(struct journal *j, const char *reason)
 		jb_int(&j->line, "n", j->n);
 		jb_int(&j->line, "ms", mono_ms() - j->t0_ms);
 		jb_end_object(&j->line);
-		if (put_line(j, "write to") && j->sync != JOURNAL_SYNC_NEVER)
-			sync_now(j);
+		if (put_line(j, "write to")) {
+			int e = mapfile_cut(&j->file);
+			if (e != 0) /* a reader stops at the zero tail anyway */
+				jlog(j, "journal %s: cannot cut off its preallocated zero tail: %s",
+				     j->path, strerror(e));
+			if (j->sync != JOURNAL_SYNC_NEVER)
+				sync_now(j);
+		}
 	}
 	bool ok = !j->failed;
 	if (!ok)
@@ -1272,10 +1268,33 @@ static const char *sequence_error(const struct journal_file *jf, const struct jo
 	return NULL;
 }
 
+/* A journal ends at its first NUL byte: the zero tail the writer takes
+ * ahead (src/mapfile.c) that a crash left in place. No line holds a NUL
+ * (strings with one are base64). What follows the first NUL is dropped,
+ * and said when it is not all zeros: after a power loss, a page written
+ * back behind one that was not. Returns the content's length. */
+static size_t content_length(const char *data, size_t len, struct journal_file *jf)
+{
+	const char *nul = memchr(data, '\0', len);
+	if (!nul)
+		return len;
+	size_t end = (size_t)(nul - data), stray = 0;
+	for (size_t i = end; i < len; i++)
+		stray += data[i] != '\0';
+	if (stray) {
+		jf->torn = true;
+		snprintf(jf->torn_why, sizeof jf->torn_why,
+		         "%zu bytes after a NUL byte at offset %zu dropped (%zu not zero)",
+		         len - end, end, stray);
+	}
+	return end;
+}
+
 bool journal_parse(const char *data, size_t len, const char *name, struct journal_file *jf,
                    char *err, size_t errlen)
 {
 	memset(jf, 0, sizeof *jf);
+	len = content_length(data, len, jf);
 	size_t cap = 0;
 	size_t pos = 0;
 	struct jobj o = {0};
@@ -1589,6 +1608,7 @@ struct journal *journal_reopen(const char *path, const struct journal_file *jf,
 			last_ms = jf->rec[i].ms;
 	}
 	struct journal *j = xcalloc(1, sizeof *j);
+	j->file.fd = -1;
 	j->path = xstrdup(path);
 	j->sync = sync;
 	j->game = g;
@@ -1602,13 +1622,12 @@ struct journal *journal_reopen(const char *path, const struct journal_file *jf,
 	journal_replay_free(r);
 	j->n = j->kept = j->digest_n = jf->entries;
 	j->digest_lines = j->stream.lines;
-	j->fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
-	if (j->fd < 0 || ftruncate(j->fd, (off_t)jf->resume_bytes) != 0) {
-		snprintf(err, errlen, "cannot reopen journal %s: %s", path, strerror(errno));
+	int e = mapfile_open_at(&j->file, path, (off_t)jf->resume_bytes);
+	if (e != 0) {
+		snprintf(err, errlen, "cannot reopen journal %s: %s", path, strerror(e));
 		journal_free(j);
 		return NULL;
 	}
-	j->good_len = (off_t)jf->resume_bytes;
 	/* the resume record */
 	char when[64];
 	utc_now(when, sizeof when);

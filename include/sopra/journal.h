@@ -45,8 +45,9 @@
 #define JOURNAL_VERSION_PLAIN 1               /* ... without (no sessionKey, no grace) */
 #define JOURNAL_KEY_BYTES     32              /* the session key */
 
-/* When the journal is forced to disk (fdatasync). Every entry is written
- * (write(2)) before its events go out under every policy. */
+/* When the journal is forced to disk (fdatasync). Every entry is in the
+ * page cache (copied into the file's mapping, src/mapfile.c) before its
+ * events go out under every policy. */
 enum journal_sync {
 	JOURNAL_SYNC_ALWAYS, /* before each entry is applied: nothing is ever lost */
 	JOURNAL_SYNC_TURN,   /* when a player's turn ends, in the background; at game end */
@@ -191,7 +192,9 @@ struct journal_file {
 
 /*
  * Read and check the journal at path: the header (format, version, a
- * config whose SHA-256 matches), then every line. A last line without its
+ * config whose SHA-256 matches), then every line up to the first NUL byte
+ * (the zero tail a killed writer leaves; any bytes after it that are not
+ * zero are dropped and said in jf->torn_why). A last line without its
  * "\n" or that does not parse is dropped (jf->torn, jf->torn_why); any
  * other bad line, an entry number out of sequence or a config hash
  * mismatch is an error. Returns false with a reason ("FILE:LINE: ...") in

@@ -1,0 +1,238 @@
+/*
+ * Unit tests of the journal's file (src/mapfile.c): appends through the
+ * mapped window, the zero tail and its cut, reopening, the file size limit
+ * hit by exactly the append that crosses it, and a SIGBUS turned into EIO.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sopra/mapfile.h"
+
+static void temp_path(char *buf, size_t len, const char *tag)
+{
+	static int k;
+	const char *dir = getenv("TMPDIR");
+	snprintf(buf, len, "%s/test_mapfile_%d_%d_%s", dir && *dir ? dir : "/tmp", (int)getpid(),
+	         k++, tag);
+	unlink(buf);
+}
+
+static off_t file_size(const char *path)
+{
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	return st.st_size;
+}
+
+/* The whole file. */
+static char *slurp(const char *path, size_t *len)
+{
+	off_t n = file_size(path);
+	char *buf = malloc((size_t)n + 1);
+	assert_non_null(buf);
+	int fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(read(fd, buf, (size_t)n), n);
+	close(fd);
+	*len = (size_t)n;
+	return buf;
+}
+
+/* Appends of every size from 1 to 997 bytes, 200 KiB in all: they cross
+ * window boundaries; the file is the content plus a zero tail to the next
+ * MAPFILE_GROW step until the cut, and exactly the content after it. */
+static void test_append_across_windows(void **state)
+{
+	(void)state;
+	char path[256];
+	temp_path(path, sizeof path, "windows");
+	struct mapfile f;
+	assert_int_equal(mapfile_create(&f, path), 0);
+	size_t total = 200 * 1024;
+	char *want = malloc(total);
+	assert_non_null(want);
+	for (size_t i = 0; i < total; i++)
+		want[i] = (char)('a' + (i * 7 + i / 991) % 26);
+	size_t at = 0;
+	for (size_t n = 1; at < total; n = n % 997 + 1) {
+		size_t k = n < total - at ? n : total - at;
+		assert_int_equal(mapfile_append(&f, want + at, k), 0);
+		at += k;
+		assert_int_equal(f.len, (off_t)at);
+	}
+	off_t steps = ((off_t)total + MAPFILE_GROW - 1) / MAPFILE_GROW * MAPFILE_GROW;
+	assert_int_equal(file_size(path), steps);
+	size_t len;
+	char *got = slurp(path, &len);
+	assert_memory_equal(got, want, total);
+	for (size_t i = total; i < len; i++)
+		assert_int_equal(got[i], 0);
+	free(got);
+	assert_int_equal(mapfile_cut(&f), 0);
+	mapfile_close(&f);
+	assert_int_equal(f.fd, -1);
+	got = slurp(path, &len);
+	assert_int_equal(len, total);
+	assert_memory_equal(got, want, total);
+	free(got);
+	free(want);
+	unlink(path);
+}
+
+/* A file left with its zero tail (a killed server) is reopened after its
+ * content: the tail goes, appends continue, nothing of the old content is
+ * lost. An existing file is never created over. */
+static void test_reopen_after_tail(void **state)
+{
+	(void)state;
+	char path[256];
+	temp_path(path, sizeof path, "reopen");
+	struct mapfile f;
+	assert_int_equal(mapfile_create(&f, path), 0);
+	assert_int_equal(mapfile_append(&f, "abc\n", 4), 0);
+	mapfile_close(&f); /* no cut: as a SIGKILL leaves it */
+	assert_int_equal(file_size(path), MAPFILE_GROW);
+
+	struct mapfile again;
+	assert_int_equal(mapfile_create(&again, path), EEXIST);
+	assert_int_equal(again.fd, -1);
+
+	assert_int_equal(mapfile_open_at(&f, path, 4), 0);
+	assert_int_equal(file_size(path), 4);
+	assert_int_equal(mapfile_append(&f, "def\n", 4), 0);
+	assert_int_equal(mapfile_cut(&f), 0);
+	mapfile_close(&f);
+	size_t len;
+	char *got = slurp(path, &len);
+	assert_int_equal(len, 8);
+	assert_memory_equal(got, "abc\ndef\n", 8);
+	free(got);
+	unlink(path);
+
+	assert_int_equal(mapfile_open_at(&f, path, 0), ENOENT);
+	assert_int_equal(f.fd, -1);
+}
+
+/* Under a file size limit the tail taken ahead shrinks to what each append
+ * needs: the append that crosses the limit fails with EFBIG (not an
+ * earlier one), and the content stays what it was. */
+static void test_size_limit_exact(void **state)
+{
+	(void)state;
+	char path[256];
+	temp_path(path, sizeof path, "limit");
+	struct sigaction ign = {.sa_handler = SIG_IGN}, old;
+	sigaction(SIGXFSZ, &ign, &old);
+	struct rlimit saved, lim;
+	getrlimit(RLIMIT_FSIZE, &saved);
+	lim = saved;
+	lim.rlim_cur = 1000;
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	struct mapfile f;
+	assert_int_equal(mapfile_create(&f, path), 0);
+	char buf[600];
+	memset(buf, 'x', sizeof buf);
+	assert_int_equal(mapfile_append(&f, buf, 600), 0);
+	assert_int_equal(mapfile_append(&f, buf, 400), 0); /* exactly the limit */
+	assert_int_equal(mapfile_append(&f, buf, 1), EFBIG);
+	assert_int_equal(f.len, 1000);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &saved), 0);
+	sigaction(SIGXFSZ, &old, NULL);
+	assert_int_equal(mapfile_cut(&f), 0);
+	mapfile_close(&f);
+	assert_int_equal(file_size(path), 1000);
+	unlink(path);
+}
+
+/* The file cut short behind the writer's back: the copy's SIGBUS becomes
+ * EIO and the content length stays; the process lives on. */
+static void test_sigbus_is_eio(void **state)
+{
+	(void)state;
+	char path[256];
+	temp_path(path, sizeof path, "sigbus");
+	struct mapfile f;
+	assert_int_equal(mapfile_create(&f, path), 0);
+	assert_int_equal(mapfile_append(&f, "abc\n", 4), 0);
+	int other = open(path, O_WRONLY);
+	assert_true(other >= 0);
+	assert_int_equal(ftruncate(other, 0), 0); /* the mapped pages are gone */
+	close(other);
+	char page[5000]; /* beyond the first page too */
+	memset(page, 'y', sizeof page);
+	assert_int_equal(mapfile_append(&f, page, sizeof page), EIO);
+	assert_int_equal(f.len, 4);
+	assert_int_equal(mapfile_append(&f, "z", 1), EIO); /* and again */
+	mapfile_close(&f);
+	unlink(path);
+}
+
+/* A SIGBUS that is not the copy's goes to the disposition there was
+ * before: here the test's own handler, which jumps back into the test. */
+static sigjmp_buf other_env;
+
+static void other_handler(int sig)
+{
+	(void)sig;
+	siglongjmp(other_env, 1);
+}
+
+static void test_other_sigbus_passes_on(void **state)
+{
+	(void)state;
+	char path[256];
+	temp_path(path, sizeof path, "other");
+	struct sigaction mine = {.sa_handler = other_handler}, old;
+	sigemptyset(&mine.sa_mask);
+	sigaction(SIGBUS, &mine, &old);
+	struct mapfile f;
+	assert_int_equal(mapfile_create(&f, path), 0); /* the guard, over mine */
+	struct sigaction now;
+	sigaction(SIGBUS, NULL, &now);
+	assert_true(now.sa_flags & SA_SIGINFO); /* the guard is in place */
+	int fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 4096), 0);
+	volatile char *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(m != MAP_FAILED);
+	assert_int_equal(ftruncate(fd, 0), 0);
+	volatile int reached = 0;
+	if (sigsetjmp(other_env, 1) == 0) {
+		m[0] = 1; /* SIGBUS, outside any copy */
+		reached = 1;
+	}
+	assert_int_equal(reached, 0); /* the store faulted, mine caught it */
+	sigaction(SIGBUS, NULL, &now);
+	assert_true(now.sa_handler == other_handler); /* the guard stepped aside */
+	munmap((void *)m, 4096);
+	close(fd);
+	sigaction(SIGBUS, &old, NULL);
+	mapfile_close(&f);
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_append_across_windows),
+	        cmocka_unit_test(test_reopen_after_tail),
+	        cmocka_unit_test(test_size_limit_exact),
+	        cmocka_unit_test(test_sigbus_is_eio),
+	        cmocka_unit_test(test_other_sigbus_passes_on),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
