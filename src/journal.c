@@ -180,9 +180,9 @@ static void jb_int(struct jbuf *b, const char *key, int64_t v)
 
 static void jb_bool(struct jbuf *b, const char *key, bool v)
 {
-	char tmp[64];
-	int n = snprintf(tmp, sizeof tmp, "\"%s\":%s,", key, v ? "true" : "false");
-	jb_add(b, tmp, (size_t)n);
+	jb_add(b, "\"", 1);
+	jb_puts(b, key);
+	jb_puts(b, v ? "\":true," : "\":false,");
 }
 
 /* Valid UTF-8 without NUL bytes: storable as a JSON string that any reader
