@@ -117,22 +117,23 @@ static int grow(struct mapfile *f, off_t end)
 	return e;
 }
 
-/* Map the MAPFILE_GROW window that holds offset at. */
-static int map_window(struct mapfile *f, off_t at)
+/* The MAPFILE_GROW window that holds offset at, mapped; NULL (errno set)
+ * when it cannot be. */
+static char *window_at(struct mapfile *f, off_t at)
 {
 	off_t w = at - at % MAPFILE_GROW;
 	if (f->win && f->win_off == w)
-		return 0;
+		return f->win;
 	if (f->win) {
 		munmap(f->win, MAPFILE_GROW);
 		f->win = NULL;
 	}
 	void *m = mmap(NULL, MAPFILE_GROW, PROT_READ | PROT_WRITE, MAP_SHARED, f->fd, w);
 	if (m == MAP_FAILED)
-		return errno;
+		return NULL;
 	f->win = m;
 	f->win_off = w;
-	return 0;
+	return f->win;
 }
 
 /* ---- the interface ------------------------------------------------------- */
@@ -180,12 +181,14 @@ int mapfile_append(struct mapfile *f, const void *data, size_t n)
 	const char *src = data;
 	off_t at = f->len;
 	while (e == 0 && n > 0) {
-		e = map_window(f, at);
-		if (e)
+		char *win = window_at(f, at);
+		if (!win) {
+			e = errno;
 			break;
+		}
 		size_t room = (size_t)(f->win_off + MAPFILE_GROW - at);
 		size_t k = n < room ? n : room;
-		e = copy_guarded(f->win + (at - f->win_off), src, k);
+		e = copy_guarded(win + (at - f->win_off), src, k);
 		src += k;
 		at += (off_t)k;
 		n -= k;

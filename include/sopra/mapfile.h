@@ -19,7 +19,7 @@
 #include <sys/types.h>
 
 /* growth step of the file, and the size of the mapped window */
-#define MAPFILE_GROW (64 * 1024)
+#define MAPFILE_GROW ((off_t)64 * 1024)
 
 struct mapfile {
 	int fd;        /* -1 when closed; fdatasync(fd) makes the appends durable */
