@@ -9,8 +9,10 @@
  * mapfile_append, never a SIGBUS. Until mapfile_cut, the bytes after the
  * content read as zeros: a reader ends the content at its first NUL byte.
  *
- * One thread appends at a time. Functions returning int return 0 or an
- * errno value.
+ * One thread appends at a time, to any mapfile of the process: the SIGBUS
+ * guard around the copy is process-wide (a handler installed by each open,
+ * in front of whatever handler was there). Functions returning int return 0
+ * or an errno value.
  */
 #ifndef SOPRA_MAPFILE_H
 #define SOPRA_MAPFILE_H
