@@ -52,6 +52,14 @@ static char *slurp(const char *path, size_t *len)
 	return buf;
 }
 
+/* A new file at a fresh path holding "abc\n" (and its zero tail). */
+static void create_abc(struct mapfile *f, char *path, size_t len, const char *tag)
+{
+	temp_path(path, len, tag);
+	assert_int_equal(mapfile_create(f, path), 0);
+	assert_int_equal(mapfile_append(f, "abc\n", 4), 0);
+}
+
 /* Appends of every size from 1 to 997 bytes, 200 KiB in all: they cross
  * window boundaries; the file is the content plus a zero tail to the next
  * MAPFILE_GROW step until the cut, and exactly the content after it. */
@@ -100,10 +108,8 @@ static void test_reopen_after_tail(void **state)
 {
 	(void)state;
 	char path[256];
-	temp_path(path, sizeof path, "reopen");
 	struct mapfile f;
-	assert_int_equal(mapfile_create(&f, path), 0);
-	assert_int_equal(mapfile_append(&f, "abc\n", 4), 0);
+	create_abc(&f, path, sizeof path, "reopen");
 	mapfile_close(&f); /* no cut: as a SIGKILL leaves it */
 	assert_int_equal(file_size(path), MAPFILE_GROW);
 
@@ -164,10 +170,8 @@ static void test_sigbus_is_eio(void **state)
 {
 	(void)state;
 	char path[256];
-	temp_path(path, sizeof path, "sigbus");
 	struct mapfile f;
-	assert_int_equal(mapfile_create(&f, path), 0);
-	assert_int_equal(mapfile_append(&f, "abc\n", 4), 0);
+	create_abc(&f, path, sizeof path, "sigbus");
 	int other = open(path, O_WRONLY);
 	assert_true(other >= 0);
 	assert_int_equal(ftruncate(other, 0), 0); /* the mapped pages are gone */
