@@ -19,7 +19,7 @@ if ! [[ "$seconds" =~ ^[0-9]+$ ]] || [ "$seconds" -lt 1 ]; then
 	echo "usage: fuzz/run.sh [SECONDS] [TARGET...]" >&2
 	exit 2
 fi
-all_targets=(fuzz_json fuzz_proto_decode fuzz_config fuzz_game)
+all_targets=(fuzz_json fuzz_proto_decode fuzz_config fuzz_game fuzz_journal)
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then targets=("${all_targets[@]}"); fi
 for t in "${targets[@]}"; do
@@ -49,6 +49,7 @@ max_len() {
 	case "$1" in
 	fuzz_proto_decode) echo 8192 ;;
 	fuzz_config) echo 32768 ;;
+	fuzz_journal) echo 16384 ;; # the seed journals carry their configuration
 	*) echo 4096 ;;
 	esac
 }
