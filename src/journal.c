@@ -723,16 +723,18 @@ static void journal_free(struct journal *j)
 	free(j);
 }
 
-struct journal *journal_open(const struct journal_params *p, const struct game *g, FILE *log,
-                             char *err, size_t errlen)
+/* A journal of path (its file not open yet) whose game has run for
+ * elapsed_ms: the state that journal_open and journal_reopen share. */
+static struct journal *journal_new(const char *path, enum journal_sync sync, const struct game *g,
+                                   FILE *log, int64_t elapsed_ms)
 {
 	struct journal *j = xcalloc(1, sizeof *j);
 	j->file.fd = -1;
-	j->path = xstrdup(p->path);
-	j->sync = p->sync;
+	j->path = xstrdup(path);
+	j->sync = sync;
 	j->game = g;
 	j->log = log;
-	j->t0_ms = mono_ms();
+	j->t0_ms = mono_ms() - elapsed_ms;
 	stream_init(&j->stream);
 	pthread_mutex_init(&j->mu, NULL);
 	pthread_condattr_t ca; /* the sync gap is timed on the monotonic clock */
@@ -740,6 +742,27 @@ struct journal *journal_open(const struct journal_params *p, const struct game *
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&j->cv, &ca);
 	pthread_condattr_destroy(&ca);
+	return j;
+}
+
+/* The "turn" policy's thread, started once the file is written; false
+ * with err when it cannot be. */
+static bool start_sync_thread(struct journal *j, char *err, size_t errlen)
+{
+	if (j->sync != JOURNAL_SYNC_TURN)
+		return true;
+	if (pthread_create(&j->thread, NULL, sync_thread, j) != 0) {
+		snprintf(err, errlen, "cannot start the journal's sync thread");
+		return false;
+	}
+	j->thread_started = true;
+	return true;
+}
+
+struct journal *journal_open(const struct journal_params *p, const struct game *g, FILE *log,
+                             char *err, size_t errlen)
+{
+	struct journal *j = journal_new(p->path, p->sync, g, log, 0);
 	int e = mapfile_create(&j->file, p->path);
 	if (e != 0) {
 		snprintf(err, errlen, "cannot create journal %s: %s%s", p->path, strerror(e),
@@ -759,14 +782,10 @@ struct journal *journal_open(const struct journal_params *p, const struct game *
 		journal_free(j);
 		return NULL;
 	}
-	if (p->sync == JOURNAL_SYNC_TURN) {
-		if (pthread_create(&j->thread, NULL, sync_thread, j) != 0) {
-			snprintf(err, errlen, "cannot start the journal's sync thread");
-			unlink(p->path);
-			journal_free(j);
-			return NULL;
-		}
-		j->thread_started = true;
+	if (!start_sync_thread(j, err, errlen)) {
+		unlink(p->path);
+		journal_free(j);
+		return NULL;
 	}
 	return j;
 }
@@ -1607,15 +1626,7 @@ struct journal *journal_reopen(const char *path, const struct journal_file *jf,
 		if (jf->rec[i].kind != JOURNAL_DIGEST)
 			last_ms = jf->rec[i].ms;
 	}
-	struct journal *j = xcalloc(1, sizeof *j);
-	j->file.fd = -1;
-	j->path = xstrdup(path);
-	j->sync = sync;
-	j->game = g;
-	j->log = log;
-	j->t0_ms = mono_ms() - last_ms;
-	pthread_mutex_init(&j->mu, NULL);
-	pthread_cond_init(&j->cv, NULL);
+	struct journal *j = journal_new(path, sync, g, log, last_ms);
 	j->stream = r->stream;
 	for (size_t i = 0; i < r->closed.n; i++)
 		comm_set_add(&j->closed, r->closed.v[i]);
@@ -1642,13 +1653,9 @@ struct journal *journal_reopen(const char *path, const struct journal_file *jf,
 		journal_free(j);
 		return NULL;
 	}
-	if (sync == JOURNAL_SYNC_TURN) {
-		if (pthread_create(&j->thread, NULL, sync_thread, j) != 0) {
-			snprintf(err, errlen, "cannot start the journal's sync thread");
-			journal_free(j);
-			return NULL;
-		}
-		j->thread_started = true;
+	if (!start_sync_thread(j, err, errlen)) {
+		journal_free(j);
+		return NULL;
 	}
 	return j;
 }

@@ -111,8 +111,9 @@ static void temp_path(char *buf, size_t len, const char *tag)
 	unlink(buf);
 }
 
-static struct srv *srv_new_cfg(const char *cfg_file, int64_t seed, enum game_rules rules,
-                               enum journal_sync sync, const char *tag)
+/* A server of a new game without a journal yet (s->path: a fresh name). */
+static struct srv *srv_bare(const char *cfg_file, int64_t seed, enum game_rules rules,
+                            const char *tag)
 {
 	struct srv *s = calloc(1, sizeof *s);
 	assert_non_null(s);
@@ -126,6 +127,13 @@ static struct srv *srv_new_cfg(const char *cfg_file, int64_t seed, enum game_rul
 	cmdq_init(&s->q);
 	proto_buf_init(&s->line);
 	temp_path(s->path, sizeof s->path, tag);
+	return s;
+}
+
+static struct srv *srv_new_cfg(const char *cfg_file, int64_t seed, enum game_rules rules,
+                               enum journal_sync sync, const char *tag)
+{
+	struct srv *s = srv_bare(cfg_file, seed, rules, tag);
 	char err[256];
 	struct journal_params p = {.path = s->path,
 	                           .sync = sync,
@@ -861,6 +869,54 @@ static void test_cannot_write(void **state)
 	unlink(path);
 }
 
+/* The CPU time the whole process used so far, in ms. */
+static double process_cpu_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* A resumed journal's sync thread waits out its 50 ms gap asleep, as a new
+ * journal's does: its condition variable runs on the monotonic clock too
+ * (it once ran on the wall clock, so every deadline lay in the past and
+ * the thread spun through the gap after each sync). */
+static void test_resumed_sync_gap(void **state)
+{
+	(void)state;
+	const char *cfg = SOPRA_SOURCE_DIR "/resources/example.json";
+	struct srv *first = srv_new_cfg(cfg, 42, RULES_BASE, JOURNAL_SYNC_TURN, "gap");
+	char path[256];
+	snprintf(path, sizeof path, "%s", first->path);
+	srv_free(first, true); /* a header, nothing played: a fresh game resumes it */
+
+	struct journal_file jf;
+	char err[512];
+	if (!journal_load(path, &jf, err, sizeof err))
+		fail_msg("%s", err);
+	struct srv *s = srv_bare(cfg, 42, RULES_BASE, "gap-resumed");
+	snprintf(s->path, sizeof s->path, "%s", path);
+	s->j = journal_reopen(path, &jf, JOURNAL_SYNC_TURN, s->game, NULL, err, sizeof err);
+	if (!s->j)
+		fail_msg("journal_reopen: %s", err);
+	journal_file_free(&jf);
+	s->disp.hooks = journal_hooks(s->j);
+	srv_line(s, 1, "{\"command\":\"Register\",\"playerName\":\"Ada\"}");
+	srv_line(s, 2, "{\"command\":\"Register\",\"playerName\":\"Bo\"}");
+	double before = process_cpu_ms();
+	/* the wait ends: a background sync, then its gap */
+	srv_line(s, 1, "{\"command\":\"StartGame\"}");
+	struct timespec nap = {0, 150 * 1000000L};
+	while (nanosleep(&nap, &nap) != 0)
+		;
+	double used = process_cpu_ms() - before;
+	/* asleep through the gap: a few ms for the game, the sync and its
+	 * system calls; spinning through it costs the gap (~50 ms) */
+	if (used >= 25.0)
+		fail_msg("%.1f ms of CPU while the sync thread waited out its gap", used);
+	srv_free(s, false);
+}
+
 /* The state summary names what matters. */
 static void test_describe(void **state)
 {
@@ -896,6 +952,7 @@ int main(void)
 	        cmocka_unit_test(test_digest_mismatch),
 	        cmocka_unit_test(test_reader_json),
 	        cmocka_unit_test(test_cannot_write),
+	        cmocka_unit_test(test_resumed_sync_gap),
 	        cmocka_unit_test(test_describe),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
