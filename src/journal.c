@@ -139,48 +139,26 @@ bool journal_kind_is_entry(enum journal_kind k)
 	return k != JOURNAL_DIGEST && k != JOURNAL_END && k != JOURNAL_RESUME;
 }
 
-/* A growable byte buffer (xalloc policy). */
-struct jbuf {
-	char *s;
-	size_t n, cap;
-};
-
-static void jb_reserve(struct jbuf *b, size_t more)
+static void jb_puts(struct proto_buf *b, const char *s)
 {
-	if (more > SIZE_MAX - b->n)
-		xalloc_die(SIZE_MAX);
-	b->s = xgrow(b->s, &b->cap, b->n + more, 1, 256);
-}
-
-static void jb_add(struct jbuf *b, const char *s, size_t n)
-{
-	if (n == 0)
-		return;
-	jb_reserve(b, n);
-	memcpy(b->s + b->n, s, n);
-	b->n += n;
-}
-
-static void jb_puts(struct jbuf *b, const char *s)
-{
-	jb_add(b, s, strlen(s));
+	proto_buf_add(b, s, strlen(s));
 }
 
 /* "key":v, -- written for every field of every entry, so without printf. */
-static void jb_int(struct jbuf *b, const char *key, int64_t v)
+static void jb_int(struct proto_buf *b, const char *key, int64_t v)
 {
 	char num[PROTO_INT_DIGITS];
 	size_t n = proto_format_int(v, num);
-	jb_add(b, "\"", 1);
+	proto_buf_add(b, "\"", 1);
 	jb_puts(b, key);
-	jb_add(b, "\":", 2);
-	jb_add(b, num, n);
-	jb_add(b, ",", 1);
+	proto_buf_add(b, "\":", 2);
+	proto_buf_add(b, num, n);
+	proto_buf_add(b, ",", 1);
 }
 
-static void jb_bool(struct jbuf *b, const char *key, bool v)
+static void jb_bool(struct proto_buf *b, const char *key, bool v)
 {
-	jb_add(b, "\"", 1);
+	proto_buf_add(b, "\"", 1);
 	jb_puts(b, key);
 	jb_puts(b, v ? "\":true," : "\":false,");
 }
@@ -206,20 +184,20 @@ static bool plain_text(const char *s, size_t n)
 }
 
 /* "key":"escaped", -- or, for bytes that are not plain text, "key64":"base64", */
-static void jb_str(struct jbuf *b, const char *key, const char *s, size_t n)
+static void jb_str(struct proto_buf *b, const char *key, const char *s, size_t n)
 {
-	jb_add(b, "\"", 1);
+	proto_buf_add(b, "\"", 1);
 	jb_puts(b, key);
 	if (!plain_text(s, n)) {
 		jb_puts(b, "64\":\"");
-		jb_reserve(b, BASE64_ENCODE_RAW_LENGTH(n));
-		base64_encode_raw(b->s + b->n, n, (const uint8_t *)s);
-		b->n += BASE64_ENCODE_RAW_LENGTH(n);
-		jb_add(b, "\",", 2);
+		base64_encode_raw(proto_buf_room(b, BASE64_ENCODE_RAW_LENGTH(n)), n,
+		                  (const uint8_t *)s);
+		b->len += BASE64_ENCODE_RAW_LENGTH(n);
+		proto_buf_add(b, "\",", 2);
 		return;
 	}
-	jb_add(b, "\":\"", 3);
-	jb_reserve(b, n + 2);
+	proto_buf_add(b, "\":\"", 3);
+	proto_buf_room(b, n + 2);
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
 		char esc[8];
@@ -249,17 +227,17 @@ static void jb_str(struct jbuf *b, const char *key, const char *s, size_t n)
 		if (e)
 			jb_puts(b, e);
 		else
-			jb_add(b, (const char *)&c, 1);
+			proto_buf_add(b, (const char *)&c, 1);
 	}
-	jb_add(b, "\",", 2);
+	proto_buf_add(b, "\",", 2);
 }
 
 /* Replace the trailing "," by "}\n". */
-static void jb_end_object(struct jbuf *b)
+static void jb_end_object(struct proto_buf *b)
 {
-	if (b->n && b->s[b->n - 1] == ',')
-		b->n--;
-	jb_add(b, "}\n", 2);
+	if (b->len && b->data[b->len - 1] == ',')
+		b->len--;
+	proto_buf_add(b, "}\n", 2);
 }
 
 /* The connections that got their player's Left: the server closes them
@@ -334,11 +312,11 @@ struct journal {
 	FILE *log;
 	int64_t t0_ms;
 
-	struct jbuf line; /* the line being written, reused */
-	int64_t n;        /* entries written */
-	int64_t kept;     /* entries whose lines were written whole */
-	int wait_before;  /* game_waiting_for before the current entry */
-	bool over_before; /* whether the game was over before it */
+	struct proto_buf line; /* the line being written, reused */
+	int64_t n;             /* entries written */
+	int64_t kept;          /* entries whose lines were written whole */
+	int wait_before;       /* game_waiting_for before the current entry */
+	bool over_before;      /* whether the game was over before it */
 
 	struct stream_digest stream;
 	struct comm_set closed;         /* connections that got their Left */
@@ -447,7 +425,7 @@ static void journal_fail(struct journal *j, const char *what, int err)
 /* Append j->line to the file; false (failed) on error. */
 static bool put_line(struct journal *j, const char *what)
 {
-	int e = mapfile_append(&j->file, j->line.s, j->line.n);
+	int e = mapfile_append(&j->file, j->line.data, j->line.len);
 	if (e != 0) {
 		journal_fail(j, what, e);
 		return false;
@@ -496,7 +474,7 @@ static void write_digest(struct journal *j)
 	char hex[2 * SHA256_DIGEST_SIZE + 1];
 	stream_sha256(&j->stream, d);
 	hex_encode(d, sizeof d, hex);
-	j->line.n = 0;
+	proto_buf_reset(&j->line);
 	jb_puts(&j->line, "{\"digest\":\"");
 	jb_puts(&j->line, hex);
 	jb_puts(&j->line, "\",");
@@ -510,7 +488,7 @@ static void write_digest(struct journal *j)
 	}
 }
 
-static void put_param(struct jbuf *b, const struct cmd *c, const struct proto_param *p)
+static void put_param(struct proto_buf *b, const struct cmd *c, const struct proto_param *p)
 {
 	switch (p->type) {
 	case PROTO_INT:
@@ -529,7 +507,7 @@ static void put_param(struct jbuf *b, const struct cmd *c, const struct proto_pa
 
 /* The command and the parameters it carries, as protocol.md names them
  * (proto's table: a new command needs nothing here). */
-static void put_command(struct jbuf *b, const struct cmd *c)
+static void put_command(struct proto_buf *b, const struct cmd *c)
 {
 	jb_str(b, "command", cmd_name(c->type), strlen(cmd_name(c->type)));
 	size_t n;
@@ -548,9 +526,9 @@ static void journal_before(void *ctx, const struct cmdq_entry *e, int player)
 	j->wait_before = game_waiting_for(j->game);
 	j->over_before = game_is_over(j->game);
 	j->n++;
-	struct jbuf *b = &j->line;
-	b->n = 0;
-	jb_add(b, "{", 1);
+	struct proto_buf *b = &j->line;
+	proto_buf_reset(b);
+	proto_buf_add(b, "{", 1);
 	jb_int(b, "n", j->n);
 	jb_int(b, "ms", mono_ms() - j->t0_ms);
 	jb_int(b, "comm", e->comm_id);
@@ -681,9 +659,9 @@ static void put_header(struct journal *j, const struct journal_params *p)
 	char when[64];
 	struct timespec now = utc_now(when, sizeof when);
 
-	struct jbuf *b = &j->line;
-	b->n = 0;
-	jb_add(b, "{", 1);
+	struct proto_buf *b = &j->line;
+	proto_buf_reset(b);
+	proto_buf_add(b, "{", 1);
 	jb_str(b, "journal", JOURNAL_FORMAT, strlen(JOURNAL_FORMAT));
 	jb_int(b, "version", p->session_key ? JOURNAL_VERSION : JOURNAL_VERSION_PLAIN);
 	jb_str(b, "server", SOPRA_VERSION, strlen(SOPRA_VERSION));
@@ -717,7 +695,7 @@ static void journal_free(struct journal *j)
 	pthread_mutex_destroy(&j->mu);
 	pthread_cond_destroy(&j->cv);
 	mapfile_close(&j->file);
-	free(j->line.s);
+	proto_buf_free(&j->line);
 	free(j->closed.v);
 	free(j->path);
 	free(j);
@@ -771,7 +749,7 @@ struct journal *journal_open(const struct journal_params *p, const struct game *
 		return NULL;
 	}
 	put_header(j, p);
-	e = mapfile_append(&j->file, j->line.s, j->line.n);
+	e = mapfile_append(&j->file, j->line.data, j->line.len);
 	if (e == 0 && p->sync != JOURNAL_SYNC_NEVER && fdatasync(j->file.fd) != 0)
 		e = errno;
 	if (e == 0 && p->sync != JOURNAL_SYNC_NEVER)
@@ -802,8 +780,8 @@ bool journal_close(struct journal *j, const char *reason)
 	}
 	if (!j->failed) {
 		const char *r = reason ? reason : "closed";
-		j->line.n = 0;
-		jb_add(&j->line, "{", 1);
+		proto_buf_reset(&j->line);
+		proto_buf_add(&j->line, "{", 1);
 		jb_str(&j->line, "end", r, strlen(r));
 		jb_int(&j->line, "n", j->n);
 		jb_int(&j->line, "ms", mono_ms() - j->t0_ms);
@@ -1392,20 +1370,20 @@ bool journal_load(const char *path, struct journal_file *jf, char *err, size_t e
 		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
 		return false;
 	}
-	struct jbuf b = {0};
+	struct proto_buf b = {0};
 	char chunk[65536];
 	size_t n;
 	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-		jb_add(&b, chunk, n);
+		proto_buf_add(&b, chunk, n);
 	bool rerr = ferror(f) != 0;
 	fclose(f);
 	if (rerr) {
 		snprintf(err, errlen, "cannot read %s", path);
-		free(b.s);
+		proto_buf_free(&b);
 		return false;
 	}
-	bool ok = journal_parse(b.s ? b.s : "", b.n, path, jf, err, errlen);
-	free(b.s);
+	bool ok = journal_parse(b.data ? b.data : "", b.len, path, jf, err, errlen);
+	proto_buf_free(&b);
 	return ok;
 }
 
@@ -1642,8 +1620,8 @@ struct journal *journal_reopen(const char *path, const struct journal_file *jf,
 	/* the resume record */
 	char when[64];
 	utc_now(when, sizeof when);
-	j->line.n = 0;
-	jb_add(&j->line, "{", 1);
+	proto_buf_reset(&j->line);
+	proto_buf_add(&j->line, "{", 1);
 	jb_str(&j->line, "resume", when, strlen(when));
 	jb_int(&j->line, "n", j->n);
 	jb_int(&j->line, "ms", last_ms);

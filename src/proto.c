@@ -407,9 +407,9 @@ fail:
 
 XGROWABLE_FUNCTIONS(proto_buf, reset, data, len)
 
-/* Make room for n more bytes; aborts on OOM (an event we cannot encode would
+/* See proto.h. Aborts on OOM (an event we cannot encode would
  * desynchronise every client). */
-static char *buf_room(struct proto_buf *b, size_t n)
+char *proto_buf_room(struct proto_buf *b, size_t n)
 {
 	if (b->cap - b->len < n) {
 		if (n > SIZE_MAX - b->len)
@@ -419,10 +419,18 @@ static char *buf_room(struct proto_buf *b, size_t n)
 	return b->data + b->len;
 }
 
+/* The encoder's append, inlined on its hot path. */
 static void put_mem(struct proto_buf *b, const char *s, size_t n)
 {
-	memcpy(buf_room(b, n), s, n);
+	if (n == 0)
+		return; /* b->data may still be NULL */
+	memcpy(proto_buf_room(b, n), s, n);
 	b->len += n;
+}
+
+void proto_buf_add(struct proto_buf *b, const char *s, size_t n)
+{
+	put_mem(b, s, n);
 }
 
 #define PUT_LIT(b, lit) put_mem((b), (lit), sizeof(lit) - 1)

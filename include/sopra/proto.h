@@ -118,6 +118,11 @@ struct proto_buf {
 void proto_buf_init(struct proto_buf *b);
 void proto_buf_reset(struct proto_buf *b);
 void proto_buf_free(struct proto_buf *b);
+/* Room for n more bytes after b->len (the caller writes them, then adds n
+ * to b->len); returns where they go. */
+char *proto_buf_room(struct proto_buf *b, size_t n);
+/* Append s[0..n). */
+void proto_buf_add(struct proto_buf *b, const char *s, size_t n);
 
 /*
  * Append the wire form of ev -- one JSON object plus "\n" -- to out.
