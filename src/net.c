@@ -1111,12 +1111,14 @@ static void timeout_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	struct server *s = arg;
-	if (!s->stopping && s->epilogue) {
+	if (s->stopping)
+		return;
+	if (s->epilogue) {
 		epilogue_timeout(s);
-	} else if (!s->stopping) {
-		cmdq_push_timeout(&s->queue);
-		serve_queue(s);
+		return;
 	}
+	cmdq_push_timeout(&s->queue);
+	serve_queue(s);
 }
 
 /* ---- limits: idle connections and the memory budget --------------------- */
