@@ -139,28 +139,59 @@ bool journal_kind_is_entry(enum journal_kind k)
 	return k != JOURNAL_DIGEST && k != JOURNAL_END && k != JOURNAL_RESUME;
 }
 
+/* ---- formatting lines ---------------------------------------------------
+ *
+ * Every entry is formatted on the path of its command, so lines are built
+ * without printf, with one reserve per field and the copies inline
+ * (proto_buf_add, put_chars). Each field ends in ","; jb_end_object turns
+ * the last one into "}\n". */
+
+static char *put_chars(char *p, const char *s, size_t n)
+{
+	memcpy(p, s, n);
+	return p + n;
+}
+
+#define PUT_LIT(p, lit) put_chars((p), (lit), sizeof(lit) - 1)
+
+/* Reserves room for the key of n bytes, its quotes and colon, and `more`;
+ * writes "key": and returns where the value goes. */
+static char *jb_key(struct proto_buf *b, const char *key, size_t n, size_t more)
+{
+	char *p = proto_buf_room(b, n + 3 + more);
+	*p++ = '"';
+	p = put_chars(p, key, n);
+	*p++ = '"';
+	*p++ = ':';
+	return p;
+}
+
+/* Ends a field written from b->len to end: its "," and its length. */
+static void jb_done(struct proto_buf *b, char *end)
+{
+	*end++ = ',';
+	b->len = (size_t)(end - b->data);
+}
+
 static void jb_puts(struct proto_buf *b, const char *s)
 {
 	proto_buf_add(b, s, strlen(s));
 }
 
-/* "key":v, -- written for every field of every entry, so without printf. */
+/* "key":v, */
 static void jb_int(struct proto_buf *b, const char *key, int64_t v)
 {
-	char num[PROTO_INT_DIGITS];
-	size_t n = proto_format_int(v, num);
-	proto_buf_add(b, "\"", 1);
-	jb_puts(b, key);
-	proto_buf_add(b, "\":", 2);
-	proto_buf_add(b, num, n);
-	proto_buf_add(b, ",", 1);
+	size_t n = strlen(key);
+	char *p = jb_key(b, key, n, PROTO_INT_DIGITS + 1);
+	jb_done(b, p + proto_format_int(v, p));
 }
 
+/* "key":true, or "key":false, */
 static void jb_bool(struct proto_buf *b, const char *key, bool v)
 {
-	proto_buf_add(b, "\"", 1);
-	jb_puts(b, key);
-	jb_puts(b, v ? "\":true," : "\":false,");
+	size_t n = strlen(key);
+	char *p = jb_key(b, key, n, sizeof "false");
+	jb_done(b, v ? put_chars(p, "true", 4) : put_chars(p, "false", 5));
 }
 
 /* Valid UTF-8 without NUL bytes: storable as a JSON string that any reader
@@ -183,53 +214,73 @@ static bool plain_text(const char *s, size_t n)
 	return true;
 }
 
+/* JSON's escape for byte c, into esc (6 bytes); its length, or 0 if c
+ * stands for itself. */
+static size_t json_escape(unsigned char c, char esc[6])
+{
+	static const char hex[] = "0123456789abcdef";
+	char named = 0;
+	switch (c) {
+	case '"':
+	case '\\':
+		named = (char)c;
+		break;
+	case '\n':
+		named = 'n';
+		break;
+	case '\r':
+		named = 'r';
+		break;
+	case '\t':
+		named = 't';
+		break;
+	default:
+		if (c >= 0x20)
+			return 0;
+	}
+	esc[0] = '\\';
+	if (named) {
+		esc[1] = named;
+		return 2;
+	}
+	esc[1] = 'u';
+	esc[2] = '0';
+	esc[3] = '0';
+	esc[4] = hex[c >> 4];
+	esc[5] = hex[c & 15];
+	return 6;
+}
+
 /* "key":"escaped", -- or, for bytes that are not plain text, "key64":"base64", */
 static void jb_str(struct proto_buf *b, const char *key, const char *s, size_t n)
 {
-	proto_buf_add(b, "\"", 1);
-	jb_puts(b, key);
+	size_t k = strlen(key);
 	if (!plain_text(s, n)) {
-		jb_puts(b, "64\":\"");
-		base64_encode_raw(proto_buf_room(b, BASE64_ENCODE_RAW_LENGTH(n)), n,
-		                  (const uint8_t *)s);
-		b->len += BASE64_ENCODE_RAW_LENGTH(n);
-		proto_buf_add(b, "\",", 2);
+		char *p = jb_key(b, key, k, 2 + BASE64_ENCODE_RAW_LENGTH(n) + 3);
+		p -= 2; /* the key is followed by 64": */
+		p = put_chars(p, "64\":\"", 5);
+		base64_encode_raw(p, n, (const uint8_t *)s);
+		p += BASE64_ENCODE_RAW_LENGTH(n);
+		*p++ = '"';
+		jb_done(b, p);
 		return;
 	}
-	proto_buf_add(b, "\":\"", 3);
-	proto_buf_room(b, n + 2);
+	char *p = jb_key(b, key, k, 1);
+	*p = '"';
+	b->len = (size_t)(p + 1 - b->data);
+	/* runs that stand for themselves are copied whole */
+	size_t run = 0;
 	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		char esc[8];
-		const char *e = NULL;
-		switch (c) {
-		case '"':
-			e = "\\\"";
-			break;
-		case '\\':
-			e = "\\\\";
-			break;
-		case '\n':
-			e = "\\n";
-			break;
-		case '\r':
-			e = "\\r";
-			break;
-		case '\t':
-			e = "\\t";
-			break;
-		default:
-			if (c < 0x20) {
-				snprintf(esc, sizeof esc, "\\u%04x", c);
-				e = esc;
-			}
-		}
-		if (e)
-			jb_puts(b, e);
-		else
-			proto_buf_add(b, (const char *)&c, 1);
+		char esc[6];
+		size_t e = json_escape((unsigned char)s[i], esc);
+		if (e == 0)
+			continue;
+		proto_buf_add(b, s + run, i - run);
+		proto_buf_add(b, esc, e);
+		run = i + 1;
 	}
-	proto_buf_add(b, "\",", 2);
+	proto_buf_add(b, s + run, n - run);
+	PROTO_BUF_LIT(b, "\",");
 }
 
 /* Replace the trailing "," by "}\n". */
@@ -509,12 +560,34 @@ static void put_param(struct proto_buf *b, const struct cmd *c, const struct pro
  * (proto's table: a new command needs nothing here). */
 static void put_command(struct proto_buf *b, const struct cmd *c)
 {
-	jb_str(b, "command", cmd_name(c->type), strlen(cmd_name(c->type)));
+	const char *name = cmd_name(c->type); /* letters only: nothing to escape */
+	size_t len = strlen(name);
+	char *p = jb_key(b, "command", 7, len + 3);
+	*p++ = '"';
+	p = put_chars(p, name, len);
+	*p++ = '"';
+	jb_done(b, p);
 	size_t n;
 	const struct proto_param *params = proto_cmd_params(c->type, &n);
 	for (size_t i = 0; i < n; i++)
 		if (proto_param_carried(c, &params[i]))
 			put_param(b, c, &params[i]);
+}
+
+/* {"n":N,"ms":MS,"comm":C,"player":P, -- how every entry starts. */
+static void put_entry_head(struct proto_buf *b, int64_t n, int64_t ms, int comm, int player)
+{
+	char *p = proto_buf_room(b, sizeof "{\"n\":,\"ms\":,\"comm\":,\"player\":," +
+	                                    4 * (size_t)PROTO_INT_DIGITS);
+	p = PUT_LIT(p, "{\"n\":");
+	p += proto_format_int(n, p);
+	p = PUT_LIT(p, ",\"ms\":");
+	p += proto_format_int(ms, p);
+	p = PUT_LIT(p, ",\"comm\":");
+	p += proto_format_int(comm, p);
+	p = PUT_LIT(p, ",\"player\":");
+	p += proto_format_int(player, p);
+	jb_done(b, p);
 }
 
 /* dispatch_hooks.before: write the entry ahead of its effects. */
@@ -528,11 +601,7 @@ static void journal_before(void *ctx, const struct cmdq_entry *e, int player)
 	j->n++;
 	struct proto_buf *b = &j->line;
 	proto_buf_reset(b);
-	proto_buf_add(b, "{", 1);
-	jb_int(b, "n", j->n);
-	jb_int(b, "ms", mono_ms() - j->t0_ms);
-	jb_int(b, "comm", e->comm_id);
-	jb_int(b, "player", player < 0 ? -1 : player);
+	put_entry_head(b, j->n, mono_ms() - j->t0_ms, e->comm_id, player < 0 ? -1 : player);
 	switch (e->kind) {
 	case CMDQ_COMMAND:
 		put_command(b, &e->pc.cmd);

@@ -409,31 +409,13 @@ XGROWABLE_FUNCTIONS(proto_buf, reset, data, len)
 
 /* See proto.h. Aborts on OOM (an event we cannot encode would
  * desynchronise every client). */
-char *proto_buf_room(struct proto_buf *b, size_t n)
+char *proto_buf_grow(struct proto_buf *b, size_t n)
 {
-	if (b->cap - b->len < n) {
-		if (n > SIZE_MAX - b->len)
-			xalloc_die(SIZE_MAX);
-		b->data = xgrow(b->data, &b->cap, b->len + n, 1, 256);
-	}
+	if (n > SIZE_MAX - b->len)
+		xalloc_die(SIZE_MAX);
+	b->data = xgrow(b->data, &b->cap, b->len + n, 1, 256);
 	return b->data + b->len;
 }
-
-/* The encoder's append, inlined on its hot path. */
-static void put_mem(struct proto_buf *b, const char *s, size_t n)
-{
-	if (n == 0)
-		return; /* b->data may still be NULL */
-	memcpy(proto_buf_room(b, n), s, n);
-	b->len += n;
-}
-
-void proto_buf_add(struct proto_buf *b, const char *s, size_t n)
-{
-	put_mem(b, s, n);
-}
-
-#define PUT_LIT(b, lit) put_mem((b), (lit), sizeof(lit) - 1)
 
 /* See proto.h. */
 size_t proto_format_int(int64_t v, char out[PROTO_INT_DIGITS])
@@ -456,7 +438,7 @@ size_t proto_format_int(int64_t v, char out[PROTO_INT_DIGITS])
 static void put_int(struct proto_buf *b, int v)
 {
 	char tmp[PROTO_INT_DIGITS];
-	put_mem(b, tmp, proto_format_int(v, tmp));
+	proto_buf_add(b, tmp, proto_format_int(v, tmp));
 }
 
 /* Append s as a JSON string literal (quotes included). */
@@ -466,7 +448,7 @@ static void put_json_string(struct proto_buf *b, const char *s)
 	const unsigned char *p = (const unsigned char *)(s ? s : "");
 	size_t n = strlen((const char *)p);
 
-	PUT_LIT(b, "\"");
+	PROTO_BUF_LIT(b, "\"");
 	while (n > 0) {
 		/* copy the longest run that needs no escaping in one go */
 		size_t run = 0;
@@ -474,7 +456,7 @@ static void put_json_string(struct proto_buf *b, const char *s)
 		       p[run] != '\\')
 			run++;
 		if (run) {
-			put_mem(b, (const char *)p, run);
+			proto_buf_add(b, (const char *)p, run);
 			p += run;
 			n -= run;
 			continue;
@@ -483,9 +465,9 @@ static void put_json_string(struct proto_buf *b, const char *s)
 		if (c >= 0x80) {
 			size_t k = json_utf8_len(p, n);
 			if (k) {
-				put_mem(b, (const char *)p, k);
+				proto_buf_add(b, (const char *)p, k);
 			} else {
-				PUT_LIT(b, "\\ufffd");
+				PROTO_BUF_LIT(b, "\\ufffd");
 				k = 1;
 			}
 			p += k;
@@ -497,15 +479,15 @@ static void put_json_string(struct proto_buf *b, const char *s)
 		        ['"'] = "\\\"", ['\\'] = "\\\\", ['\b'] = "\\b", ['\f'] = "\\f",
 		        ['\n'] = "\\n", ['\r'] = "\\r",  ['\t'] = "\\t"};
 		if (c < 0x60 && short_escape[c]) {
-			put_mem(b, short_escape[c], 2);
+			proto_buf_add(b, short_escape[c], 2);
 		} else {
 			char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 0xF]};
-			put_mem(b, u, sizeof u);
+			proto_buf_add(b, u, sizeof u);
 		}
 		p++;
 		n--;
 	}
-	PUT_LIT(b, "\"");
+	PROTO_BUF_LIT(b, "\"");
 }
 
 enum arg_kind { AK_INT, AK_BOOL, AK_NAME };
@@ -628,9 +610,9 @@ static const struct event_spec event_specs[GAME_EVENT_TYPE_COUNT] = {
 
 static void put_key(struct proto_buf *b, const char *key)
 {
-	PUT_LIT(b, ",\"");
-	put_mem(b, key, strlen(key));
-	PUT_LIT(b, "\":");
+	PROTO_BUF_LIT(b, ",\"");
+	proto_buf_add(b, key, strlen(key));
+	PROTO_BUF_LIT(b, "\":");
 }
 
 static void put_arg(struct proto_buf *b, const struct arg_spec *as, int v)
@@ -642,9 +624,9 @@ static void put_arg(struct proto_buf *b, const struct arg_spec *as, int v)
 		return;
 	case AK_BOOL:
 		if (v)
-			PUT_LIT(b, "true");
+			PROTO_BUF_LIT(b, "true");
 		else
-			PUT_LIT(b, "false");
+			PROTO_BUF_LIT(b, "false");
 		return;
 	case AK_NAME:
 		put_json_string(b, v >= 0 && (size_t)v < as->nnames ? as->names[v] : "UNKNOWN");
@@ -658,9 +640,9 @@ void proto_encode(const struct game_event *ev, enum game_rules rules, struct pro
 	const struct event_spec *s =
 	        (unsigned)ev->type < GAME_EVENT_TYPE_COUNT ? &event_specs[ev->type] : &unknown;
 	const char *name = game_event_name(ev->type);
-	PUT_LIT(out, "{\"event\":\"");
-	put_mem(out, name, strlen(name));
-	PUT_LIT(out, "\"");
+	PROTO_BUF_LIT(out, "{\"event\":\"");
+	proto_buf_add(out, name, strlen(name));
+	PROTO_BUF_LIT(out, "\"");
 	int n = s->nreq + (rules == RULES_BASE ? s->nbase : 0);
 	if (s->nopt > 0 && ev->nargs > s->nreq)
 		n += s->nopt;
@@ -673,5 +655,5 @@ void proto_encode(const struct game_event *ev, enum game_rules rules, struct pro
 		put_key(out, s->str_key);
 		put_json_string(out, str);
 	}
-	PUT_LIT(out, "}\n");
+	PROTO_BUF_LIT(out, "}\n");
 }

@@ -423,6 +423,8 @@ static void test_every_record_kind(void **state)
 	cmdq_push_lost(&s->q, 2, false);
 	cmdq_push_timeout(&s->q);
 	srv_drain(s);
+	/* JSON's escapes, one at each end of the name */
+	srv_line(s, 4, "{\"command\":\"Register\",\"playerName\":\"\\t\\\\x\\r\\u001f\"}");
 	struct str sent = {0};
 	str_add(&sent, s->sent.s, s->sent.n);
 	char path[256];
@@ -431,7 +433,8 @@ static void test_every_record_kind(void **state)
 
 	size_t len;
 	char *text = slurp(path, &len);
-	assert_non_null(strstr(text, "\"bad64\":"));
+	assert_non_null(strstr(text, "\"bad64\":\"YSBtZXNzYWdlIHdpdGgg/yBpbnZhbGlkIFVURi04\"}\n"));
+	assert_non_null(strstr(text, "\"playerName\":\"\\t\\\\x\\r\\u001f\"}\n"));
 	assert_non_null(strstr(text, "\"playerName\":\"A\\u0001\\n\\\"é\""));
 	free(text);
 
@@ -440,13 +443,13 @@ static void test_every_record_kind(void **state)
 	char err[512];
 	if (!replay_file(path, &out, &jf, err, sizeof err, NULL))
 		fail_msg("%s", err);
-	assert_int_equal(jf.entries, 17);
+	assert_int_equal(jf.entries, 18);
 	const struct journal_record *r[32];
 	size_t nr = 0;
 	for (size_t i = 0; i < jf.nrec && nr < 32; i++)
 		if (jf.rec[i].kind != JOURNAL_DIGEST && jf.rec[i].kind != JOURNAL_END)
 			r[nr++] = &jf.rec[i];
-	assert_int_equal(nr, 17);
+	assert_int_equal(nr, 18);
 	assert_int_equal(r[0]->kind, JOURNAL_COMMAND);
 	assert_int_equal(r[0]->cmd.type, CMD_REGISTER);
 	assert_string_equal(r[0]->cmd.name, "A\x01\n\"\xc3\xa9");
@@ -477,6 +480,7 @@ static void test_every_record_kind(void **state)
 	assert_false(r[15]->drain);
 	assert_int_equal(r[16]->kind, JOURNAL_TIMEOUT);
 	assert_int_equal(r[16]->comm_id, 0);
+	assert_string_equal(r[17]->cmd.name, "\t\\x\r\x1f");
 	assert_int_equal(out.n, sent.n);
 	assert_memory_equal(out.s, sent.s, sent.n);
 	journal_file_free(&jf);

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "sopra/game_event.h"
 #include "sopra/game.h"
@@ -118,11 +119,29 @@ struct proto_buf {
 void proto_buf_init(struct proto_buf *b);
 void proto_buf_reset(struct proto_buf *b);
 void proto_buf_free(struct proto_buf *b);
-/* Room for n more bytes after b->len (the caller writes them, then adds n
- * to b->len); returns where they go. */
-char *proto_buf_room(struct proto_buf *b, size_t n);
-/* Append s[0..n). */
-void proto_buf_add(struct proto_buf *b, const char *s, size_t n);
+/* Grows b to hold n more bytes after b->len; proto_buf_room's slow path. */
+char *proto_buf_grow(struct proto_buf *b, size_t n);
+
+/* Room for n > 0 more bytes after b->len (the caller writes them, then adds
+ * n to b->len); returns where they go. Inline, like proto_buf_add: the
+ * encoder and the journal append a few bytes at a time on the path of every
+ * command, where a call per append would cost more than the copy. */
+static inline char *proto_buf_room(struct proto_buf *b, size_t n)
+{
+	return b->cap - b->len >= n ? b->data + b->len : proto_buf_grow(b, n);
+}
+
+/* Append s[0..n). With n a constant the copy compiles to a few moves. */
+static inline void proto_buf_add(struct proto_buf *b, const char *s, size_t n)
+{
+	if (n == 0)
+		return; /* b->data may still be NULL */
+	memcpy(proto_buf_room(b, n), s, n);
+	b->len += n;
+}
+
+/* Append a string literal. */
+#define PROTO_BUF_LIT(b, lit) proto_buf_add((b), (lit), sizeof(lit) - 1)
 
 /*
  * Append the wire form of ev -- one JSON object plus "\n" -- to out.
