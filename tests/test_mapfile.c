@@ -1,7 +1,9 @@
 /*
  * Unit tests of the journal's file (src/mapfile.c): appends through the
- * mapped window, the zero tail and its cut, reopening, the file size limit
- * hit by exactly the append that crosses it, and a SIGBUS turned into EIO.
+ * mapping (also past the first mapping's span), the zero tail and its cut,
+ * reopening, the file size limit hit by exactly the append that crosses it,
+ * a SIGBUS turned into EIO, and faulting pages in ahead from another thread
+ * without changing a byte.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,13 +12,16 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -36,6 +41,17 @@ static off_t file_size(const char *path)
 	struct stat st;
 	assert_int_equal(stat(path, &st), 0);
 	return st.st_size;
+}
+
+/* The file's size after an append that ended at end, given its size
+ * before (grown to MAPFILE_AHEAD past the content, in MAPFILE_GROW steps,
+ * only when the content would not fit). */
+static off_t grown(off_t before, off_t end)
+{
+	if (end <= before)
+		return before;
+	off_t want = end + MAPFILE_AHEAD;
+	return (want + MAPFILE_GROW - 1) / MAPFILE_GROW * MAPFILE_GROW;
 }
 
 /* The whole file. */
@@ -60,17 +76,18 @@ static void create_abc(struct mapfile *f, char *path, size_t len, const char *ta
 	assert_int_equal(mapfile_append(f, "abc\n", 4), 0);
 }
 
-/* Appends of every size from 1 to 997 bytes, 200 KiB in all: they cross
- * window boundaries; the file is the content plus a zero tail to the next
- * MAPFILE_GROW step until the cut, and exactly the content after it. */
-static void test_append_across_windows(void **state)
+/* Appends of every size from 1 to 997 bytes, 1 MiB in all: the file grows
+ * by the rule of grown() and is the content plus a zero tail until the
+ * cut, and exactly the content after it. */
+static void test_append_and_grow(void **state)
 {
 	(void)state;
 	char path[256];
-	temp_path(path, sizeof path, "windows");
+	temp_path(path, sizeof path, "grow");
 	struct mapfile f;
 	assert_int_equal(mapfile_create(&f, path), 0);
-	size_t total = 200 * 1024;
+	size_t total = 1024 * 1024;
+	off_t size = 0;
 	char *want = malloc(total);
 	assert_non_null(want);
 	for (size_t i = 0; i < total; i++)
@@ -81,9 +98,11 @@ static void test_append_across_windows(void **state)
 		assert_int_equal(mapfile_append(&f, want + at, k), 0);
 		at += k;
 		assert_int_equal(f.len, (off_t)at);
+		size = grown(size, (off_t)at);
+		assert_int_equal(f.alloc, size);
 	}
-	off_t steps = ((off_t)total + MAPFILE_GROW - 1) / MAPFILE_GROW * MAPFILE_GROW;
-	assert_int_equal(file_size(path), steps);
+	assert_true(size > (off_t)total + MAPFILE_AHEAD - MAPFILE_GROW);
+	assert_int_equal(file_size(path), size);
 	size_t len;
 	char *got = slurp(path, &len);
 	assert_memory_equal(got, want, total);
@@ -111,7 +130,7 @@ static void test_reopen_after_tail(void **state)
 	struct mapfile f;
 	create_abc(&f, path, sizeof path, "reopen");
 	mapfile_close(&f); /* no cut: as a SIGKILL leaves it */
-	assert_int_equal(file_size(path), MAPFILE_GROW);
+	assert_int_equal(file_size(path), grown(0, 4));
 
 	struct mapfile again;
 	assert_int_equal(mapfile_create(&again, path), EEXIST);
@@ -229,10 +248,186 @@ static void test_other_sigbus_passes_on(void **state)
 	unlink(path);
 }
 
+/* Past the first mapping's span (16 MiB): the mapping is replaced by a
+ * larger one and nothing written before is lost. */
+static void test_past_the_first_span(void **state)
+{
+	(void)state;
+	char path[256];
+	temp_path(path, sizeof path, "span");
+	struct mapfile f;
+	assert_int_equal(mapfile_create(&f, path), 0);
+	static char block[64 * 1024];
+	size_t blocks = (17u << 20) / sizeof block + 1;
+	for (size_t i = 0; i < blocks; i++) {
+		memset(block, 'a' + (int)(i % 26), sizeof block);
+		block[0] = '\n';
+		assert_int_equal(mapfile_append(&f, block, sizeof block), 0);
+	}
+	assert_true(f.span > ((off_t)16 << 20));
+	assert_int_equal(mapfile_cut(&f), 0);
+	mapfile_close(&f);
+	int fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	for (size_t i = 0; i < blocks; i++) {
+		assert_int_equal(read(fd, block, sizeof block), (ssize_t)sizeof block);
+		assert_int_equal(block[0], '\n');
+		assert_int_equal(block[1], 'a' + (int)(i % 26));
+		assert_int_equal(block[sizeof block - 1], 'a' + (int)(i % 26));
+	}
+	assert_int_equal(read(fd, block, 1), 0);
+	close(fd);
+	unlink(path);
+}
+
+static long minor_faults(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_minflt;
+}
+
+/* Whether page-fault counts mean what they say: a sanitizer's or
+ * valgrind's own memory takes faults of its own. */
+static bool faults_countable(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	return false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+	return false;
+#endif
+#endif
+	const char *pre = getenv("LD_PRELOAD");
+	return !(pre && strstr(pre, "vgpreload"));
+}
+
+/* Prefaulting changes no byte (the content, the zero tail), stops at the
+ * file's end, and the appends into prefaulted pages take no page fault
+ * where appends into fresh ones take one per page. */
+static void test_prefault(void **state)
+{
+	(void)state;
+	char path[256];
+	struct mapfile f;
+	create_abc(&f, path, sizeof path, "prefault");
+	mapfile_prefault(&f, (off_t)1 << 40); /* clamped to the file's size */
+	char line[100];
+	memset(line, 'p', sizeof line);
+	line[99] = '\n';
+	long f0 = minor_faults();
+	for (int i = 0; i < 600; i++) /* 60,000 bytes: 15 pages */
+		assert_int_equal(mapfile_append(&f, line, sizeof line), 0);
+	long prefaulted = minor_faults() - f0;
+	/* the same past what was faulted in: the file's end moves on */
+	off_t fresh_from = f.alloc;
+	while (f.len < fresh_from)
+		assert_int_equal(mapfile_append(&f, line, sizeof line), 0);
+	f0 = minor_faults();
+	for (int i = 0; i < 600; i++)
+		assert_int_equal(mapfile_append(&f, line, sizeof line), 0);
+	long fresh = minor_faults() - f0;
+	if (faults_countable()) {
+		print_message("page faults for 15 pages: %ld prefaulted, %ld fresh\n", prefaulted,
+		              fresh);
+		assert_true(prefaulted <= 1);
+		assert_true(fresh >= 10);
+	} else {
+		print_message("SKIPPED the page-fault counts: under a sanitizer or valgrind\n");
+	}
+	off_t len = f.len;
+	assert_int_equal(mapfile_cut(&f), 0);
+	mapfile_prefault(&f, 4096 * 8); /* after the cut: nothing past the end */
+	mapfile_close(&f);
+	size_t n;
+	char *got = slurp(path, &n);
+	assert_int_equal(n, (size_t)len);
+	assert_memory_equal(got, "abc\n", 4);
+	for (size_t at = 4; at < n; at += sizeof line)
+		assert_memory_equal(got + at, line, sizeof line);
+	free(got);
+	unlink(path);
+}
+
+/* Another thread prefaults over and over while this one appends 2 MiB
+ * (past several growth steps): every byte arrives, the tail stays zero. */
+struct prefaulter {
+	struct mapfile *f;
+	volatile int stop;
+	long rounds;
+};
+
+static void *prefault_loop(void *arg)
+{
+	struct prefaulter *p = arg;
+	while (!p->stop) {
+		mapfile_prefault(p->f, 64 * 1024);
+		p->rounds++;
+	}
+	return NULL;
+}
+
+static void test_prefault_while_appending(void **state)
+{
+	(void)state;
+	char path[256];
+	temp_path(path, sizeof path, "concurrent");
+	struct mapfile f;
+	assert_int_equal(mapfile_create(&f, path), 0);
+	struct prefaulter p = {.f = &f};
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, prefault_loop, &p), 0);
+	size_t total = 2u << 20;
+	char *want = malloc(total);
+	assert_non_null(want);
+	for (size_t i = 0; i < total; i++)
+		want[i] = (char)('A' + (i * 13 + i / 4093) % 26);
+	for (size_t at = 0, n = 1; at < total; at += n, n = n % 4999 + 1) {
+		if (n > total - at)
+			n = total - at;
+		assert_int_equal(mapfile_append(&f, want + at, n), 0);
+	}
+	p.stop = 1;
+	pthread_join(t, NULL);
+	assert_true(p.rounds > 0);
+	size_t len;
+	char *got = slurp(path, &len);
+	assert_true(len >= total);
+	assert_memory_equal(got, want, total);
+	for (size_t i = total; i < len; i++)
+		assert_int_equal(got[i], 0);
+	free(got);
+	free(want);
+	mapfile_close(&f);
+	unlink(path);
+}
+
+/* Prefaulting a file cut short behind the writer's back touches nothing
+ * past its end: no SIGBUS. */
+static void test_prefault_after_truncation(void **state)
+{
+	(void)state;
+	char path[256];
+	struct mapfile f;
+	create_abc(&f, path, sizeof path, "prefault-trunc");
+	int other = open(path, O_WRONLY);
+	assert_true(other >= 0);
+	assert_int_equal(ftruncate(other, 0), 0);
+	close(other);
+	mapfile_prefault(&f, 64 * 1024); /* the process lives on */
+	assert_int_equal(mapfile_append(&f, "z", 1), EIO);
+	mapfile_close(&f);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_append_across_windows),
+	        cmocka_unit_test(test_append_and_grow),
+	        cmocka_unit_test(test_past_the_first_span),
+	        cmocka_unit_test(test_prefault),
+	        cmocka_unit_test(test_prefault_while_appending),
+	        cmocka_unit_test(test_prefault_after_truncation),
 	        cmocka_unit_test(test_reopen_after_tail),
 	        cmocka_unit_test(test_size_limit_exact),
 	        cmocka_unit_test(test_sigbus_is_eio),
