@@ -139,6 +139,14 @@ static int grow(struct mapfile *f, off_t end)
 	return e;
 }
 
+static off_t page_size(void)
+{
+	static off_t page;
+	if (!page)
+		page = (off_t)sysconf(_SC_PAGESIZE);
+	return page;
+}
+
 /* Map the file with a span of at least end bytes; 0 or errno. */
 static int map_to(struct mapfile *f, off_t end)
 {
@@ -154,6 +162,7 @@ static int map_to(struct mapfile *f, off_t end)
 	int e = m == MAP_FAILED ? errno : 0;
 	f->map = e ? NULL : m;
 	f->span = e ? 0 : span;
+	f->dropped = 0;
 	pthread_mutex_unlock(&f->map_mu);
 	return e;
 }
@@ -166,6 +175,7 @@ static void init(struct mapfile *f, int fd, off_t len)
 	f->len = f->alloc = len;
 	f->map = NULL;
 	f->span = 0;
+	f->dropped = 0;
 	pthread_mutex_init(&f->map_mu, NULL);
 	install_guard();
 }
@@ -196,14 +206,29 @@ int mapfile_open_at(struct mapfile *f, const char *path, off_t len)
 	return 0;
 }
 
+/* The pages wholly behind the content are never written again: they are
+ * unmapped (they stay in the page cache and the file), so that the mapping
+ * holds the pages near the end, not the whole journal. Run when the file
+ * grows: once per MAPFILE_GROW of entries. */
+static void drop_behind(struct mapfile *f)
+{
+	off_t upto = f->len - f->len % page_size();
+	if (upto > f->dropped &&
+	    madvise(f->map + f->dropped, (size_t)(upto - f->dropped), MADV_DONTNEED) == 0)
+		f->dropped = upto;
+}
+
 int mapfile_append(struct mapfile *f, const void *data, size_t n)
 {
 	if (n > (uint64_t)(INT64_MAX - f->len))
 		return EFBIG;
 	off_t end = f->len + (off_t)n;
+	off_t had = f->alloc;
 	int e = grow(f, end);
 	if (e == 0)
 		e = map_to(f, end);
+	if (e == 0 && f->alloc != had)
+		drop_behind(f);
 	if (e == 0)
 		e = copy_guarded(f->map + f->len, data, n);
 	if (e == 0)
@@ -213,9 +238,7 @@ int mapfile_append(struct mapfile *f, const void *data, size_t n)
 
 void mapfile_prefault(struct mapfile *f, off_t ahead)
 {
-	static long page;
-	if (!page)
-		page = sysconf(_SC_PAGESIZE);
+	off_t page = page_size();
 	pthread_mutex_lock(&f->map_mu);
 	off_t len = __atomic_load_n(&f->len, __ATOMIC_RELAXED);
 	off_t alloc = __atomic_load_n(&f->alloc, __ATOMIC_RELAXED);

@@ -76,6 +76,26 @@ static void create_abc(struct mapfile *f, char *path, size_t len, const char *ta
 	assert_int_equal(mapfile_append(f, "abc\n", 4), 0);
 }
 
+/* KiB of the mapping starting at map that are mapped into the process
+ * (smaps' Rss), or -1 if it is not found. */
+static long mapped_kib(const void *map)
+{
+	FILE *in = fopen("/proc/self/smaps", "r");
+	assert_non_null(in);
+	char line[512];
+	long kib = -1;
+	bool ours = false;
+	while (fgets(line, sizeof line, in)) {
+		unsigned long start, end;
+		if (sscanf(line, "%lx-%lx ", &start, &end) == 2)
+			ours = start == (unsigned long)(uintptr_t)map;
+		else if (ours && sscanf(line, "Rss: %ld kB", &kib) == 1)
+			break;
+	}
+	fclose(in);
+	return kib;
+}
+
 /* Appends of every size from 1 to 997 bytes, 1 MiB in all: the file grows
  * by the rule of grown() and is the content plus a zero tail until the
  * cut, and exactly the content after it. */
@@ -103,6 +123,10 @@ static void test_append_and_grow(void **state)
 	}
 	assert_true(size > (off_t)total + MAPFILE_AHEAD - MAPFILE_GROW);
 	assert_int_equal(file_size(path), size);
+	/* what lies behind the last growth was unmapped: not the whole MiB */
+	long kib = mapped_kib(f.map);
+	print_message("mapped after 1 MiB of appends: %ld KiB\n", kib);
+	assert_true(kib >= 0 && kib <= MAPFILE_GROW / 1024 + 8);
 	size_t len;
 	char *got = slurp(path, &len);
 	assert_memory_equal(got, want, total);

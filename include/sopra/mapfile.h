@@ -13,7 +13,9 @@
  * The file is mapped once from offset 0 (the mapping is replaced by a
  * larger one when the content outgrows it), so pages made present and
  * writable ahead of the content by mapfile_prefault stay so until an
- * fdatasync cleans them: appends there take no page fault.
+ * fdatasync cleans them: appends there take no page fault. Pages wholly
+ * behind the content are unmapped as the file grows, so the mapping holds
+ * the pages near the end only.
  *
  * One thread appends at a time, to any mapfile of the process: the SIGBUS
  * guard around the copy is process-wide (a handler installed by each open,
@@ -39,6 +41,7 @@ struct mapfile {
 	off_t alloc; /* the file's size: the content and its zero tail */
 	char *map;   /* the file mapped from offset 0, span bytes; or NULL */
 	off_t span;
+	off_t dropped; /* bytes at the start of map unmapped again (appender's) */
 	/* held to replace the mapping or shrink the file, and by
 	 * mapfile_prefault: so it never touches a page that is going away */
 	pthread_mutex_t map_mu;
