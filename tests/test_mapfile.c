@@ -76,6 +76,17 @@ static void create_abc(struct mapfile *f, char *path, size_t len, const char *ta
 	assert_int_equal(mapfile_append(f, "abc\n", 4), 0);
 }
 
+/* The same, then the file cut to nothing behind the writer's back: the
+ * mapped pages are gone. */
+static void create_abc_truncated(struct mapfile *f, char *path, size_t len, const char *tag)
+{
+	create_abc(f, path, len, tag);
+	int other = open(path, O_WRONLY);
+	assert_true(other >= 0);
+	assert_int_equal(ftruncate(other, 0), 0);
+	close(other);
+}
+
 /* KiB of the mapping starting at map that are mapped into the process
  * (smaps' Rss), or -1 if it is not found. */
 static long mapped_kib(const void *map)
@@ -214,11 +225,7 @@ static void test_sigbus_is_eio(void **state)
 	(void)state;
 	char path[256];
 	struct mapfile f;
-	create_abc(&f, path, sizeof path, "sigbus");
-	int other = open(path, O_WRONLY);
-	assert_true(other >= 0);
-	assert_int_equal(ftruncate(other, 0), 0); /* the mapped pages are gone */
-	close(other);
+	create_abc_truncated(&f, path, sizeof path, "sigbus");
 	char page[5000]; /* beyond the first page too */
 	memset(page, 'y', sizeof page);
 	assert_int_equal(mapfile_append(&f, page, sizeof page), EIO);
@@ -433,11 +440,7 @@ static void test_prefault_after_truncation(void **state)
 	(void)state;
 	char path[256];
 	struct mapfile f;
-	create_abc(&f, path, sizeof path, "prefault-trunc");
-	int other = open(path, O_WRONLY);
-	assert_true(other >= 0);
-	assert_int_equal(ftruncate(other, 0), 0);
-	close(other);
+	create_abc_truncated(&f, path, sizeof path, "prefault-trunc");
 	mapfile_prefault(&f, 64 * 1024); /* the process lives on */
 	assert_int_equal(mapfile_append(&f, "z", 1), EIO);
 	mapfile_close(&f);
