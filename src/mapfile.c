@@ -16,7 +16,8 @@
  *  - a SIGBUS anyway (the file was truncated behind our back, an I/O error
  *    reading a page in): a handler, armed only during the copy, jumps back
  *    out of it and the append fails with EIO. Any other SIGBUS goes to the
- *    disposition there was before.
+ *    disposition there was before. The prefaulting thread's reads are
+ *    guarded the same way.
  *
  * The first write to a page of a file mapping takes a page fault, 15-17 us
  * on this VM (the hypervisor fills its own page tables too): one in ~40
@@ -38,6 +39,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -55,9 +57,12 @@ _Static_assert(sizeof(off_t) == 8, "mapfile needs a 64-bit off_t");
 
 /* ---- the SIGBUS guard ---------------------------------------------------- */
 
-static sigjmp_buf copy_env;
-static volatile sig_atomic_t copying;
-static char *volatile copy_lo, *volatile copy_hi;
+/* Per thread: the appending thread's copy and the prefaulting thread's
+ * reads are each guarded on their own (a fault's SIGBUS goes to the thread
+ * that faulted). */
+static _Thread_local sigjmp_buf copy_env;
+static _Thread_local volatile sig_atomic_t copying;
+static _Thread_local char *volatile copy_lo, *volatile copy_hi;
 static struct sigaction prev_bus;
 
 static void on_sigbus(int sig, siginfo_t *si, void *uc)
@@ -106,6 +111,35 @@ static int copy_guarded(char *dst, const void *src, size_t n)
 	atomic_signal_fence(memory_order_seq_cst);
 	copying = 0;
 	return 0;
+}
+
+/* One read of each page of [from, to), `page` apart. Not inlined: its
+ * loop variable must not live in touch_guarded's frame, which a longjmp
+ * returns to. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static void
+read_each_page(char *from, char *to, off_t page)
+{
+	for (char *at = from; at < to; at += page)
+		(void)__atomic_load_n(at, __ATOMIC_RELAXED);
+}
+
+/* read_each_page; false if a read raised SIGBUS (the file shrank behind the
+ * server's back), and the rest is left unread. */
+static bool touch_guarded(char *from, char *to, off_t page)
+{
+	if (sigsetjmp(copy_env, 0) != 0)
+		return false;
+	copy_lo = from;
+	copy_hi = to;
+	copying = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	read_each_page(from, to, page);
+	atomic_signal_fence(memory_order_seq_cst);
+	copying = 0;
+	return true;
 }
 
 /* ---- growing and mapping ------------------------------------------------- */
@@ -247,12 +281,12 @@ void mapfile_prefault(struct mapfile *f, off_t ahead)
 	if (to > f->span)
 		to = f->span;
 	to -= to % page;
-	/* only pages the kernel made present are read: a read of any other
-	 * could meet an I/O error as a SIGBUS */
+	/* only pages the kernel made present are read (a read of another could
+	 * meet an I/O error), and guarded: the file can still shrink behind
+	 * the server's back between the two */
 	if (f->map && to > from &&
 	    madvise(f->map + from, (size_t)(to - from), MADV_POPULATE_WRITE) == 0)
-		for (off_t at = from; at < to; at += page)
-			(void)__atomic_load_n(f->map + at, __ATOMIC_RELAXED);
+		(void)touch_guarded(f->map + from, f->map + to, page);
 	pthread_mutex_unlock(&f->map_mu);
 }
 

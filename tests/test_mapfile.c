@@ -23,6 +23,7 @@
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sopra/mapfile.h"
@@ -447,6 +448,52 @@ static void test_prefault_after_truncation(void **state)
 	unlink(path);
 }
 
+/* The file truncated and grown again behind the writer's back, over and
+ * over, while another thread prefaults: a page can go between the kernel
+ * making it present and the read of it, and that read's SIGBUS must not
+ * reach the process (the guard covers the prefaulting thread too). */
+struct truncator {
+	const char *path;
+	volatile int stop;
+};
+
+static void *truncate_loop(void *arg)
+{
+	struct truncator *t = arg;
+	int fd = open(t->path, O_WRONLY);
+	assert_true(fd >= 0);
+	while (!t->stop) {
+		assert_int_equal(ftruncate(fd, 0), 0);
+		assert_int_equal(ftruncate(fd, MAPFILE_AHEAD), 0);
+	}
+	close(fd);
+	return NULL;
+}
+
+static void test_prefault_while_truncated(void **state)
+{
+	(void)state;
+	char path[256];
+	struct mapfile f;
+	create_abc(&f, path, sizeof path, "prefault-race");
+	struct truncator t = {.path = path};
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, truncate_loop, &t), 0);
+	struct timespec t0, now;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	long rounds = 0;
+	do {
+		mapfile_prefault(&f, MAPFILE_AHEAD);
+		rounds++;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 < 500);
+	t.stop = 1;
+	pthread_join(th, NULL);
+	print_message("%ld prefaults while the file came and went\n", rounds);
+	mapfile_close(&f);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -455,6 +502,7 @@ int main(void)
 	        cmocka_unit_test(test_prefault),
 	        cmocka_unit_test(test_prefault_while_appending),
 	        cmocka_unit_test(test_prefault_after_truncation),
+	        cmocka_unit_test(test_prefault_while_truncated),
 	        cmocka_unit_test(test_reopen_after_tail),
 	        cmocka_unit_test(test_size_limit_exact),
 	        cmocka_unit_test(test_sigbus_is_eio),

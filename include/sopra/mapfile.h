@@ -17,11 +17,11 @@
  * behind the content are unmapped as the file grows, so the mapping holds
  * the pages near the end only.
  *
- * One thread appends at a time, to any mapfile of the process: the SIGBUS
- * guard around the copy is process-wide (a handler installed by each open,
- * in front of whatever handler was there). mapfile_prefault may run on
- * another thread at the same time. Functions returning int return 0 or an
- * errno value.
+ * One thread appends to a mapfile at a time; mapfile_prefault may run on
+ * another thread meanwhile. The SIGBUS guard around the copy (and around
+ * the prefault's reads) is a handler installed by each open in front of
+ * whatever handler was there, with its state per thread. Functions
+ * returning int return 0 or an errno value.
  */
 #ifndef SOPRA_MAPFILE_H
 #define SOPRA_MAPFILE_H
