@@ -9,7 +9,8 @@
  * "turn" policy's fdatasync runs on a second thread (sync_thread), so that
  * a turn's end does not wait for the disk: the next player's ActNow goes
  * out while the disk catches up (the loss window this opens is stated in
- * docs/journal.md).
+ * docs/journal.md). The same thread, under "never" too, faults in the pages
+ * the next entries go to, so the loop's thread takes no page fault.
  *
  * The digest is SHA-256 (nettle) over "PLAYER\tLINE" of every line sent, in
  * order: exactly sopra-replay's output, so `sopra-replay FILE | sha256sum`
@@ -409,7 +410,7 @@ struct journal {
 
 	bool failed;
 
-	/* the "turn" policy's background fdatasync */
+	/* the background thread: "turn"'s fdatasyncs, and the prefaults */
 	bool thread_started;
 	pthread_t thread;
 	pthread_mutex_t mu;
@@ -461,7 +462,9 @@ static void prefault_next(struct journal *j, off_t *prefaulted_at)
 /* The "turn" policy's syncs: each one covers every request made before it
  * starts; consecutive syncs start JOURNAL_SYNC_GAP_MS apart at least. On
  * stop, a pending request is still served. Only an idle thread is woken by
- * a request (request_sync); a busy one finds it when its sync and gap end. */
+ * a request (request_sync); a busy one finds it when its sync and gap end.
+ * Each sync is followed by a prefault; under "never" a request gets the
+ * prefault alone. */
 static void *sync_thread(void *arg)
 {
 	struct journal *j = arg;
@@ -478,7 +481,7 @@ static void *sync_thread(void *arg)
 		uint64_t target = j->sync_req;
 		int64_t started = mono_ms();
 		pthread_mutex_unlock(&j->mu);
-		int rc = fdatasync(j->file.fd);
+		int rc = j->sync == JOURNAL_SYNC_TURN ? fdatasync(j->file.fd) : 0;
 		int e = errno;
 		prefault_next(j, &prefaulted_at);
 		pthread_mutex_lock(&j->mu);
@@ -701,11 +704,11 @@ static void journal_after(void *ctx, const struct cmdq_entry *e, int player)
 	if ((turn_end && j->stream.lines > j->digest_lines) ||
 	    j->n - j->digest_n >= JOURNAL_DIGEST_EVERY)
 		write_digest(j);
-	if (j->failed || j->sync == JOURNAL_SYNC_NEVER)
+	if (j->failed)
 		return;
-	if (ended)
+	if (ended && j->sync != JOURNAL_SYNC_NEVER)
 		sync_now(j); /* the end of the game is on disk before GameEnd goes out */
-	else if (turn_end && j->sync == JOURNAL_SYNC_TURN)
+	else if (turn_end && j->thread_started)
 		request_sync(j); /* in the background, JOURNAL_SYNC_GAP_MS apart */
 }
 
@@ -843,11 +846,13 @@ static struct journal *journal_new(const char *path, enum journal_sync sync, con
 	return j;
 }
 
-/* The "turn" policy's thread, started once the file is written; false
- * with err when it cannot be. */
+/* The background thread of "turn" (fdatasyncs, each followed by a
+ * prefault) and of "never" (the prefaults alone), started once the file is
+ * written; false with err when it cannot be. "always" has none: it syncs
+ * on the loop's thread. */
 static bool start_sync_thread(struct journal *j, char *err, size_t errlen)
 {
-	if (j->sync != JOURNAL_SYNC_TURN)
+	if (j->sync == JOURNAL_SYNC_ALWAYS)
 		return true;
 	if (pthread_create(&j->thread, NULL, sync_thread, j) != 0) {
 		snprintf(err, errlen, "cannot start the journal's sync thread");
