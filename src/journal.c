@@ -260,11 +260,13 @@ static void jb_str(struct proto_buf *b, const char *key, const char *s, size_t n
 {
 	size_t k = strlen(key);
 	if (!plain_text(s, n)) {
-		char *p = jb_key(b, key, k, 2 + BASE64_ENCODE_RAW_LENGTH(n) + 3);
-		p -= 2; /* the key is followed by 64": */
-		p = put_chars(p, "64\":\"", 5);
+		size_t b64 = BASE64_ENCODE_RAW_LENGTH(n);
+		char *p = proto_buf_room(b, sizeof "\"64\":\"\"," - 1 + k + b64);
+		*p++ = '"';
+		p = put_chars(p, key, k);
+		p = PUT_LIT(p, "64\":\"");
 		base64_encode_raw(p, n, (const uint8_t *)s);
-		p += BASE64_ENCODE_RAW_LENGTH(n);
+		p += b64;
 		*p++ = '"';
 		jb_done(b, p);
 		return;
