@@ -657,3 +657,34 @@ void proto_encode(const struct game_event *ev, enum game_rules rules, struct pro
 	}
 	PROTO_BUF_LIT(out, "}\n");
 }
+
+void proto_encode_cmd(const struct cmd *c, enum game_rules rules, struct proto_buf *out)
+{
+	const char *name = cmd_name(c->type);
+	PROTO_BUF_LIT(out, "{\"command\":\"");
+	proto_buf_add(out, name, strlen(name));
+	PROTO_BUF_LIT(out, "\"");
+	size_t n;
+	const struct proto_param *params = proto_cmd_params(c->type, &n);
+	for (size_t i = 0; i < n; i++) {
+		const struct proto_param *p = &params[i];
+		if (!proto_param_carried(c, p) || (rules != RULES_BASE && (p->flags & PROTO_BASE_ONLY)))
+			continue;
+		put_key(out, p->key);
+		switch (p->type) {
+		case PROTO_INT:
+			put_int(out, proto_param_get(c, p));
+			break;
+		case PROTO_BOOL:
+			if (proto_param_get(c, p))
+				PROTO_BUF_LIT(out, "true");
+			else
+				PROTO_BUF_LIT(out, "false");
+			break;
+		case PROTO_STRING:
+			put_json_string(out, c->name);
+			break;
+		}
+	}
+	PROTO_BUF_LIT(out, "}\n");
+}

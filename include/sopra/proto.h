@@ -154,4 +154,14 @@ static inline void proto_buf_add(struct proto_buf *b, const char *s, size_t n)
  */
 void proto_encode(const struct game_event *ev, enum game_rules rules, struct proto_buf *out);
 
+/*
+ * Append the wire form of command c as a client sends it -- one JSON object
+ * plus "\n", {"command":"Name",...} -- to out: the parameters of proto's
+ * table in protocol order, each that c carries (proto_param_carried); a
+ * PROTO_BASE_ONLY one (Move.fuel) only in base, where it is always written.
+ * A NULL c->name encodes as "". proto_decode(line, rules) gives c back.
+ * What every client (sopra-bot, sopra-client) and tool sends commands with.
+ */
+void proto_encode_cmd(const struct cmd *c, enum game_rules rules, struct proto_buf *out);
+
 #endif
