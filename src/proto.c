@@ -668,7 +668,8 @@ void proto_encode_cmd(const struct cmd *c, enum game_rules rules, struct proto_b
 	const struct proto_param *params = proto_cmd_params(c->type, &n);
 	for (size_t i = 0; i < n; i++) {
 		const struct proto_param *p = &params[i];
-		if (!proto_param_carried(c, p) || (rules != RULES_BASE && (p->flags & PROTO_BASE_ONLY)))
+		if (!proto_param_carried(c, p) ||
+		    (rules != RULES_BASE && (p->flags & PROTO_BASE_ONLY)))
 			continue;
 		put_key(out, p->key);
 		switch (p->type) {
