@@ -1,6 +1,7 @@
 /* bench: time, statistics, the table, processes, sockets, line framing. */
 #define _GNU_SOURCE 1 /* sched_setaffinity */
 #include "bench.h"
+#include "srvproc.h"
 #include "toolutil.h"
 
 #include <sched.h>
@@ -21,6 +22,9 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* How long a server may take to report its port (a loaded machine). */
+#define SERVER_START_MS 60000
 
 uint64_t now_ns(void)
 {
@@ -197,32 +201,23 @@ pid_t spawn_argv(const char *const *argv, int in, int out, int err)
 int server_spawn(const char *server, const char *config, int64_t seed, const char *rules,
                  pid_t *pid, int *errfd)
 {
-	int p[2];
-	pipe_cloexec(p);
 	char seedbuf[32];
 	snprintf(seedbuf, sizeof seedbuf, "%lld", (long long)seed);
 	const char *argv[] = {server,  "--config",  config, "--port",  "0",   "--seed",
 	                      seedbuf, "--timeout", "3600", "--rules", rules, NULL};
-	pid_t c = spawn_argv(argv, SPAWN_NULL, SPAWN_NULL, p[1]);
-	close(p[1]);
-	/* read up to the "listening on" line; the rest of the log stays in the pipe */
-	char buf[4096];
-	size_t len = 0;
-	for (;;) {
-		ssize_t n = read(p[0], buf + len, sizeof buf - 1 - len);
-		if (n <= 0)
-			die("%s did not start (config %s)", server, config);
-		len += (size_t)n;
-		buf[len] = '\0';
-		char *at = strstr(buf, "listening on 0.0.0.0:");
-		if (at && strchr(at, '\n')) {
-			*pid = c;
-			*errfd = p[0];
-			return atoi(at + strlen("listening on 0.0.0.0:"));
-		}
-		if (len == sizeof buf - 1)
-			die("%s: unexpected log output", server);
-	}
+	const struct spawn_opts so = {.setup = child_setup};
+	const struct srvproc_opts o = {.out = SPAWN_NULL, .log = SRVPROC_LOG_PIPE, .spawn = &so};
+	struct srvproc srv;
+	if (srvproc_launch(&srv, argv, &o) != 0)
+		die("cannot start %s: %s", server, strerror(errno));
+	child_started(srv.pid);
+	/* the rest of the log stays in the pipe */
+	int port = srvproc_await_port(&srv, SERVER_START_MS);
+	if (port <= 0)
+		die("%s did not start (config %s)", server, config);
+	*pid = srv.pid;
+	*errfd = srv.log_fd;
+	return port;
 }
 
 int proc_wait(pid_t pid, int ms)

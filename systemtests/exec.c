@@ -4,6 +4,7 @@
 #include "exec.h"
 
 #include "scenario.h"
+#include "srvproc.h"
 #include "toolutil.h"
 
 #include <arpa/inet.h>
@@ -51,9 +52,8 @@ typedef struct {
 typedef struct {
     const scenario *sc;
     const run_opts *o;
-    pid_t pid;
-    bool running;
-    int wstatus;
+    struct srvproc srv;
+    bool running; /* started, and not seen to exit yet */
     bool term_sent, kill_sent;
     int port;
     int errfd;
@@ -143,34 +143,28 @@ static const char *status_str(int st, char *buf, size_t len)
 
 /* ---- server process ------------------------------------------------------- */
 
-static void reap(run *r)
+/* Log the server's exit once srvproc has seen it. */
+static void note_exit(run *r)
 {
-    if (!r->running)
-        return;
-    int st;
-    pid_t p = waitpid(r->pid, &st, WNOHANG);
-    if (p == r->pid) {
+    if (r->running && r->srv.exited) {
         char b[128];
         r->running = false;
-        r->wstatus = st;
-        tlog(r, "server %s", status_str(st, b, sizeof b));
+        tlog(r, "server %s", status_str(r->srv.status, b, sizeof b));
     }
+}
+
+static void reap(run *r)
+{
+    if (r->running)
+        srvproc_reap(&r->srv, 0);
+    note_exit(r);
 }
 
 static void reap_blocking(run *r)
 {
-    if (!r->running)
-        return;
-    int st;
-    pid_t p;
-    while ((p = waitpid(r->pid, &st, 0)) < 0 && errno == EINTR) {
-    }
-    if (p == r->pid) {
-        char b[128];
-        r->wstatus = st;
-        tlog(r, "server %s", status_str(st, b, sizeof b));
-    }
-    r->running = false;
+    if (r->running)
+        srvproc_reap(&r->srv, -1);
+    note_exit(r);
 }
 
 /*
@@ -252,12 +246,11 @@ static int spawn_server(run *r)
     }
     /* stdin and stdout /dev/null, stderr the temp file; -1: not started */
     const struct spawn_opts so = {.search_path = true};
-    pid_t pid = spawn(argv, SPAWN_NULL, SPAWN_NULL, r->errfd, &so);
-    if (pid < 0) {
+    const struct srvproc_opts o = {.out = SPAWN_NULL, .log = r->errfd, .spawn = &so};
+    if (srvproc_launch(&r->srv, argv, &o) != 0) {
         failf(r, "cannot execute %s: %s", argv[0], strerror(errno));
         return -1;
     }
-    r->pid = pid;
     r->running = true;
     r->term_sent = r->kill_sent = false;
     return 0;
@@ -474,8 +467,6 @@ static void close_clients(run *r)
 
 enum { CONNECT_OK, CONNECT_START_FAILED, CONNECT_ERROR };
 
-static char *read_stderr(run *r, size_t *len);
-
 /*
  * With --port 0 the server binds a port the kernel picks and reports it on
  * stderr ("listening on 0.0.0.0:N"); waiting for that line makes sure the
@@ -484,28 +475,19 @@ static char *read_stderr(run *r, size_t *len);
  */
 static int await_reported_port(run *r, long long deadline)
 {
-    static const char tag[] = "listening on 0.0.0.0:";
-    for (;;) {
-        size_t n;
-        char *log = read_stderr(r, &n);
-        const char *p = strstr(log, tag);
-        int port = p ? atoi(p + sizeof tag - 1) : 0;
-        free(log);
-        if (port > 0) {
-            r->port = port;
-            tlog(r, "server reported port %d", port);
-            return CONNECT_OK;
-        }
-        reap(r);
-        if (!r->running)
-            return CONNECT_START_FAILED;
-        if (now_ms() > deadline) {
-            failf(r, "the server did not report its port (\"%s<port>\" on stderr) within %d s",
-                  tag, WAIT_CONNECT_MS * r->slow / 1000);
-            return CONNECT_ERROR;
-        }
-        sleep_ms(5);
+    long long left = deadline - now_ms();
+    int port = srvproc_await_port(&r->srv, left > 0 ? (int)left : 0);
+    note_exit(r);
+    if (port > 0) {
+        r->port = port;
+        tlog(r, "server reported port %d", port);
+        return CONNECT_OK;
     }
+    if (port == SRVPROC_EXITED)
+        return CONNECT_START_FAILED;
+    failf(r, "the server did not report its port (\"listening on ADDR:PORT\") within %d s",
+          WAIT_CONNECT_MS * r->slow / 1000);
+    return CONNECT_ERROR;
 }
 
 static int connect_all(run *r)
@@ -687,7 +669,7 @@ static bool probe_accepts(run *r)
         /* --port 0: the server says when it listens */
         size_t n;
         char *log = read_stderr(r, &n);
-        bool listening = strstr(log, "listening on ") != NULL;
+        bool listening = srvproc_port_in(log) > 0;
         free(log);
         if (listening)
             tlog(r, "probe: the server reports that it is listening");
@@ -740,7 +722,7 @@ static void do_exit(run *r, const step *st)
         return;
     }
     char b[128];
-    int s = r->wstatus;
+    int s = r->srv.status;
     if (!WIFEXITED(s) || (st->emode == EXIT_NONZERO && WEXITSTATUS(s) == 0) ||
         (st->emode == EXIT_CODE && WEXITSTATUS(s) != st->ecode)) {
         failf(r, "line %d: expected `%s`, the server %s", st->line, want,
@@ -772,19 +754,19 @@ static void stop_server(run *r)
         return;
     if (failed(r)) {
         tlog(r, "killing the server (SIGKILL) after the failure");
-        kill(r->pid, SIGKILL);
+        kill(r->srv.pid, SIGKILL);
         r->kill_sent = true;
         reap_blocking(r);
         return;
     }
     tlog(r, "sending SIGTERM");
-    kill(r->pid, SIGTERM);
+    kill(r->srv.pid, SIGTERM);
     r->term_sent = true;
     long long deadline = now_ms() + (long long)WAIT_TERM_MS * r->slow;
     while (r->running && now_ms() < deadline)
         pump(r, 10);
     if (r->running) {
-        kill(r->pid, SIGKILL);
+        kill(r->srv.pid, SIGKILL);
         r->kill_sent = true;
         reap_blocking(r);
         failf(r, "the server did not exit within %d s after SIGTERM", WAIT_TERM_MS * r->slow / 1000);
@@ -793,7 +775,7 @@ static void stop_server(run *r)
 
 static void check_status(run *r)
 {
-    int s = r->wstatus;
+    int s = r->srv.status;
     char b[128];
     if (r->kill_sent)
         return;
@@ -1009,9 +991,9 @@ static void start(run *r)
         if (rc == CONNECT_OK || rc == CONNECT_ERROR)
             return;
         char b[128];
-        status_str(r->wstatus, b, sizeof b);
+        status_str(r->srv.status, b, sizeof b);
         close_clients(r);
-        if (WIFEXITED(r->wstatus) && attempt < START_ATTEMPTS) {
+        if (WIFEXITED(r->srv.status) && attempt < START_ATTEMPTS) {
             tlog(r, "server %s before accepting connections; retrying with another port", b);
             continue;
         }
@@ -1071,11 +1053,11 @@ int run_scenario_file(const char *path, const char *name, const run_opts *o, FIL
     if (!failed(&r))
         run_steps(&r);
     stop_server(&r);
-    if (r.pid > 0) {
+    if (r.srv.pid > 0) {
         check_status(&r);
         check_stderr(&r);
     }
-    if (r.journal && r.pid > 0 && sc.have_clients && !failed(&r))
+    if (r.journal && r.srv.pid > 0 && sc.have_clients && !failed(&r))
         check_journal(&r);
     report(&r, name, out);
     int rc = failed(&r) ? 1 : 0;

@@ -35,9 +35,9 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "srvproc.h"
 #include "toolutil.h"
 
 static void die(const char *what)
@@ -46,41 +46,27 @@ static void die(const char *what)
     exit(1);
 }
 
-/* Start the server on an ephemeral port; returns the port. */
-static int start_server(const char *server, const char *config, pid_t *pid)
+/* Start the server on a port the kernel picks, its log in an unlinked
+ * temp file; returns the port. */
+static int start_server(const char *server, const char *config, struct srvproc *srv)
 {
-    int errp[2];
-    if (pipe2(errp, O_CLOEXEC) != 0)
-        die("pipe failed");
+    FILE *log = tmpfile();
+    if (!log)
+        die("cannot create a temp file for the server's log");
     const char *argv[] = {server,   "--config", config,      "--port", "0",
                           "--seed", "1",        "--timeout", "60",     NULL};
-    *pid = spawn(argv, SPAWN_INHERIT, SPAWN_INHERIT, errp[1], NULL);
-    if (*pid < 0)
+    const struct srvproc_opts o = {.out = SPAWN_INHERIT, .log = fileno(log)};
+    int port = srvproc_start(srv, argv, &o, 10000);
+    fclose(log); /* the server has its own descriptor */
+    if (port == SRVPROC_NOT_STARTED)
         die("cannot start the server");
-    close(errp[1]);
-    char buf[4096];
-    size_t len = 0;
-    const char tag[] = "listening on 0.0.0.0:";
-    while (len < sizeof buf - 1) {
-        ssize_t n = read(errp[0], buf + len, sizeof buf - 1 - len);
-        if (n <= 0)
-            die("server exited before listening");
-        len += (size_t)n;
-        buf[len] = '\0';
-        const char *at = strstr(buf, tag);
-        if (at && strchr(at, '\n')) {
-            /* keep draining the log so the server never blocks on it */
-            if (fork() == 0) {
-                while (read(errp[0], buf, sizeof buf) > 0) {
-                }
-                _exit(0);
-            }
-            close(errp[0]);
-            return atoi(at + strlen(tag));
-        }
+    if (port == SRVPROC_EXITED)
+        die("server exited before listening");
+    if (port <= 0) {
+        srvproc_stop(srv, 1000);
+        die("no 'listening on' line within 10 s");
     }
-    die("no 'listening on' line");
-    return -1;
+    return port;
 }
 
 static int connect_to(int port)
@@ -248,8 +234,8 @@ int main(int argc, char **argv)
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);
-    pid_t pid;
-    int port = start_server(server, config, &pid);
+    struct srvproc srv;
+    int port = start_server(server, config, &srv);
     int fd = connect_to(port);
     send_line(fd, "{\"command\":\"Register\",\"playerName\":\"Honest\"}\n");
     if (!strstr(read_line(fd), "\"event\":\"Config\""))
@@ -276,8 +262,7 @@ int main(int argc, char **argv)
 
     send_line(fd, "{\"command\":\"StartGame\"}\n");
     bool started = strstr(read_line(fd), "\"event\":\"GameStarted\"") != NULL;
-    kill(pid, SIGTERM);
-    waitpid(pid, NULL, 0);
+    srvproc_stop(&srv, 5000);
 
     double flood_ms = f.t_end - f.t_start;
     printf("flood: %ld lines answered in %.1f ms (%.0f lines/s), %ld unexpected lines\n",

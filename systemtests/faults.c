@@ -49,6 +49,7 @@
 #include <cjson/cJSON.h>
 
 #include "sopra/xalloc.h"
+#include "srvproc.h"
 #include "toolutil.h"
 
 #if defined(__GNUC__)
@@ -80,11 +81,8 @@ static void die(const char *what)
 /* ---- one case: its server and its connections ------------------------------ */
 
 typedef struct {
-    pid_t pid;
-    int port;
+    struct srvproc proc; /* pid 0: no server */
     char errpath[PATH_MAX];
-    bool reaped;
-    int status;
 } server;
 
 typedef struct {
@@ -137,7 +135,7 @@ static bool srv_start(ctx *t, const char *cfg, int timeout_s, long nofile)
     server *s = &t->s;
     memset(s, 0, sizeof *s);
     snprintf(s->errpath, sizeof s->errpath, "%s/server-%d.log", g_tmpdir, ++serial);
-    int efd = open(s->errpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    int efd = open(s->errpath, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (efd < 0)
         die("open server log");
     char tbuf[16];
@@ -145,59 +143,27 @@ static bool srv_start(ctx *t, const char *cfg, int timeout_s, long nofile)
     const char *argv[] = {g_server, "--config", cfg,         "--port", "0",
                           "--seed", "56",       "--timeout", tbuf,     NULL};
     const struct spawn_opts so = {.nofile = nofile};
-    s->pid = spawn(argv, SPAWN_NULL, SPAWN_NULL, efd, &so);
+    const struct srvproc_opts o = {.out = SPAWN_NULL, .log = efd, .spawn = &so};
+    int port = srvproc_start(&s->proc, argv, &o, 10000);
     int e = errno;
     close(efd);
-    if (s->pid < 0) {
-        s->pid = 0;
+    switch (port) {
+    case SRVPROC_NOT_STARTED:
         return fail(t, "cannot start %s: %s", g_server, strerror(e));
-    }
-    int64_t until = now_ms() + 10000;
-    while (now_ms() < until) {
-        char *log = read_file(s->errpath, NULL);
-        const char *p = log ? strstr(log, "listening on 0.0.0.0:") : NULL;
-        if (p) {
-            s->port = atoi(p + strlen("listening on 0.0.0.0:"));
-            free(log);
-            return true;
-        }
-        free(log);
-        int st;
-        if (waitpid(s->pid, &st, WNOHANG) == s->pid) {
-            s->reaped = true;
-            s->status = st;
-            return fail(t, "the server exited before listening");
-        }
-        sleep_ms(5);
-    }
-    return fail(t, "the server did not report its port within 10 s");
-}
-
-/* Wait up to ms for the server to exit. */
-static bool srv_wait(server *s, int ms)
-{
-    if (s->reaped)
+    case SRVPROC_EXITED:
+        return fail(t, "the server exited before listening");
+    case SRVPROC_TIMEOUT:
+        return fail(t, "the server did not report its port within 10 s");
+    default:
         return true;
-    int64_t until = now_ms() + ms;
-    for (;;) {
-        int st;
-        pid_t r = waitpid(s->pid, &st, WNOHANG);
-        if (r == s->pid) {
-            s->reaped = true;
-            s->status = st;
-            return true;
-        }
-        if (now_ms() >= until)
-            return false;
-        sleep_ms(5);
     }
 }
 
 /* The server must exit by itself with code 0 within ms. */
 static bool srv_expect_exit0(ctx *t, int ms)
 {
-    server *s = &t->s;
-    if (!srv_wait(s, ms))
+    struct srvproc *s = &t->s.proc;
+    if (!srvproc_reap(s, ms))
         return fail(t, "the server did not exit within %d ms", ms);
     if (WIFSIGNALED(s->status))
         return fail(t, "the server was killed by signal %d", WTERMSIG(s->status));
@@ -231,12 +197,12 @@ static long proc_cpu_ticks(pid_t pid)
 static void srv_finish(ctx *t)
 {
     server *s = &t->s;
-    if (s->pid <= 0)
+    if (s->proc.pid <= 0)
         return;
-    if (!srv_wait(s, 0)) {
+    if (!srvproc_reap(&s->proc, 0)) {
         fail(t, "the server was still running at the end of the case");
-        kill(s->pid, SIGKILL);
-        srv_wait(s, 5000);
+        kill(s->proc.pid, SIGKILL);
+        srvproc_reap(&s->proc, 5000);
     }
     char *log = read_file(s->errpath, NULL);
     if (log) {
@@ -269,7 +235,7 @@ static void srv_finish(ctx *t)
     }
     free(log);
     unlink(s->errpath);
-    s->pid = 0;
+    s->proc.pid = 0;
 }
 
 /* ---- clients ---------------------------------------------------------- */
@@ -293,7 +259,7 @@ static client *conn(ctx *t, const char *name, int rcvbuf)
     struct sockaddr_in sin;
     memset(&sin, 0, sizeof sin);
     sin.sin_family = AF_INET;
-    sin.sin_port = htons((unsigned short)t->s.port);
+    sin.sin_port = htons((unsigned short)t->s.proc.port);
     sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     if (connect(c->fd, (struct sockaddr *)&sin, sizeof sin) != 0) {
         fail(t, "client %s: connect: %s", name, strerror(errno));
@@ -870,9 +836,9 @@ static bool finish_two(ctx *t, game2 *g)
 static bool stop_by_signal(ctx *t, int sig, int sig2, client **cls, int n, bool timed)
 {
     int64_t t0 = now_ms();
-    kill(t->s.pid, sig);
+    kill(t->s.proc.pid, sig);
     if (sig2)
-        kill(t->s.pid, sig2);
+        kill(t->s.proc.pid, sig2);
     if (!srv_expect_exit0(t, 2000))
         return false;
     for (int i = 0; i < n; i++)
@@ -901,7 +867,7 @@ static bool case_line_10mib(ctx *t)
     if (!expect_failed(t, g.b, "line too long") || !expect_eof(t, g.b, WAIT_MS) ||
         !expect_quiet(t, g.a, 200))
         return false;
-    long rss = proc_status_kib(t->s.pid, "VmHWM");
+    long rss = proc_status_kib(t->s.proc.pid, "VmHWM");
     if (g_verbose)
         printf("    server VmHWM after the 10 MiB line: %ld kB\n", rss);
     CHECK(t, rss <= RSS_LIMIT_KB, "server VmHWM %ld kB after the 10 MiB line", rss);
@@ -1335,9 +1301,9 @@ static bool case_fd_exhaustion(ctx *t)
     if (!conn_n(t, c, N, "F"))
         return false;
     sleep_ms(300);
-    long cpu0 = proc_cpu_ticks(t->s.pid);
+    long cpu0 = proc_cpu_ticks(t->s.proc.pid);
     sleep_ms(1000);
-    long cpu1 = proc_cpu_ticks(t->s.pid);
+    long cpu1 = proc_cpu_ticks(t->s.proc.pid);
     long hz = sysconf(_SC_CLK_TCK);
     if (g_verbose)
         printf("    CPU while out of descriptors: %ld ticks in 1 s (%ld/s)\n", cpu1 - cpu0, hz);
@@ -1493,7 +1459,7 @@ static bool case_slow_reader(ctx *t)
     game2 g;
     if (!start_turn(t, &g, 30, 16384))
         return false;
-    long rss0 = proc_status_kib(t->s.pid, "VmRSS");
+    long rss0 = proc_status_kib(t->s.proc.pid, "VmRSS");
     size_t chunk_lines = 32768, chunk_len, sent_lines = 0;
     char *chunk = repeat_line("x\n", chunk_lines, &chunk_len);
     bool dropped = false, stalled = false;
@@ -1505,7 +1471,7 @@ static bool case_slow_reader(ctx *t)
         sent_lines += chunk_lines;
     }
     free(chunk);
-    long hwm = proc_status_kib(t->s.pid, "VmHWM");
+    long hwm = proc_status_kib(t->s.proc.pid, "VmHWM");
     if (g_verbose)
         printf("    slow reader: %zu lines sent before the drop; server VmRSS before "
                "%ld kB, VmHWM %ld kB\n",

@@ -48,6 +48,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "srvproc.h"
 #include "toolutil.h"
 
 #define MAX_BOTS    16
@@ -236,21 +237,15 @@ static bool generate_config(const char *path, int variant)
 
 /* ---- processes ------------------------------------------------------------ */
 
-/* Start argv with stdin from /dev/null, stdout to out_fd (else to the file
- * out_path, else to /dev/null) and stderr to the file err_path. -1 with errno
- * set when it cannot be started. */
-static pid_t start(char *const argv[], int out_fd, const char *out_path, const char *err_path)
+/* Start argv with stdin from /dev/null, stdout to out_fd and stderr to the
+ * file err_path. -1 with errno set when it cannot be started. */
+static pid_t start(char *const argv[], int out_fd, const char *err_path)
 {
-	const int flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC;
-	int out = out_fd, err = open(err_path, flags, 0644);
-	if (out < 0)
-		out = out_path ? open(out_path, flags, 0644) : SPAWN_NULL;
+	int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	pid_t pid = -1;
-	if (err >= 0 && (out >= 0 || !out_path))
-		pid = spawn((const char *const *)argv, SPAWN_NULL, out, err, NULL);
+	if (err >= 0)
+		pid = spawn((const char *const *)argv, SPAWN_NULL, out_fd, err, NULL);
 	int e = errno;
-	if (out >= 0 && out != out_fd)
-		close(out);
 	if (err >= 0)
 		close(err);
 	errno = e;
@@ -392,24 +387,31 @@ fail(struct game *g, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Wait until the server's stderr names its port; -1 on failure. */
-static int wait_for_port(struct game *g, double deadline)
+/* Start the game's server, its stdout in server.out and its stderr in
+ * server.err, and wait until it names its port. Returns the port, or
+ * SRVPROC_NOT_STARTED (errno set), SRVPROC_EXITED or SRVPROC_TIMEOUT; the
+ * server, if it was started, is g->server. */
+static int start_server(struct game *g, const char *out_path)
 {
-	while (now_sec() < deadline) {
-		char *text = read_file(g->server_err, NULL);
-		const char *hit = text ? strstr(text, "listening on ") : NULL;
-		if (hit) {
-			const char *colon = strchr(hit, ':');
-			int port = colon ? atoi(colon + 1) : -1;
-			free(text);
-			return port > 0 ? port : -1;
-		}
-		free(text);
-		if (reap(&g->server, false))
-			return -1;
-		sleep_ms(5);
+	const int flags = O_CREAT | O_TRUNC | O_CLOEXEC;
+	int out = open(out_path, O_WRONLY | flags, 0644);
+	int err = open(g->server_err, O_RDWR | flags, 0644);
+	int port = SRVPROC_NOT_STARTED;
+	if (out >= 0 && err >= 0) {
+		const struct srvproc_opts o = {.out = out, .log = err};
+		struct srvproc srv;
+		port = srvproc_start(&srv, (const char *const *)g->server_argv, &o, 10000);
+		g->server.pid = srv.pid;
+		g->server.done = srv.exited;
+		g->server.status = srv.status;
 	}
-	return -1;
+	int e = errno;
+	if (out >= 0)
+		close(out);
+	if (err >= 0)
+		close(err);
+	errno = e;
+	return port;
 }
 
 /* Wait for word ("registered", a lurker: "connected") on the bot's stdout. */
@@ -499,13 +501,12 @@ static void run_game(struct game *g)
 	}
 	g->server_argv[g->server_argc] = NULL;
 	snprintf(path, sizeof path, "%s/server.out", g->dir);
-	g->server.pid = start(g->server_argv, -1, path, g->server_err);
-	if (g->server.pid < 0) {
+	g->port = start_server(g, path);
+	if (g->port == SRVPROC_NOT_STARTED) {
 		fail(g, "cannot start the server: %s", strerror(errno));
 		return;
 	}
-	g->port = wait_for_port(g, now_sec() + 10);
-	if (g->port < 0) {
+	if (g->port <= 0) {
 		fail(g, "the server did not report a listening port");
 		goto wait_all;
 	}
@@ -560,7 +561,7 @@ static void run_game(struct game *g)
 		}
 		fcntl(pfd[0], F_SETFD, FD_CLOEXEC);
 		fcntl(pfd[1], F_SETFD, FD_CLOEXEC);
-		bs->proc.pid = start(bs->argv, pfd[1], NULL, bs->err_path);
+		bs->proc.pid = start(bs->argv, pfd[1], bs->err_path);
 		int e = errno;
 		close(pfd[1]);
 		if (bs->proc.pid < 0) {
