@@ -37,6 +37,9 @@ import sys
 import threading
 import time
 
+import sopratest
+from sopratest import Failure, check
+
 HEALTH_INTERVAL = 2.0     # AGONES_HEALTH_INTERVAL_MS
 SHUTDOWN_WAIT = 3.0       # AGONES_SHUTDOWN_WAIT_MS
 RETRY_MIN = 0.1           # AGONES_RETRY_MIN_MS
@@ -47,15 +50,6 @@ VERBOSE = False
 def log(*a):
     if VERBOSE:
         print("  [%.3f]" % time.monotonic(), *a, flush=True)
-
-
-class Failure(Exception):
-    pass
-
-
-def check(cond, what):
-    if not cond:
-        raise Failure(what)
 
 
 # ---- the fake SDK sidecar ---------------------------------------------------
@@ -217,33 +211,16 @@ class Relay:
 
 # ---- processes -----------------------------------------------------------------
 
-class Server:
+class Server(sopratest.Server):
+    """sopra-server --port 0 with AGONES_SDK_HTTP_PORT=env_port (None: unset)."""
+
     def __init__(self, args, env_port, seed=7):
         env = dict(os.environ)
         env.pop("AGONES_SDK_HTTP_PORT", None)
         if env_port is not None:
             env["AGONES_SDK_HTTP_PORT"] = str(env_port)
-        self.proc = subprocess.Popen(
-            [args.server, "--config", args.config, "--port", "0", "--seed", str(seed),
-             "--timeout", "20"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            env=env)
-        self.lines = []
-        self.port = None
-        self.port_known = threading.Event()
-        self.exited_at = None
-        threading.Thread(target=self._read, daemon=True).start()
-        check(self.port_known.wait(10), "server did not report its port")
-
-    def _read(self):
-        for raw in self.proc.stderr:
-            line = raw.decode(errors="replace").rstrip("\n")
-            self.lines.append(line)
-            log("server:", line)
-            m = re.search(r"listening on [0-9.]+:(\d+)", line)
-            if m and self.port is None:
-                self.port = int(m.group(1))
-                self.port_known.set()
+        super().__init__(args.server, "--config", args.config, "--seed", str(seed),
+                         "--timeout", "20", env=env)
 
     def accepts(self):
         try:
@@ -254,29 +231,20 @@ class Server:
 
     def sockets(self):
         n = 0
-        for fd in os.listdir("/proc/%d/fd" % self.proc.pid):
+        for fd in os.listdir("/proc/%d/fd" % self.p.pid):
             try:
-                if os.readlink("/proc/%d/fd/%s" % (self.proc.pid, fd)).startswith("socket:"):
+                if os.readlink("/proc/%d/fd/%s" % (self.p.pid, fd)).startswith("socket:"):
                     n += 1
             except OSError:
                 pass
         return n
 
-    def wait(self, timeout):
-        try:
-            rc = self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            raise Failure("server did not exit within %.1f s" % timeout)
-        self.exited_at = time.monotonic()
-        time.sleep(0.05)  # let the reader take the last lines
-        return rc
-
-    def kill(self):
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
+    def close(self):
+        """kill(); with --verbose its log; the log removed."""
+        self.kill()
+        for line in self.lines:
+            log("server:", line)
+        super().close()
 
 
 def start_bot(args, port, name, seed, start):
@@ -394,7 +362,7 @@ def lifecycle(args, listen_after):
               "not one keep-alive connection: client ports %s" % side.peers)
         log("sequence:", paths, "in %.2f s" % (time.monotonic() - t0))
     finally:
-        srv.kill()
+        srv.close()
         relay.close()
         side.close()
 
@@ -439,7 +407,7 @@ def case_error500(args):
         check(any("/shutdown not accepted" in l for l in srv.lines),
               "the unaccepted /shutdown was not logged")
     finally:
-        srv.kill()
+        srv.close()
         side.close()
 
 
@@ -454,7 +422,7 @@ def case_unset(args):
         check(n_plain == n_sdk - 1,
               "sockets without the SDK: %d, with it: %d (expected one fewer)" %
               (n_plain, n_sdk))
-        with_sdk.proc.send_signal(signal.SIGTERM)
+        with_sdk.p.send_signal(signal.SIGTERM)
         check(with_sdk.wait(SHUTDOWN_WAIT + 5) == 0, "SIGTERM: exit status")
         check(side.paths()[-1] == "/shutdown", "no /shutdown after SIGTERM: %s" % side.paths())
         n_before = len(side.paths())
@@ -464,15 +432,15 @@ def case_unset(args):
         check(not any("agones" in l for l in srv.lines), "agones log lines without the variable")
         bad = Server(args, "abc", seed=9)
         try:
-            bad.proc.send_signal(signal.SIGTERM)
+            bad.p.send_signal(signal.SIGTERM)
             check(bad.wait(5) == 0, "invalid variable: exit status")
             check(any("AGONES_SDK_HTTP_PORT='abc' is not a port" in l for l in bad.lines),
                   "invalid variable not logged")
         finally:
-            bad.kill()
+            bad.close()
     finally:
-        srv.kill()
-        with_sdk.kill()
+        srv.close()
+        with_sdk.close()
         side.close()
 
 

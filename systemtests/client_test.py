@@ -3,7 +3,10 @@
 
 A real sopra-server (--port 0, --watch-port 0, --journal) and sopra-client in
 a detached tmux session of a fixed size, with a sopra-bot team mate started
-by the client's own --bots. The test plays whole games through the menus with
+by the client's own --bots. Each game has a tmux server of its own (tmux -L
+NAME -f /dev/null, killed at the end, also on failure): a person's tmux,
+its sessions and ~/.tmux.conf are never touched, and runs at once never
+meet. The test plays whole games through the menus with
 send-keys, reads the screen with capture-pane and checks what it shows:
 
 - at each of our turns (the game waits for us, so the board is quiet) the
@@ -25,10 +28,11 @@ import os
 import re
 import shutil
 import socket
-import subprocess
 import sys
 import threading
 import time
+
+from sopratest import Failure, Server, TmuxServer
 
 TIMEOUT = 60.0  # generous: a loaded machine
 
@@ -125,25 +129,22 @@ def board_from_screen(screen):
 
 
 class Tmux:
-    def __init__(self, name, w, h, cmd):
-        name = "%s-%d" % (name, os.getpid())  # other test runs may use tmux at once
-        self.name = name
-        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
-        subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", str(w), "-y", str(h),
-                        cmd], check=True)
-        subprocess.run(["tmux", "set-option", "-t", name, "remain-on-exit", "on"],
-                       capture_output=True)
+    """A session of the test's own tmux server (sopratest.TmuxServer) of a
+    fixed size, running cmd."""
+
+    def __init__(self, server, name, w, h, cmd):
+        self.server, self.name = server, name
+        server.run("new-session", "-d", "-s", name, "-x", str(w), "-y", str(h), cmd, check=True)
+        server.run("set-option", "-t", name, "remain-on-exit", "on")
 
     def screen(self):
-        return subprocess.run(["tmux", "capture-pane", "-p", "-t", self.name],
-                              capture_output=True, text=True).stdout
+        return self.server.run("capture-pane", "-p", "-t", self.name).stdout
 
     def keys(self, *keys):
-        subprocess.run(["tmux", "send-keys", "-t", self.name] + list(keys), check=True)
+        self.server.run("send-keys", "-t", self.name, *keys, check=True)
 
     def pid(self):
-        out = subprocess.run(["tmux", "display-message", "-p", "-t", self.name,
-                              "#{pane_pid}"], capture_output=True, text=True).stdout
+        out = self.server.run("display-message", "-p", "-t", self.name, "#{pane_pid}").stdout
         return int(out.strip())
 
     def wait(self, pred, what):
@@ -159,7 +160,7 @@ class Tmux:
         return self.wait(lambda s: text in s, repr(text))
 
     def kill(self):
-        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
+        self.server.run("kill-session", "-t", self.name)
 
 
 def status_line(screen):
@@ -188,18 +189,17 @@ def save(workdir, name, screen):
 
 
 class Game:
-    def __init__(self, args, rules, w, h, seed):
-        self.args, self.rules, self.revised = args, rules, rules == "revised"
+    def __init__(self, args, tmux, rules, w, h, seed):
+        self.args, self.tmux, self.rules, self.revised = args, tmux, rules, rules == "revised"
         self.dir = os.path.join(args.workdir, rules)
         shutil.rmtree(self.dir, ignore_errors=True)
         os.makedirs(self.dir)
         self.journal = os.path.join(self.dir, "game.jnl")
-        self.srv_log = open(os.path.join(self.dir, "server.log"), "w+")
-        self.srv = subprocess.Popen(
-            [args.server, "--config", args.config, "--port", "0", "--watch-port", "0",
-             "--seed", str(seed), "--timeout", "120", "--rules", rules,
-             "--journal", self.journal], stderr=self.srv_log)
-        self.port, self.wport = self.ports()
+        self.srv = Server(args.server, "--config", args.config, "--watch-port", "0",
+                          "--seed", str(seed), "--timeout", "120", "--rules", rules,
+                          "--journal", self.journal, log=os.path.join(self.dir, "server.log"),
+                          wait=TIMEOUT)
+        self.port, self.wport = self.srv.port, self.srv.watch_port
         self.watcher = Watcher(self.wport)
         self.watcher.start()
         self.timing = os.path.join(self.dir, "timing.txt")
@@ -207,21 +207,9 @@ class Game:
                "--start --timing %s" % (args.client, self.port, rules, seed, self.dir,
                                         self.timing))
         self.w, self.h = w, h
-        self.t = Tmux("client-" + rules, w, h, cmd)
+        self.t = Tmux(tmux, "client-" + rules, w, h, cmd)
         self.turns = 0
         self.checks = 0
-
-    def ports(self):
-        deadline = time.time() + TIMEOUT
-        while time.time() < deadline:
-            self.srv_log.seek(0)
-            log = self.srv_log.read()
-            p = re.search(r"listening on 0\.0\.0\.0:(\d+)", log)
-            wp = re.search(r"watchers on 0\.0\.0\.0:(\d+)", log)
-            if p and wp:
-                return int(p.group(1)), int(wp.group(1))
-            time.sleep(0.05)
-        fail("the server did not start")
 
     def check_board(self, screen, when):
         self.watcher.quiet()
@@ -314,7 +302,7 @@ class Game:
                 continue
             self.our_turn(s)
             if self.turns == 2 and watch is None:
-                watch = Tmux("watch-" + self.rules, self.w, self.h,
+                watch = Tmux(self.tmux, "watch-" + self.rules, self.w, self.h,
                              "%s --watch --port %d --rules %s" %
                              (self.args.client, self.wport, self.rules))
         else:
@@ -353,7 +341,7 @@ class Game:
 
 
 def replay(args, game, final):
-    t = Tmux("replay-" + game.rules, game.w, game.h,
+    t = Tmux(game.tmux, "replay-" + game.rules, game.w, game.h,
              "%s --replay %s" % (args.client, game.journal))
     s = t.wait_text("Step 1 of")
     if board_from_screen(s)["round"] is not None:
@@ -377,7 +365,7 @@ def replay(args, game, final):
     t.keys("q")
     t.kill()
     # the bot's --log: its own view, with its hand and dice
-    t = Tmux("replaybot-" + game.rules, game.w, game.h,
+    t = Tmux(game.tmux, "replaybot-" + game.rules, game.w, game.h,
              "%s --replay %s" % (args.client, os.path.join(game.dir, "Bot1.log")))
     t.wait_text("Step 1 of")
     t.keys("End")
@@ -402,17 +390,18 @@ def main():
         sys.exit(1 if os.environ.get("CI") == "true" else 77)
     os.makedirs(args.workdir, exist_ok=True)
     for rules, w, h, seed in (("base", 80, 24, 11), ("revised", 160, 50, 12)):
-        g = Game(args, rules, w, h, seed)
+        tmux = TmuxServer("sopra-client-test")
+        g = None
         try:
+            g = Game(args, tmux, rules, w, h, seed)
             _, final = g.play()
             replay(args, g, final)
+        except Failure as e:
+            fail(str(e))
         finally:
-            for name in ("client-", "watch-", "replay-", "replaybot-"):
-                subprocess.run(["tmux", "kill-session", "-t",
-                                "%s%s-%d" % (name, rules, os.getpid())], capture_output=True)
-            if g.srv.poll() is None:
-                g.srv.terminate()
-                g.srv.wait()
+            tmux.kill()
+            if g:
+                g.srv.close()
     print("client_test: ok", flush=True)
 
 

@@ -32,10 +32,12 @@ import resource
 import select
 import signal
 import socket
-import subprocess
 import sys
 import tempfile
 import time
+
+import sopratest
+from sopratest import Failure, check
 
 VERBOSE = False
 MIB = 1024 * 1024
@@ -44,65 +46,18 @@ MIB = 1024 * 1024
 PEAK_BOUND_KIB = 160 * 1024
 
 
-class Failure(Exception):
-    pass
-
-
-def check(cond, what):
-    if not cond:
-        raise Failure(what)
-
-
 def log(*a):
     if VERBOSE:
         print("   ", *a, flush=True)
 
 
-class Server:
+class Server(sopratest.Server):
+    """sopra-server --port 0 with config, seed 56, --timeout and `extra`;
+    nofile: its RLIMIT_NOFILE."""
+
     def __init__(self, args, config, timeout=30, nofile=None, extra=()):
-        self.log = tempfile.NamedTemporaryFile(prefix="crowd-", suffix=".log", delete=False)
-
-        def limits():
-            if nofile:
-                resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
-
-        self.p = subprocess.Popen(
-            [args.server, "--config", config, "--port", "0", "--seed", "56", "--timeout",
-             str(timeout), *extra],
-            stdout=subprocess.DEVNULL, stderr=self.log, preexec_fn=limits)
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
-            text = self.text()
-            at = text.find("listening on 0.0.0.0:")
-            if at >= 0:
-                self.port = int(text[at + 21:].split()[0])
-                return
-            time.sleep(0.02)
-        raise Failure("server did not listen: " + self.text()[-500:])
-
-    def text(self):
-        with open(self.log.name, "r", errors="replace") as f:
-            return f.read()
-
-    def status(self, key):
-        with open("/proc/%d/status" % self.p.pid) as f:
-            for line in f:
-                if line.startswith(key + ":"):
-                    return int(line.split()[1])
-        return -1
-
-    def wait_exit(self, timeout=10):
-        try:
-            return self.p.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-            raise Failure("server did not exit within %d s" % timeout)
-
-    def close(self):
-        if self.p.poll() is None:
-            self.p.kill()
-            self.p.wait()
-        os.unlink(self.log.name)
+        super().__init__(args.server, "--config", config, "--seed", "56",
+                         "--timeout", str(timeout), *extra, nofile=nofile)
 
 
 def readable(sock, timeout):
@@ -245,7 +200,7 @@ def finish(a, b, srv):
                 c.send('{"command":"EndTurn"}')
             elif ev["event"] == "GameEnd":
                 done.add(c)
-    check(srv.wait_exit() == 0, "exit code not 0")
+    check(srv.wait() == 0, "exit code not 0")
 
 
 # ---- cases ------------------------------------------------------------------
@@ -378,7 +333,7 @@ def case_free_seat(args):
         for s in idle:
             s.close()
         srv.p.send_signal(signal.SIGTERM)
-        check(srv.wait_exit() == 0, "exit code not 0 after SIGTERM")
+        check(srv.wait() == 0, "exit code not 0 after SIGTERM")
     finally:
         srv.close()
 
@@ -489,7 +444,7 @@ def case_big_names(args):
               "a reader was dropped")
         check(0 < hwm <= PEAK_BOUND_KIB, "server peak %d KiB over the bound" % hwm)
         srv.p.send_signal(signal.SIGTERM)
-        check(srv.wait_exit(15) == 0, "exit code not 0 after SIGTERM")
+        check(srv.wait(15) == 0, "exit code not 0 after SIGTERM")
     finally:
         for c in clients:
             c.close()
@@ -522,7 +477,7 @@ def case_signals(args):
                 b.send('{"command":"EndTurn"}')  # still answered
                 b.expect("CommandFailed")
             srv.p.send_signal(signal.SIGQUIT)
-            check(srv.wait_exit(5) == 0, "SIGQUIT: exit code not 0")
+            check(srv.wait(5) == 0, "SIGQUIT: exit code not 0")
             check("shutting down (SIGQUIT)" in srv.text(), "SIGQUIT not an orderly stop")
         finally:
             srv.close()

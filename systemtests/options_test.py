@@ -19,55 +19,21 @@ import select
 import socket
 import subprocess
 import sys
-import tempfile
 import time
-import os
+
+import sopratest
+from sopratest import Failure, check
 
 PRIVATE = {"Config", "Characters", "ActNow", "CommandFailed"}
 
 
-class Failure(Exception):
-    pass
+class Server(sopratest.Server):
+    """sopra-server --port 0 with the test's configuration, seed 56 and
+    `extra` options."""
 
-
-def check(cond, what):
-    if not cond:
-        raise Failure(what)
-
-
-class Server:
     def __init__(self, args, *extra, timeout=10):
-        self.log = tempfile.NamedTemporaryFile(prefix="options-", suffix=".log", delete=False)
-        self.p = subprocess.Popen([args.server, "--config", args.config, "--port", "0",
-                                   "--seed", "56", "--timeout", str(timeout), *extra],
-                                  stdout=subprocess.DEVNULL, stderr=self.log)
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
-            text = self.text()
-            if "listening on " in text and (("--watch-port" not in extra) or
-                                            "watchers on " in text):
-                self.port = self._port(text, "listening on ")
-                if "--watch-port" in extra:
-                    self.watch_port = self._port(text, "watchers on ")
-                return
-            check(self.p.poll() is None, "server exited: " + text)
-            time.sleep(0.02)
-        raise Failure("server did not listen")
-
-    @staticmethod
-    def _port(text, tag):
-        first = text.split(tag, 1)[1].split()[0]  # e.g. 0.0.0.0:123 or [::1]:123,
-        return int(first.rstrip(",").rsplit(":", 1)[1])
-
-    def text(self):
-        with open(self.log.name, errors="replace") as f:
-            return f.read()
-
-    def close(self):
-        if self.p.poll() is None:
-            self.p.kill()
-            self.p.wait()
-        os.unlink(self.log.name)
+        super().__init__(args.server, "--config", args.config, "--seed", "56",
+                         "--timeout", str(timeout), *extra)
 
 
 def connect(host, port):

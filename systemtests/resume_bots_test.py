@@ -55,18 +55,12 @@ import sys
 import tempfile
 import time
 
+import sopratest
+from sopratest import Failure, check
+
 SESSION = b'{"event":"Session",'
 CONFIG = b'{"event":"Config",'
 RECONNECT_WAIT = 20  # s a bot keeps trying to come back (--reconnect)
-
-
-class Failure(Exception):
-    pass
-
-
-def check(cond, what):
-    if not cond:
-        raise Failure(what)
 
 
 def read(path):
@@ -74,41 +68,13 @@ def read(path):
         return f.read()
 
 
-class Server:
-    """A sopra-server whose stderr goes to a file; port 0 picks a free one."""
+class Server(sopratest.Server):
+    """sopra-server on port (0: the kernel picks one) with argv, its stderr
+    in the file log; .port is None when it exited before listening (see
+    text())."""
 
     def __init__(self, args, log, port, *argv):
-        self.log = log
-        with open(log, "wb") as err:
-            self.p = subprocess.Popen([args.server, "--port", str(port), *argv],
-                                      stdout=subprocess.DEVNULL, stderr=err)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            text = self.text()
-            m = re.search(r"listening on \S*?:(\d+)", text)
-            if m:
-                self.port = int(m.group(1))
-                return
-            if self.p.poll() is not None:
-                self.port = None  # exited before listening (see text())
-                return
-            time.sleep(0.005)
-        self.p.kill()
-        raise Failure("server did not listen: " + self.text()[-2000:])
-
-    def text(self):
-        return read(self.log).decode(errors="replace")
-
-    def kill(self):
-        """SIGKILL; the exit status (-9, or what it exited with before)."""
-        if self.p.poll() is None:
-            self.p.send_signal(signal.SIGKILL)
-        return self.p.wait()
-
-    def sanitizer_clean(self):
-        text = self.text()
-        check("Sanitizer" not in text and "runtime error" not in text,
-              "sanitizer report from the server: " + text[-3000:])
+        super().__init__(args.server, *argv, port=port, log=log, exit_ok=True)
 
 
 class Bot:

@@ -46,54 +46,23 @@ import sys
 import tempfile
 import time
 
-
-class Failure(Exception):
-    pass
-
-
-def check(cond, what):
-    if not cond:
-        raise Failure(what)
+import sopratest
+from sopratest import check
 
 
-class Server:
+class Server(sopratest.Server):
+    """sopra-server --port 0 with argv; close() also checks its log for
+    sanitizer reports."""
+
     def __init__(self, args, *argv):
-        self.log = tempfile.NamedTemporaryFile(prefix="resume-", suffix=".log", delete=False)
-        self.p = subprocess.Popen([args.server, "--port", "0", *argv],
-                                  stdout=subprocess.DEVNULL, stderr=self.log)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            text = self.text()
-            if "listening on " in text:
-                first = text.split("listening on ", 1)[1].split()[0]
-                self.port = int(first.rstrip(",").rsplit(":", 1)[1])
-                return
-            check(self.p.poll() is None, "server exited: " + text)
-            time.sleep(0.02)
-        raise Failure("server did not listen")
-
-    def text(self):
-        with open(self.log.name, errors="replace") as f:
-            return f.read()
-
-    def kill(self):
-        if self.p.poll() is None:
-            self.p.kill()
-        self.p.wait()
-
-    def wait(self, t=20):
-        try:
-            return self.p.wait(t)
-        except subprocess.TimeoutExpired:
-            self.kill()
-            raise Failure("server did not end")
+        super().__init__(args.server, *argv)
 
     def close(self):
         self.kill()
-        text = self.text()
-        os.unlink(self.log.name)
-        check("Sanitizer" not in text and "runtime error" not in text,
-              "sanitizer report: " + text[-3000:])
+        try:
+            self.sanitizer_clean()
+        finally:
+            super().close()
 
 
 class Player:

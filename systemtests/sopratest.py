@@ -1,0 +1,195 @@
+"""What the Python system tests share (import sopratest; they run from this
+folder, so it is on sys.path).
+
+- Failure / check: a failed expectation; the tests report it per case.
+- Server: sopra-server started on a port the kernel picks (--port 0) with its
+  stderr in a file, the port read from its "listening on ADDR:PORT" line
+  (and the watchers' port from "watchers on ADDR:PORT" with --watch-port).
+- TmuxServer: a tmux server of the test's own (tmux -L NAME -f /dev/null),
+  killed at the end: a person's tmux, its sessions and its configuration are
+  never touched, and two test runs never meet.
+"""
+import atexit
+import os
+import re
+import resource
+import signal
+import subprocess
+import tempfile
+import time
+import uuid
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise Failure(what)
+
+
+def reported_port(text, what="listening on"):
+    """The port of the first complete line of text that says `what ADDR:PORT`
+    (ADDR 0.0.0.0, [::1], ...: the port follows its last colon), or None."""
+    m = re.search(re.escape(what) + r" \S*:(\d+)\b[^\n]*\n", text)
+    return int(m.group(1)) if m else None
+
+
+class Server:
+    """sopra-server `program --port PORT *args`, stdin and stdout /dev/null,
+    stderr into the file `log` (default: a temp file that close() removes).
+
+    The constructor waits up to `wait` s for the listening line and sets
+    .port (with --watch-port among args also .watch_port). A server that
+    exits first is a Failure, unless exit_ok: then .port is None (see
+    text()). env: the server's environment; nofile: its RLIMIT_NOFILE."""
+
+    def __init__(self, program, *args, port=0, log=None, wait=20, env=None, nofile=None,
+                 exit_ok=False):
+        self.own_log = log is None
+        if log is None:
+            fd, log = tempfile.mkstemp(prefix="sopra-server-", suffix=".log")
+            os.close(fd)
+        self.log = log
+        self.exited_at = None
+
+        def limits():
+            if nofile:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+
+        with open(log, "wb") as err:
+            self.p = subprocess.Popen([program, "--port", str(port), *args],
+                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                      stderr=err, env=env, preexec_fn=limits if nofile else None)
+        self.port = self.watch_port = None
+        watch = "--watch-port" in args
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            text = self.text()
+            self.port = reported_port(text)
+            self.watch_port = reported_port(text, "watchers on") if watch else None
+            if self.port and (self.watch_port or not watch):
+                return
+            if self.p.poll() is not None:
+                self.port = self.watch_port = None
+                check(exit_ok, "the server exited before listening: " + text[-2000:])
+                return
+            time.sleep(0.005)
+        self.kill()
+        raise Failure("the server did not listen within %g s: %s" % (wait, self.text()[-2000:]))
+
+    def text(self):
+        """Its stderr so far."""
+        with open(self.log, "rb") as f:
+            return f.read().decode(errors="replace")
+
+    @property
+    def lines(self):
+        return self.text().splitlines()
+
+    def status(self, key):
+        """A field of /proc/PID/status in KiB (e.g. VmHWM), -1 if absent."""
+        with open("/proc/%d/status" % self.p.pid) as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1])
+        return -1
+
+    def wait(self, timeout=20):
+        """Its exit status; SIGKILL and a Failure if it runs longer."""
+        try:
+            rc = self.p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise Failure("the server did not exit within %g s" % timeout) from None
+        if self.exited_at is None:
+            self.exited_at = time.monotonic()
+        return rc
+
+    def kill(self):
+        """SIGKILL (unless it has exited); its exit status (-9, or what it
+        exited with before)."""
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGKILL)
+        return self.p.wait()
+
+    def sanitizer_clean(self):
+        text = self.text()
+        check("Sanitizer" not in text and "runtime error" not in text,
+              "sanitizer report from the server: " + text[-3000:])
+
+    def close(self):
+        """kill(); a temp log is removed."""
+        self.kill()
+        if self.own_log:
+            os.unlink(self.log)
+
+
+def _exit_on_signal(signum, _frame):
+    raise SystemExit(128 + signum)
+
+
+class TmuxServer:
+    """A tmux server of our own: every command runs as `tmux -L NAME -f
+    /dev/null` without the caller's TMUX, so a person's tmux server and
+    ~/.tmux.conf stay out of it. It is started at once and stays up until
+    kill(), which ends it and removes its socket; kill() also runs at exit, and SIGTERM / SIGHUP (e.g. a ctest timeout) exit
+    through it when they had no handler. Servers left by a run that was
+    killed outright (SIGKILL) are ended by the next run with the same
+    prefix."""
+
+    def __init__(self, prefix):
+        self.prefix = prefix
+        self.name = "%s-%d-%s" % (prefix, os.getpid(), uuid.uuid4().hex[:8])
+        self.env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            if signal.getsignal(sig) == signal.SIG_DFL:
+                signal.signal(sig, _exit_on_signal)
+        atexit.register(self.kill)
+        self._reap_stale()
+        # Up until kill(): with the default exit-empty, killing the last
+        # session ends the server, and a new-session right after can meet
+        # the server while it shuts down and fail.
+        self.run("start-server", ";", "set-option", "-g", "exit-empty", "off", check=True)
+
+    @staticmethod
+    def socket_dir():
+        return os.path.join(os.environ.get("TMUX_TMPDIR") or "/tmp", "tmux-%d" % os.getuid())
+
+    def run(self, *args, check=False, name=None):
+        """`tmux -L NAME -f /dev/null ARGS...`, output captured as text; with
+        check, a Failure when tmux fails."""
+        argv = ["tmux", "-L", name or self.name, "-f", "/dev/null", *args]
+        r = subprocess.run(argv, capture_output=True, text=True, env=self.env)
+        if check and r.returncode != 0:
+            raise Failure("%s: exit %d: %s" % (" ".join(argv), r.returncode, r.stderr.strip()))
+        return r
+
+    def kill(self, name=None):
+        name = name or self.name
+        self.run("kill-server", name=name)
+        try:
+            os.unlink(os.path.join(self.socket_dir(), name))
+        except OSError:
+            pass
+
+    def _reap_stale(self):
+        try:
+            names = os.listdir(self.socket_dir())
+        except OSError:
+            return
+        for name in names:
+            m = re.fullmatch(re.escape(self.prefix) + r"-(\d+)-[0-9a-f]{8}", name)
+            if m and not _alive(int(m.group(1))):
+                self.kill(name)
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
