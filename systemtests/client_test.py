@@ -173,6 +173,13 @@ def action_bar(screen):
     return lines[-2] if len(lines) > 1 else ""
 
 
+def offered(bar, key):
+    """The action the bar offers on key ("... w:Clean waste c:..." gives
+    "Clean waste" for w), or None."""
+    m = re.search(r"(?:^| )%s:(.+?)(?= \S:|\s*$)" % re.escape(key), bar)
+    return m.group(1) if m else None
+
+
 def menu_items(screen):
     return re.findall(r"\[(\w)\] (.*?)\s*$", screen, re.M)
 
@@ -222,10 +229,23 @@ class Game:
         self.checks += 1
 
     def pick(self, key, want=None):
-        """Open menu `key`, pick the first item whose label contains want."""
+        """Open menu `key` if the bar offers it, pick the first item whose
+        label contains want. None when the bar does not offer it, no item
+        fits, or the client refuses it: a capture can show the bar of the
+        frame before the last event while the client redraws, and then the
+        client says that the action is not possible now and its bar no
+        longer offers it."""
+        name = offered(action_bar(self.t.screen()), key)
+        if name is None:
+            return None
         self.t.keys(key)
-        s = self.t.wait(lambda s: menu_items(s), "menu " + key)
+        refused = "%s is not possible now" % name
+        s = self.t.wait(lambda s: menu_items(s) or refused in status_line(s), "menu " + key)
         items = menu_items(s)
+        if not items:
+            if offered(action_bar(s), key):
+                fail("the bar offers %s, but the client says: %s\n%s" % (key, refused, s))
+            return None
         for k, label in items:
             if want is None or want in label:
                 if self.turns == 1 and not os.path.exists(os.path.join(self.dir, "menu.txt")):
@@ -250,9 +270,6 @@ class Game:
         plan = [("u", "food("), ("c", None), ("m", None), ("s", None), ("a", None),
                 ("b", None), ("w", None)]
         for key, want in plan:
-            bar = action_bar(self.t.screen())
-            if re.search(r"(^| )%s:" % re.escape(key), bar) is None:
-                continue
             if self.pick(key, want) is None:
                 continue
             s = self.answered()
