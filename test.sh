@@ -134,8 +134,9 @@ if [ "$full" = 1 ]; then
 	if command -v valgrind >/dev/null; then
 		vg_unit() {
 			local rc=0 t
-			for t in build/test_*; do
-				[ -x "$t" ] || continue
+			# every unit test executable, wherever its folder's CMakeLists puts it
+			for t in build/test_* build/*/test_*; do
+				[ -f "$t" ] && [ -x "$t" ] || continue
 				valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect \
 					--error-exitcode=99 "$t" >/dev/null || { echo "valgrind: $t"; rc=1; }
 			done
