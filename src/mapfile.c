@@ -216,7 +216,9 @@ static void init(struct mapfile *f, int fd, off_t len)
 
 int mapfile_create(struct mapfile *f, const char *path)
 {
-	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	/* 0600: a journal's header holds the session key, from which every
+	 * player's secret follows */
+	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		f->fd = -1;
 		return errno;

@@ -158,15 +158,21 @@ static void test_append_and_grow(void **state)
 
 /* A file left with its zero tail (a killed server) is reopened after its
  * content: the tail goes, appends continue, nothing of the old content is
- * lost. An existing file is never created over. */
+ * lost. An existing file is never created over. A new file is its owner's
+ * alone, whatever the umask (a journal holds the session key). */
 static void test_reopen_after_tail(void **state)
 {
 	(void)state;
 	char path[256];
 	struct mapfile f;
+	mode_t old_mask = umask(0);
 	create_abc(&f, path, sizeof path, "reopen");
+	umask(old_mask);
 	mapfile_close(&f); /* no cut: as a SIGKILL leaves it */
 	assert_int_equal(file_size(path), grown(0, 4));
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
 
 	struct mapfile again;
 	assert_int_equal(mapfile_create(&again, path), EEXIST);

@@ -47,7 +47,8 @@ struct mapfile {
 	pthread_mutex_t map_mu;
 };
 
-/* Create path (it must not exist: O_EXCL), empty. */
+/* Create path (it must not exist: O_EXCL), empty, readable and writable
+ * by its owner only (mode 0600). */
 int mapfile_create(struct mapfile *f, const char *path);
 /* Open the existing file at path for appending after its first len bytes;
  * what follows them is cut off. */
