@@ -4,10 +4,11 @@
  *
  * One keep-alive evhttp connection to 127.0.0.1:$AGONES_SDK_HTTP_PORT and at
  * most one request in flight. What is still to be sent is a set of wishes
- * (ready, health, shutdown); pump() sends the most important one whenever
- * nothing is in flight and no backoff is running: shutdown before ready
- * before health. Callbacks only record results and re-arm the pump through
- * an event, so nothing is sent from inside libevent's own callbacks.
+ * (annotate, health, ready, shutdown); pump() sends the most important one
+ * whenever nothing is in flight and no backoff is running: shutdown before
+ * ready before health before the annotations (oldest first). Callbacks only
+ * record results and re-arm the pump through an event, so nothing is sent
+ * from inside libevent's own callbacks.
  *
  * The address is numeric and resolved by an evdns base without name
  * servers: evdns answers a numeric host at once and never asks the C
@@ -17,6 +18,7 @@
 #include "sopra/agones.h"
 #include "sopra/log.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -29,11 +31,32 @@
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 
+#include <cjson/cJSON.h>
+
 #include "sopra/xalloc.h"
 
-enum req_kind { REQ_READY, REQ_HEALTH, REQ_SHUTDOWN, REQ_COUNT, REQ_NONE = REQ_COUNT };
+/* The requests, least important first (pump sends the last wished one). An
+ * annotation goes last: it may neither hold back Ready nor starve the
+ * health pings while it is retried. */
+enum req_kind {
+	REQ_ANNOTATE,
+	REQ_HEALTH,
+	REQ_READY,
+	REQ_SHUTDOWN,
+	REQ_COUNT,
+	REQ_NONE = REQ_COUNT
+};
 
-static const char *const req_path[REQ_COUNT] = {"/ready", "/health", "/shutdown"};
+static const struct {
+	enum evhttp_cmd_type method;
+	const char *name; /* for the log */
+	const char *path;
+} req_def[REQ_COUNT] = {
+        [REQ_ANNOTATE] = {EVHTTP_REQ_PUT, "PUT", "/metadata/annotation"},
+        [REQ_HEALTH] = {EVHTTP_REQ_POST, "POST", "/health"},
+        [REQ_READY] = {EVHTTP_REQ_POST, "POST", "/ready"},
+        [REQ_SHUTDOWN] = {EVHTTP_REQ_POST, "POST", "/shutdown"},
+};
 
 struct agones {
 	struct event_base *base;
@@ -46,6 +69,10 @@ struct agones {
 	struct event *pump_ev;     /* activated to send what is wished for */
 	struct event *deadline_ev; /* the end of agones_shutdown_and_wait */
 	bool want[REQ_COUNT];
+	/* the bodies of the annotations still to be sent, oldest first
+	 * (want[REQ_ANNOTATE] while there is one) */
+	char *annotations[AGONES_MAX_ANNOTATIONS];
+	int nannotations;
 	enum req_kind inflight;
 	const char *error;    /* why the request in flight failed, if it did */
 	int backoff_ms;       /* the next retry's delay */
@@ -90,6 +117,26 @@ static void req_error_cb(enum evhttp_request_error err, void *arg)
 	}
 }
 
+/* Ping now and then every interval from now (a no-op once stopping). */
+static void start_health(struct agones *a)
+{
+	if (a->stopping)
+		return;
+	a->want[REQ_HEALTH] = true;
+	struct timeval tv = ms_tv(AGONES_HEALTH_INTERVAL_MS);
+	event_add(a->health_ev, &tv);
+}
+
+/* The oldest annotation was accepted: on to the next, if any. */
+static void annotation_sent(struct agones *a)
+{
+	assert(a->nannotations > 0);
+	free(a->annotations[0]);
+	a->nannotations--;
+	memmove(a->annotations, a->annotations + 1, (size_t)a->nannotations * sizeof(char *));
+	a->want[REQ_ANNOTATE] = a->nannotations > 0;
+}
+
 static void request_failed(struct agones *a, enum req_kind k, const char *why)
 {
 	a->fails[k]++;
@@ -97,12 +144,19 @@ static void request_failed(struct agones *a, enum req_kind k, const char *why)
 		/* not repeated: the next tick sends the next ping */
 		a->want[k] = false;
 		if (a->fails[k] == 1)
-			agones_log(a, "POST %s failed (%s); pinging on", req_path[k], why);
+			agones_log(a, "POST %s failed (%s); pinging on", req_def[k].path, why);
 		pump_soon(a);
 		return;
 	}
-	if (a->fails[k] == 1)
-		agones_log(a, "POST %s failed (%s); retrying with backoff", req_path[k], why);
+	if (k == REQ_ANNOTATE && a->fails[k] >= AGONES_ANNOTATE_TRIES) {
+		agones_log(a, "PUT %s failed %d times (%s); %s dropped", req_def[k].path,
+		           a->fails[k], why, a->annotations[0]);
+		a->fails[k] = 0;
+		annotation_sent(a);
+	} else if (a->fails[k] == 1) {
+		agones_log(a, "%s %s failed (%s); retrying with backoff", req_def[k].name,
+		           req_def[k].path, why);
+	}
 	struct timeval tv = ms_tv(a->backoff_ms);
 	evtimer_add(a->retry_ev, &tv);
 	a->backoff_ms =
@@ -112,21 +166,19 @@ static void request_failed(struct agones *a, enum req_kind k, const char *why)
 static void request_succeeded(struct agones *a, enum req_kind k)
 {
 	if (a->fails[k] > 0 || k != REQ_HEALTH)
-		agones_log(a, "POST %s accepted%s", req_path[k],
+		agones_log(a, "%s %s accepted%s%s%s", req_def[k].name, req_def[k].path,
+		           k == REQ_ANNOTATE ? ": " : "",
+		           k == REQ_ANNOTATE ? a->annotations[0] : "",
 		           a->fails[k] > 0 ? " after failures" : "");
 	a->fails[k] = 0;
 	a->want[k] = false;
 	a->backoff_ms = AGONES_RETRY_MIN_MS;
-	if (k == REQ_READY) {
-		if (!a->stopping) {
-			/* the first ping at once, then every interval from now */
-			a->want[REQ_HEALTH] = true;
-			struct timeval tv = ms_tv(AGONES_HEALTH_INTERVAL_MS);
-			event_add(a->health_ev, &tv);
-		}
-	} else if (k == REQ_SHUTDOWN) {
+	if (k == REQ_READY)
+		start_health(a);
+	else if (k == REQ_ANNOTATE)
+		annotation_sent(a);
+	else if (k == REQ_SHUTDOWN)
 		a->shutdown_done = true;
-	}
 	pump_soon(a);
 }
 
@@ -160,9 +212,10 @@ static void send_request(struct agones *a, enum req_kind k)
 	evhttp_request_set_error_cb(req, req_error_cb);
 	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
 	struct evbuffer *body = evhttp_request_get_output_buffer(req);
+	const char *json = k == REQ_ANNOTATE ? a->annotations[0] : "{}";
 	if (evhttp_add_header(h, "Host", "localhost") != 0 ||
 	    evhttp_add_header(h, "Content-Type", "application/json") != 0 ||
-	    evbuffer_add(body, "{}", 2) != 0) {
+	    evbuffer_add(body, json, strlen(json)) != 0) {
 		evhttp_request_free(req);
 		request_failed(a, k, "out of memory");
 		return;
@@ -172,7 +225,7 @@ static void send_request(struct agones *a, enum req_kind k)
 	/* A connection failure found at once completes the request (callback
 	 * included) before this returns 0; a nonzero result means the request
 	 * was neither sent nor completed. */
-	if (evhttp_make_request(a->conn, req, EVHTTP_REQ_POST, req_path[k]) != 0 &&
+	if (evhttp_make_request(a->conn, req, req_def[k].method, req_def[k].path) != 0 &&
 	    a->inflight == k) {
 		a->inflight = REQ_NONE;
 		evhttp_request_free(req);
@@ -184,7 +237,7 @@ static void pump(struct agones *a)
 {
 	if (a->inflight != REQ_NONE || evtimer_pending(a->retry_ev, NULL))
 		return;
-	for (int k = REQ_SHUTDOWN; k >= 0; k--) {
+	for (int k = REQ_COUNT - 1; k >= 0; k--) {
 		if (a->want[k]) {
 			send_request(a, (enum req_kind)k);
 			return;
@@ -266,6 +319,58 @@ void agones_ready(struct agones *a)
 	pump_soon(a);
 }
 
+void agones_resumed(struct agones *a)
+{
+	if (!a || a->stopping)
+		return;
+	start_health(a);
+	pump_soon(a);
+}
+
+/* Whether s is a valid annotation key for the SDK: a Kubernetes name
+ * (alphanumerics, '-', '_', '.'; alphanumeric at both ends), at most 63
+ * characters with Agones' "agones.dev/sdk-" prefix in front. */
+static bool annotation_key_ok(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > 63 - strlen("sdk-"))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		bool alnum =
+		        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+		if (!alnum && ((i == 0 || i == n - 1) || (c != '-' && c != '_' && c != '.')))
+			return false;
+	}
+	return true;
+}
+
+void agones_annotate(struct agones *a, const char *key, const char *value)
+{
+	assert(key && value);
+	bool key_ok = annotation_key_ok(key);
+	assert(key_ok); /* a programming error; without asserts it is dropped */
+	if (!a || a->stopping || !key_ok)
+		return;
+	if (a->nannotations == AGONES_MAX_ANNOTATIONS) {
+		agones_log(a, "too many annotations queued; %s dropped", key);
+		return;
+	}
+	/* {"key":KEY,"value":VALUE}, the value escaped as JSON wants it */
+	cJSON *o = cJSON_CreateObject();
+	char *body = NULL;
+	if (o && cJSON_AddStringToObject(o, "key", key) &&
+	    cJSON_AddStringToObject(o, "value", value))
+		body = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	if (!body)
+		xalloc_die(strlen(key) + strlen(value) + 32);
+	a->annotations[a->nannotations++] = xstrdup(body);
+	cJSON_free(body);
+	a->want[REQ_ANNOTATE] = true;
+	pump_soon(a);
+}
+
 int agones_shutdown_and_wait(struct agones *a, int timeout_ms)
 {
 	if (!a || a->stopping)
@@ -273,7 +378,7 @@ int agones_shutdown_and_wait(struct agones *a, int timeout_ms)
 	a->stopping = true;
 	event_del(a->health_ev);
 	evtimer_del(a->retry_ev); /* a pending ready retry: shutdown goes first */
-	a->want[REQ_READY] = a->want[REQ_HEALTH] = false;
+	a->want[REQ_READY] = a->want[REQ_HEALTH] = a->want[REQ_ANNOTATE] = false;
 	a->want[REQ_SHUTDOWN] = true;
 	a->backoff_ms = AGONES_RETRY_MIN_MS;
 	struct timeval tv = ms_tv(timeout_ms > 0 ? timeout_ms : 0);
@@ -304,5 +409,7 @@ void agones_free(struct agones *a)
 	for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
 		if (evs[i])
 			event_free(evs[i]);
+	for (int i = 0; i < a->nannotations; i++)
+		free(a->annotations[i]);
 	free(a);
 }

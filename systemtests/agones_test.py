@@ -10,7 +10,9 @@ server sent them. Cases:
              /health right after and every interval (>= 2 seen), /shutdown
              once GameEnd was flushed to every player: exactly that sequence,
              each a POST of "{}" as application/json, all over one
-             keep-alive connection.
+             keep-alive connection; and one PUT /metadata/annotation
+             {"key":"seed","value":SEED} after the first /health, where
+             SEED is the seed the server drew and logged (no --seed).
   late       the sidecar's port refuses connections for the first 1.5 s:
              the server retries /ready with backoff, registration goes on
              meanwhile, then the same sequence as "normal".
@@ -21,19 +23,28 @@ server sent them. Cases:
   unset      without AGONES_SDK_HTTP_PORT: no request, and one socket fewer
              than the same server with the SDK connected; an invalid value
              ("abc") is logged and ignored.
+  resume     --journal-dir: the server is SIGKILLed while one bot waits in
+             the registration, and started again on the same port and
+             directory: it resumes the game and sends no /ready (its
+             GameServer is past Ready), /health at once, the same seed
+             annotation; the bot comes back (--reconnect), a second one
+             joins, the game ends, /shutdown.
 
 Usage: agones_test.py --server PATH --bot PATH --config PATH [--verbose]
 Ends with "N passed, M failed"; exit status 1 if anything failed.
 """
 import argparse
 import http.server
+import json
 import os
 import re
 import select
 import signal
 import socket
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -80,7 +91,7 @@ class Sidecar:
                 t = time.monotonic()
                 extra = side.on_request(self.path) if side.on_request else None
                 with side.lock:
-                    side.requests.append((t, "POST", self.path,
+                    side.requests.append((t, self.command, self.path,
                                           self.headers.get("Content-Type"), body, extra))
                     side.peers.append(self.client_address[1])
                 log("sidecar:", self.path, side.status)
@@ -90,6 +101,8 @@ class Sidecar:
                 self.send_header("Content-Length", str(len(out)))
                 self.end_headers()
                 self.wfile.write(out)
+
+            do_PUT = do_POST
 
             def do_GET(self):
                 with side.lock:
@@ -212,15 +225,30 @@ class Relay:
 # ---- processes -----------------------------------------------------------------
 
 class Server(sopratest.Server):
-    """sopra-server --port 0 with AGONES_SDK_HTTP_PORT=env_port (None: unset)."""
+    """sopra-server on `port` (0: the kernel picks) with
+    AGONES_SDK_HTTP_PORT=env_port (None: unset); seed None: no --seed (the
+    server draws one); extra: more options."""
 
-    def __init__(self, args, env_port, seed=7):
+    def __init__(self, args, env_port, seed=7, port=0, extra=()):
         env = dict(os.environ)
         env.pop("AGONES_SDK_HTTP_PORT", None)
         if env_port is not None:
             env["AGONES_SDK_HTTP_PORT"] = str(env_port)
-        super().__init__(args.server, "--config", args.config, "--seed", str(seed),
-                         "--timeout", "20", env=env)
+        seed_opt = [] if seed is None else ["--seed", str(seed)]
+        super().__init__(args.server, "--config", args.config, *seed_opt, "--timeout", "20",
+                         *extra, port=port, env=env)
+        self.listening_at = time.monotonic()
+
+    def seed(self):
+        """The seed the server logged (drawn, given or from the journal)."""
+        end = time.monotonic() + 5
+        while time.monotonic() < end:
+            for line in list(self.lines):
+                m = re.search(r"seed (-?\d+)", line)
+                if m:
+                    return m.group(1)
+            time.sleep(0.02)
+        raise Failure("no seed in the log: %s" % self.lines)
 
     def accepts(self):
         try:
@@ -247,10 +275,12 @@ class Server(sopratest.Server):
         super().close()
 
 
-def start_bot(args, port, name, seed, start):
+def start_bot(args, port, name, seed, start, reconnect=False):
     cmd = [args.bot, "--port", str(port), "--name", name, "--seed", str(seed), "--quiet"]
     if start:
         cmd.append("--start")
+    if reconnect:
+        cmd += ["--reconnect", "20"]
     p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE)
     return p
@@ -288,20 +318,45 @@ def play(args, server, relay_port, before_start=None):
     return finish_bots([b1, b2])
 
 
-def check_requests(side):
+ANNOTATE = "/metadata/annotation"
+
+
+def check_requests(side, seed=None):
+    """Every request well-formed: the lifecycle ones a POST of "{}", the
+    annotation a PUT of {"key":"seed","value":seed} (at most one). Returns
+    the lifecycle requests and the annotations' times."""
     with side.lock:
         reqs = list(side.requests)
-    for t, method, path, ctype, body, _ in reqs:
-        check(method == "POST", "%s %s: not a POST" % (method, path))
+    lifecycle, annotated = [], []
+    for t, method, path, ctype, body, extra in reqs:
         check(ctype == "application/json", "%s: Content-Type %r" % (path, ctype))
+        if path == ANNOTATE:
+            check(method == "PUT", "%s %s: not a PUT" % (method, path))
+            check(json.loads(body) == {"key": "seed", "value": seed},
+                  "annotation %r, expected the seed %s" % (body, seed))
+            annotated.append(t)
+            continue
+        check(method == "POST", "%s %s: not a POST" % (method, path))
         check(body == b"{}", "%s: body %r" % (path, body))
-    return reqs
+        lifecycle.append((t, method, path, ctype, body, extra))
+    check(len(annotated) <= 1, "the seed was annotated %d times" % len(annotated))
+    return lifecycle, annotated
 
 
 def check_sequence(paths):
     check(len(paths) >= 3 and paths[0] == "/ready" and paths[-1] == "/shutdown" and
           all(p == "/health" for p in paths[1:-1]),
           "sequence is not /ready, /health..., /shutdown: %s" % paths)
+
+
+def check_annotated(side, annotated, seed):
+    """The seed annotation came once, after /ready and the first /health
+    (it never holds those back)."""
+    paths = side.paths()
+    check(len(annotated) == 1, "no seed annotation: %s" % paths)
+    k = paths.index(ANNOTATE)
+    check(k >= 1 and paths[k - 1] == "/health", "the annotation was not sent after the first "
+          "/health: %s" % paths)
 
 
 # ---- the cases -------------------------------------------------------------------
@@ -321,7 +376,7 @@ def lifecycle(args, listen_after):
 
     side = Sidecar(200, not listen_after, on_request)
     t0 = time.monotonic()
-    srv = Server(args, side.port)
+    srv = Server(args, side.port, seed=None)  # a seed of its own, reported
     if listen_after:
         side.listen_in(listen_after)  # from the moment the server listens
     state["server"] = srv
@@ -339,7 +394,9 @@ def lifecycle(args, listen_after):
         play(args, srv, relay.port, before_start)
         rc = srv.wait(SHUTDOWN_WAIT + 5)
         check(rc == 0, "server exit %d" % rc)
-        reqs = check_requests(side)
+        check(any("(random; pass --seed" in l for l in srv.lines), "the seed was not drawn")
+        reqs, annotated = check_requests(side, srv.seed())
+        check_annotated(side, annotated, srv.seed())
         paths = [r[2] for r in reqs]
         check_sequence(paths)
         check(reqs[0][5] is True, "the game port did not accept connections at /ready")
@@ -360,7 +417,7 @@ def lifecycle(args, listen_after):
               "server lingered %.2f s after /shutdown" % (srv.exited_at - reqs[-1][0]))
         check(len(set(side.peers)) == 1,
               "not one keep-alive connection: client ports %s" % side.peers)
-        log("sequence:", paths, "in %.2f s" % (time.monotonic() - t0))
+        log("sequence:", side.paths(), "in %.2f s" % (time.monotonic() - t0))
     finally:
         srv.close()
         relay.close()
@@ -389,9 +446,10 @@ def case_error500(args):
         check(srv.exited_at - game_over <= SHUTDOWN_WAIT + 1.5,
               "exit %.2f s after the game; the wait is bounded by %.0f s" %
               (srv.exited_at - game_over, SHUTDOWN_WAIT))
-        reqs = check_requests(side)
+        reqs, annotated = check_requests(side, srv.seed())
         paths = [r[2] for r in reqs]
         check("/health" not in paths, "/health although never Ready: %s" % paths)
+        check(not annotated, "annotated although /ready was never accepted: %s" % paths)
         k = paths.index("/shutdown") if "/shutdown" in paths else -1
         check(k > 0 and all(p == "/ready" for p in paths[:k]) and
               all(p == "/shutdown" for p in paths[k:]),
@@ -444,8 +502,56 @@ def case_unset(args):
         side.close()
 
 
+def case_resume(args):
+    side = Sidecar(200)
+    jdir = tempfile.mkdtemp(prefix="agones-journals-")
+    extra = ("--journal-dir", jdir, "--reconnect-grace", "0")
+    srv = Server(args, side.port, seed=None, extra=extra)
+    bots = []
+    again = None
+    try:
+        bots.append(start_bot(args, srv.port, "Anna", 11, False, reconnect=True))
+        wait_registered(bots[0], "Anna")
+        check(side.wait_for(lambda p: ANNOTATE in p, 5), "no annotation: %s" % side.paths())
+        seed = srv.seed()
+        srv.kill()
+        n_first = len(side.paths())
+        again = Server(args, side.port, seed=None, port=srv.port, extra=extra)
+        check(any("journal-dir: resuming" in l for l in again.lines),
+              "the second server did not resume: %s" % again.lines)
+        check(again.seed() == seed, "resumed with seed %s, not %s" % (again.seed(), seed))
+        # Anna comes back by herself, then Ben joins and starts
+        check(side.wait_for(lambda p: len(p) > n_first, 5), "the resumed server sent nothing")
+        bots.append(start_bot(args, again.port, "Ben", 12, True))
+        wait_registered(bots[1], "Ben")
+        finish_bots(bots)
+        check(again.wait(SHUTDOWN_WAIT + 5) == 0, "resumed server: exit status")
+        with side.lock:
+            reqs = list(side.requests)[n_first:]
+        paths = [r[2] for r in reqs]
+        check("/ready" not in paths, "a resumed game sent /ready: %s" % paths)
+        check(paths[0] == "/health" and paths[-1] == "/shutdown" and
+              paths.count(ANNOTATE) == 1 and
+              all(p in ("/health", ANNOTATE) for p in paths[1:-1]),
+              "resumed: expected /health, the annotation, /health..., /shutdown: %s" % paths)
+        check(reqs[0][0] - again.listening_at < 0.5,
+              "the first /health came %.2f s after listening" %
+              (reqs[0][0] - again.listening_at))
+        check(json.loads(reqs[paths.index(ANNOTATE)][4]) == {"key": "seed", "value": seed},
+              "resumed: annotation %r" % reqs[paths.index(ANNOTATE)][4])
+    finally:
+        for b in bots:
+            if b.poll() is None:
+                b.kill()
+        srv.close()
+        if again:
+            again.close()
+        side.close()
+        shutil.rmtree(jdir, ignore_errors=True)
+
+
 CASES = [("normal", case_normal), ("late", case_late), ("error500", case_error500),
-         ("unset", case_unset)]
+         ("unset", case_unset), ("resume", case_resume)]
 
 
 def main():
