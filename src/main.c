@@ -24,6 +24,7 @@
 #include "sopra/agones.h"
 #include "sopra/config.h"
 #include "sopra/game.h"
+#include "sopra/jdir.h"
 #include "sopra/journal.h"
 #include "sopra/net.h"
 
@@ -31,12 +32,14 @@
 #define EXIT_BAD_CONFIG 2
 #define EXIT_USAGE      64
 
+/* The --help text, in two parts: C17 compilers need not take a string
+ * literal longer than 4095 bytes. */
 static const char usage_text[] =
         "Usage: sopra-server --config PATH --port N --timeout SECONDS [--seed LONG]\n"
         "                    [--rules base|revised] [--max-strangers N]\n"
         "                    [--bind ADDR] [--watch-port N]\n"
-        "                    [--journal FILE\n"
-        "                    [--journal-sync always|turn|never]]\n"
+        "                    [--journal FILE | --journal-dir DIR [--journal-keep N]]\n"
+        "                    [--journal-sync always|turn|never]\n"
         "                    [--reconnect-grace SECONDS]\n"
         "       sopra-server --resume FILE --port N [--bind ADDR] [--watch-port N]\n"
         "                    [--max-strangers N] [--journal-sync P]\n"
@@ -67,10 +70,19 @@ static const char usage_text[] =
         "                     player's private events), the game so far first\n"
         "  --max-strangers N  connections that have not registered allowed at once\n"
         "                     (default 16 x maxPlayers, at least 64); a new one\n"
-        "                     beyond it replaces the one idle longest\n"
+        "                     beyond it replaces the one idle longest\n";
+static const char usage_text_more[] =
         "  --journal FILE     record the game in FILE (created; never overwritten):\n"
         "                     every command before it takes effect; replay it with\n"
         "                     sopra-replay (docs/journal.md)\n"
+        "  --journal-dir DIR  keep this table's journals in DIR (created if missing)\n"
+        "                     and recover after a crash by itself: resume the game\n"
+        "                     its newest journal left unfinished, else start a new\n"
+        "                     game journaled in the next file, DIR/game-NUMBER.jnl.\n"
+        "                     Needs --reconnect-grace; a resumed game takes its\n"
+        "                     configuration, seed, rules and timeout from its journal\n"
+        "  --journal-keep N   journals kept in DIR besides the current game's\n"
+        "                     (default 20); older ones are deleted\n"
         "  --journal-sync P   when the journal is forced to disk: always (before each\n"
         "                     command takes effect), turn (default: at the end of\n"
         "                     each turn and of the game) or never\n"
@@ -115,6 +127,8 @@ enum opt_id {
 	OPT_CHECK,
 	OPT_RECONNECT_GRACE,
 	OPT_RESUME,
+	OPT_JOURNAL_DIR,
+	OPT_JOURNAL_KEEP,
 	OPT_COUNT
 };
 
@@ -134,6 +148,8 @@ struct options {
 	bool check;         /* --check: validate the configuration, then exit */
 	int grace;          /* --reconnect-grace */
 	const char *resume; /* --resume FILE */
+	const char *journal_dir;
+	int journal_keep;
 	bool given[OPT_COUNT];
 };
 
@@ -151,6 +167,7 @@ usage_message(const char *fmt, ...)
 	fputc('\n', stderr);
 	va_end(ap);
 	fputs(usage_text, stderr);
+	fputs(usage_text_more, stderr);
 }
 
 /* Report a usage error; the value is EXIT_USAGE, for main to return (a
@@ -259,6 +276,10 @@ static const struct opt_def {
                                  ST_INT, offsetof(struct options, grace)},
         [OPT_RESUME] = {"resume", OK_TEXT, 0, 0, "path", NULL, ST_TEXT,
                         offsetof(struct options, resume)},
+        [OPT_JOURNAL_DIR] = {"journal-dir", OK_TEXT, 0, 0, "path", NULL, ST_TEXT,
+                             offsetof(struct options, journal_dir)},
+        [OPT_JOURNAL_KEEP] = {"journal-keep", OK_INT, 0, JDIR_MAX_KEEP, "an integer 0..1000000",
+                              NULL, ST_INT, offsetof(struct options, journal_keep)},
 };
 
 /* Keep the checked value of an option where its row says. */
@@ -342,6 +363,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 
 		if (id == OPT_HELP) {
 			fputs(usage_text, stdout);
+			fputs(usage_text_more, stdout);
 			return 0;
 		}
 		if (id == OPT_VERSION) {
@@ -355,6 +377,14 @@ static int parse_args(int argc, char **argv, struct options *o)
 		if (rc >= 0)
 			return rc;
 	}
+	if (o->journal_dir && (o->journal || o->resume || o->check))
+		return usage_error("--journal-dir picks the journal itself: --journal, "
+		                   "--resume and --check conflict with it");
+	if (o->journal_dir && !o->given[OPT_RECONNECT_GRACE])
+		return usage_error("--journal-dir needs --reconnect-grace: after a restart the "
+		                   "players come back with their session secrets");
+	if (o->given[OPT_JOURNAL_KEEP] && !o->journal_dir)
+		return usage_error("--journal-keep needs --journal-dir");
 	if (o->resume) {
 		/* the journal's header decides these */
 		if (o->given[OPT_CONFIG] || o->given[OPT_SEED] || o->given[OPT_RULES] ||
@@ -377,6 +407,42 @@ static int parse_args(int argc, char **argv, struct options *o)
 	return -1;
 }
 
+/* The Agones SDK client (nothing without $AGONES_SDK_HTTP_PORT,
+ * docs/deployment.md): the game's seed as the GameServer's annotation
+ * agones.dev/sdk-seed, then Ready for a new game, or only the health pings
+ * for a resumed one (its GameServer is past Ready). */
+static struct agones *start_agones(struct server *srv, int64_t seed, bool resumed)
+{
+	struct agones *a = agones_new(server_base(srv), stderr);
+	char text[24];
+	snprintf(text, sizeof text, "%" PRId64, seed);
+	agones_annotate(a, "seed", text);
+	if (resumed)
+		agones_resumed(a);
+	else
+		agones_ready(a);
+	return a;
+}
+
+/* --journal-dir DIR: resume the game a crash left there (o->resume), or
+ * journal a new one in the next file (o->journal); path holds the name.
+ * Returns -1 to go on, or the exit code. */
+static int use_journal_dir(struct options *o, struct jdir_choice *choice)
+{
+	char err[512];
+	if (!jdir_choose(o->journal_dir,
+	                 o->given[OPT_JOURNAL_KEEP] ? o->journal_keep : JDIR_DEFAULT_KEEP, stderr,
+	                 choice, err, sizeof err)) {
+		fprintf(stderr, "sopra-server: %s\n", err);
+		return EXIT_RUNTIME;
+	}
+	if (choice->action == JDIR_RESUME)
+		o->resume = choice->path;
+	else
+		o->journal = choice->path;
+	return -1;
+}
+
 /* --resume FILE: rebuild the game from its journal through the server's
  * own dispatcher, reopen the journal for appending, and wait for the
  * players to reconnect (docs/journal.md, "Resuming"). */
@@ -395,6 +461,7 @@ static int run_resume(const struct options *o)
 	struct game *game = NULL;
 	struct server *srv = NULL;
 	struct journal *journal = NULL;
+	struct agones *agones = NULL;
 	if (!jf.sessions) {
 		fprintf(stderr,
 		        "sopra-server: %s: the game ran without --reconnect-grace: its players "
@@ -457,11 +524,14 @@ static int run_resume(const struct options *o)
 	fprintf(stderr, "sopra-server: resuming %s after entry %lld (seed %" PRId64 ")\n",
 	        o->resume, (long long)jf.entries, jf.seed);
 	server_resume(srv, max_comm, jf.timeout_sec);
+	agones = start_agones(srv, jf.seed, true);
 	rc = server_run(srv);
 	journal_close(journal, game_is_over(game) ? "game over" : "stopped");
 	journal = NULL;
+	agones_shutdown_and_wait(agones, AGONES_SHUTDOWN_WAIT_MS); /* after the last flush */
 out:
 	journal_close(journal, "stopped");
+	agones_free(agones);
 	server_free(srv);
 	game_free(game);
 	config_free(cfg);
@@ -486,6 +556,9 @@ int main(int argc, char **argv)
 	 * goes on) instead of killing the server */
 	sigaction(SIGXFSZ, &sa, NULL);
 
+	struct jdir_choice journal_dir; /* o.journal or o.resume point into it */
+	if (o.journal_dir && (rc = use_journal_dir(&o, &journal_dir)) >= 0)
+		return rc;
 	if (o.resume)
 		return run_resume(&o);
 
@@ -595,8 +668,7 @@ int main(int argc, char **argv)
 	}
 	/* Agones SDK (docs/deployment.md): Ready now that it listens, health
 	 * pings on the loop; nothing at all without $AGONES_SDK_HTTP_PORT */
-	agones = agones_new(server_base(srv), stderr);
-	agones_ready(agones);
+	agones = start_agones(srv, o.seed, false);
 #ifdef __GLIBC__
 	/* Loading freed the file buffer and the whole JSON tree (about 4x the
 	 * file); return those pages now instead of carrying them, resident,

@@ -130,5 +130,26 @@ expect_not "check, port in use" err .
 kill $holder 2>/dev/null
 wait $holder 2>/dev/null
 
+# --journal-dir: its usage errors, and a port in use does not leave a journal
+check "journal-dir without grace" 64 --config "$config" --port 0 --timeout 1 \
+	--journal-dir "$tmp/jd"
+expect "journal-dir without grace" err "^sopra-server: --journal-dir needs --reconnect-grace"
+check "journal-dir and journal" 64 --config "$config" --port 0 --timeout 1 --reconnect-grace 0 \
+	--journal-dir "$tmp/jd" --journal "$tmp/j.jnl"
+check "journal-dir and check" 64 --check --config "$config" --reconnect-grace 0 --journal-dir "$tmp/jd"
+check "journal-dir and resume" 64 --resume "$tmp/j.jnl" --port 0 --journal-dir "$tmp/jd"
+check "journal-keep alone" 64 --config "$config" --port 0 --timeout 1 --journal-keep 3
+expect "journal-keep alone" err "^sopra-server: --journal-keep needs --journal-dir$"
+check "journal-keep negative" 64 --config "$config" --port 0 --timeout 1 --reconnect-grace 0 \
+	--journal-dir "$tmp/jd" --journal-keep -1
+[ ! -e "$tmp/jd" ] || { fail=$((fail + 1)); echo "FAIL journal-dir: created by a usage error"; }
+check "journal-dir in a file" 1 --config "$config" --port 0 --timeout 1 --reconnect-grace 0 \
+	--journal-dir "$config"
+expect "journal-dir in a file" err "^sopra-server: journal directory $config: not a directory$"
+check "journal-dir game" 0 --config "$config" --port 0 --timeout 1 --reconnect-grace 0 \
+	--journal-dir "$tmp/jd"
+expect "journal-dir game" err "^sopra-server: journal-dir: a new game, journaled in $tmp/jd/game-000001.jnl$"
+[ "$(ls "$tmp/jd")" = game-000001.jnl ] || { fail=$((fail + 1)); echo "FAIL journal-dir game: $(ls "$tmp/jd")"; }
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
