@@ -6,16 +6,23 @@
 - agones/*.yaml: well-formed YAML with the expected kinds and fields: the
   ConfigMap holds resources/example.json unchanged; the GameServer and the
   Fleet template expose the --port as a TCP containerPort, mount the
-  ConfigMap where --config points, pass a valid --seed, --rules and
-  --timeout, run as the image's user (deploy/Containerfile) and set a health
-  period of at least twice the server's ping interval
-  (AGONES_HEALTH_INTERVAL_MS in include/sopra/agones.h); the
-  GameServerAllocation selects that Fleet by name and labels.
-- With --server: the container args of each manifest, with the config path
-  and port made local, start a real server that listens (then SIGTERM, exit 0).
-- systemd/sopra-server@.service: the expected sandboxing and restart settings,
-  `systemd-analyze verify` silent (when installed), and its ExecStart line,
-  expanded as systemd would, starts the server on the instance's port.
+  ConfigMap where --config points, pass a valid --rules and --timeout and
+  no --seed (every game draws its own), keep the journals (--journal-dir,
+  with --reconnect-grace) on a writable emptyDir that outlives a container
+  restart, leave the pod's restartPolicy at Always (a crashed container
+  restarts in place and resumes its game), run as the image's user
+  (deploy/Containerfile) and set a health period of at least twice the
+  server's ping interval (AGONES_HEALTH_INTERVAL_MS in
+  include/sopra/agones.h); the GameServerAllocation selects that Fleet by
+  name and labels.
+- With --server: the container args of each manifest, with the config path,
+  the journal directory and the port made local, start a real server that
+  listens (then SIGTERM, exit 0).
+- systemd/sopra-server@.service: the expected sandboxing, state directory
+  and restart settings, `systemd-analyze verify` silent (when installed),
+  and its ExecStart line, expanded as systemd would (deploy/unitfile.py),
+  starts the server on the instance's port with its journals in the state
+  directory. (deploy/recovery_test.py crashes and resumes it.)
 
 Ends with "N passed, M failed"; exit status 1 if anything failed. Needs the
 yaml module (Debian: python3-yaml); if this python lacks it, /usr/bin/python3
@@ -44,6 +51,8 @@ except ImportError:
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 AGONES = os.path.join(ROOT, "deploy", "agones")
 UNIT = os.path.join(ROOT, "deploy", "systemd", "sopra-server@.service")
+sys.path.insert(0, os.path.join(ROOT, "deploy"))
+import unitfile  # noqa: E402
 
 
 class Failure(Exception):
@@ -101,16 +110,28 @@ def parse_args(args):
         check(args[i][2:] not in opts, "args: %s twice" % args[i])
         opts[args[i][2:]] = args[i + 1]
         i += 2
-    for k in ("config", "port", "seed", "timeout"):
+    for k in ("config", "port", "timeout", "journal-dir", "reconnect-grace"):
         check(k in opts, "args: --%s missing" % k)
-    check(set(opts) <= {"config", "port", "seed", "timeout", "rules"},
+    check("seed" not in opts,
+          "args: --seed: every game of a manifest would deal the same; leave it out "
+          "(the server draws one and reports it as the annotation agones.dev/sdk-seed)")
+    check(set(opts) <= {"config", "port", "timeout", "rules", "journal-dir",
+                        "reconnect-grace", "journal-keep", "journal-sync"},
           "args: unknown options %s" % sorted(set(opts)))
-    check(re.fullmatch(r"[+-]?\d+", opts["seed"]) and
-          -2 ** 63 <= int(opts["seed"]) < 2 ** 63, "args: --seed not a 64-bit integer")
     check(opts["port"].isdigit() and 1 <= int(opts["port"]) <= 65535, "args: --port")
     check(opts["timeout"].isdigit() and int(opts["timeout"]) >= 1, "args: --timeout")
+    check(opts["reconnect-grace"].isdigit(), "args: --reconnect-grace")
     check(opts.get("rules", "base") in ("base", "revised"), "args: --rules")
     return opts
+
+
+def mounted_volume(c, vols, path, where):
+    """The volume (and its mount) that holds path in container c."""
+    for m in get(c, "volumeMounts", list):
+        mp = m["mountPath"].rstrip("/") + "/"
+        if (path.rstrip("/") + "/").startswith(mp):
+            return vols.get(m["name"], {}), m
+    raise Failure("%s: %s is not under a mounted volume" % (where, path))
 
 
 def check_gameserver_spec(spec, where, configmap_name):
@@ -140,15 +161,19 @@ def check_gameserver_spec(spec, where, configmap_name):
           where + ": --port %s but containerPort %s" % (opts["port"], port["containerPort"]))
     # --config lies in a volume mounted from the ConfigMap
     vols = {v["name"]: v for v in get(pod, "volumes", list)}
-    found = None
-    for m in get(c, "volumeMounts", list):
-        mp = m["mountPath"].rstrip("/") + "/"
-        if opts["config"].startswith(mp):
-            v = vols.get(m["name"], {})
-            check(get(v, "configMap.name") == configmap_name,
-                  where + ": --config is not in the ConfigMap %s" % configmap_name)
-            found = opts["config"][len(mp):]
-    check(found, where + ": --config %s is not under a mounted volume" % opts["config"])
+    v, m = mounted_volume(c, vols, opts["config"], where)
+    check(get(v, "configMap.name") == configmap_name,
+          where + ": --config is not in the ConfigMap %s" % configmap_name)
+    found = opts["config"][len(m["mountPath"].rstrip("/") + "/"):]
+    # the journals on a writable emptyDir: it lives as long as the pod, so a
+    # container restarted in place finds the crashed game's journal
+    v, m = mounted_volume(c, vols, opts["journal-dir"], where)
+    check("emptyDir" in v, where + ": --journal-dir %s is not on an emptyDir" %
+          opts["journal-dir"])
+    check(not m.get("readOnly", False), where + ": the journal volume is mounted read-only")
+    check(pod.get("restartPolicy", "Always") == "Always",
+          where + ": restartPolicy %r: a crashed container must restart in place" %
+          pod.get("restartPolicy"))
     sc = get(c, "securityContext", dict)
     uid, gid = image_user()
     check(sc.get("runAsNonRoot") is True, where + ": runAsNonRoot")
@@ -273,6 +298,7 @@ def t_args_run(server):
             local = list(args)
             local[local.index("--config") + 1] = os.path.join(tmp, os.path.basename(opts["config"]))
             local[local.index("--port") + 1] = str(free_port())
+            local[local.index("--journal-dir") + 1] = os.path.join(tmp, where + "-journals")
             env = dict(os.environ)
             env.pop("AGONES_SDK_HTTP_PORT", None)
             run_listening([server] + local, env, where + " args")
@@ -281,22 +307,13 @@ def t_args_run(server):
 
 
 def unit_settings():
-    sections, cur = {}, None
-    with open(UNIT) as f:
-        for raw in f:
-            line = raw.strip()
-            if not line or line.startswith("#"):
-                continue
-            if line.startswith("[") and line.endswith("]"):
-                cur = sections.setdefault(line[1:-1], {})
-                continue
-            check(cur is not None and "=" in line, "unit: stray line %r" % line)
-            k, v = line.split("=", 1)
-            cur.setdefault(k.strip(), []).append(v.strip())
-    return sections
+    try:
+        return unitfile.settings(UNIT)
+    except unitfile.UnitError as e:
+        raise Failure(str(e))
 
 
-@case("systemd/sopra-server@.service: sandboxing and restart policy")
+@case("systemd/sopra-server@.service: sandboxing, state directory and restart policy")
 def t_unit():
     s = unit_settings()
     svc = s.get("Service", {})
@@ -310,6 +327,12 @@ def t_unit():
     check(any(x.startswith("-/etc/sopra/") for x in svc.get("EnvironmentFile", [])),
           "unit: optional EnvironmentFile under /etc/sopra")
     check("--port %i" in svc.get("ExecStart", [""])[-1], "unit: --port %i in ExecStart")
+    check(svc.get("StateDirectory", [""])[-1] == "sopra/%i" and
+          svc.get("StateDirectoryMode", [""])[-1] == "0700",
+          "unit: StateDirectory=sopra/%i with StateDirectoryMode=0700 expected")
+    check("--journal-dir %S/sopra/%i" in svc.get("ExecStart", [""])[-1],
+          "unit: --journal-dir %S/sopra/%i (the state directory) in ExecStart")
+    check(svc.get("UMask", [""])[-1] == "0077", "unit: UMask=0077 expected")
     check(s.get("Install", {}).get("WantedBy") == ["multi-user.target"], "unit: WantedBy")
     if shutil.which("systemd-analyze"):
         tmp = tempfile.mkdtemp()
@@ -326,61 +349,27 @@ def t_unit():
     STATE["unit"] = s
 
 
-def expand_exec(cmd, env, instance):
-    """systemd's expansion of one ExecStart line, for this line's features:
-    specifiers %i and %%, $$ -> $, ${VAR} substitution, '...' quoting."""
-    out, word, i, quote, words = [], "", 0, None, []
-    while i < len(cmd):
-        ch = cmd[i]
-        if ch == "%":
-            nxt = cmd[i + 1]
-            check(nxt in "i%", "unit: specifier %%%s not handled here" % nxt)
-            word += instance if nxt == "i" else "%"
-            i += 2
-            continue
-        if ch == "$":
-            if cmd[i + 1] == "$":
-                word += "$"
-                i += 2
-                continue
-            m = re.match(r"\$\{(\w+)\}", cmd[i:])
-            check(m, "unit: bare $ in ExecStart")
-            word += env.get(m.group(1), "")
-            i += m.end()
-            continue
-        if quote:
-            if ch == quote:
-                quote = None
-            else:
-                word += ch
-        elif ch in "'\"":
-            quote = ch
-        elif ch.isspace():
-            if word:
-                words.append(word)
-            word = ""
-        else:
-            word += ch
-        i += 1
-    if word:
-        words.append(word)
-    return words
-
-
 def t_unit_run(server):
-    svc = STATE["unit"]["Service"]
-    env = dict(os.environ)
-    env.pop("AGONES_SDK_HTTP_PORT", None)
-    for e in svc.get("Environment", []):
-        for kv in e.split():
-            k, v = kv.split("=", 1)
-            env[k] = v
-    env["SOPRA_CONFIG"] = os.path.join(ROOT, "resources", "example.json")
     port = free_port()
-    words = expand_exec(svc["ExecStart"][-1], env, str(port))
-    words = [w.replace("/usr/bin/sopra-server", os.path.abspath(server)) for w in words]
-    line = run_listening(words, env, "unit ExecStart")
-    check((":%d " % port) in line, "unit: not listening on the instance's port: %r" % line)
+    tmp = tempfile.mkdtemp()
+    try:
+        inst = unitfile.Instance(UNIT, port, tmp)
+        state = inst.make_state_dir()
+        base = dict(os.environ)
+        base.pop("AGONES_SDK_HTTP_PORT", None)
+        env = inst.env(base)
+        env["SOPRA_CONFIG"] = os.path.join(ROOT, "resources", "example.json")
+        words = inst.exec_start(env)
+        words = [w.replace("/usr/bin/sopra-server", os.path.abspath(server)) for w in words]
+        line = run_listening(words, env, "unit ExecStart")
+        check((":%d " % port) in line, "unit: not listening on the instance's port: %r" % line)
+        check(os.listdir(state) == ["game-000001.jnl"],
+              "unit: the game is not journaled in its state directory: %s" %
+              os.listdir(state))
+    except unitfile.UnitError as e:
+        raise Failure(str(e))
+    finally:
+        shutil.rmtree(tmp)
 
 
 def main():
@@ -398,7 +387,7 @@ def main():
             passed += 1
             print("PASS", name)
         except (Failure, KeyError, TypeError, ValueError, OSError, yaml.YAMLError,
-                subprocess.SubprocessError) as e:
+                subprocess.SubprocessError, unitfile.UnitError) as e:
             failed += 1
             print("FAIL %s: %s" % (name, e))
     print("%d passed, %d failed" % (passed, failed))
