@@ -2,36 +2,44 @@
 # Build the sopra-server container image (deploy/Containerfile,
 # docs/deployment.md).
 #
-#   deploy/build-image.sh [--server PATH] [--tag NAME] [--stage DIR]
+#   deploy/build-image.sh [--server PATH] [--tag NAME] [--stage DIR | --storage DIR]
 #
 #   --server PATH  the sopra-server binary to package (default:
 #                  build-release/sopra-server, the Release build of the
 #                  README, built first if it is not there)
 #   --tag NAME     the image name (default sopra-server:latest)
 #   --stage DIR    only stage the build context into DIR (an empty or new
-#                  directory) and stop: DIR/Containerfile and DIR/rootfs/,
-#                  ready for `podman build DIR` or `buildah bud DIR`
+#                  directory) and stop: DIR/Containerfile, DIR/rootfs/ and
+#                  DIR/state/, ready for `podman build DIR` or `buildah bud DIR`
+#   --storage DIR  build into a container storage of its own under DIR
+#                  (created if missing), not the host's: --root DIR/root
+#                  --runroot DIR/run --storage-driver vfs (podman also
+#                  --tmpdir DIR/tmp). Podman sees the image only with the
+#                  same options (deploy/container_test.sh uses this).
 #
 # The image starts FROM scratch: rootfs/ holds the binary as
 # /usr/bin/sopra-server, every shared library it needs (from ldd: libc,
-# libevent, libcjson, the loader) at its own path, the example
+# libevent, libcjson, libnettle, the loader) at its own path, the example
 # configurations under /etc/sopra/ and an /etc/passwd and /etc/group with
-# the user sopra (65532), which the image runs as.
+# the user sopra (65532), which the image runs as; state/ becomes the
+# journal directory /var/lib/sopra, owned by that user.
 #
 # BUILDER: the build command (default: podman, else buildah; e.g.
-# BUILDER="buildah --storage-driver vfs").
+# BUILDER=buildah).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 server=""
 tag="sopra-server:latest"
 stage=""
+storage=""
 while (($#)); do
 	case $1 in
 	--server) server=$2; shift 2 ;;
 	--tag) tag=$2; shift 2 ;;
 	--stage) stage=$2; shift 2 ;;
-	-h | --help) sed -n '2,24p' "$0"; exit 0 ;;
+	--storage) storage=$2; shift 2 ;;
+	-h | --help) sed -n '2,32p' "$0"; exit 0 ;;
 	*) echo "build-image.sh: unknown argument '$1'" >&2; exit 64 ;;
 	esac
 done
@@ -44,6 +52,10 @@ if [ -z "$server" ]; then
 	fi
 fi
 [ -x "$server" ] || { echo "build-image.sh: no executable $server" >&2; exit 1; }
+if [ -n "$stage" ] && [ -n "$storage" ]; then
+	echo "build-image.sh: --stage only stages; --storage is for a build" >&2
+	exit 64
+fi
 
 tmp=""
 if [ -z "$stage" ]; then
@@ -57,7 +69,8 @@ if [ -n "$(ls -A "$stage")" ]; then
 	exit 1
 fi
 root=$stage/rootfs
-mkdir -p "$root/usr/bin" "$root/etc/sopra"
+mkdir -p "$root/usr/bin" "$root/etc/sopra" "$root/var/lib" "$stage/state"
+chmod 0700 "$stage/state"
 install -m 0755 "$server" "$root/usr/bin/sopra-server"
 
 # Shared libraries and the program interpreter, at the paths the binary
@@ -80,7 +93,7 @@ printf 'root:x:0:\nsopra:x:65532:\n' >"$root/etc/group"
 cp deploy/Containerfile "$stage/Containerfile"
 
 if [ -z "$tmp" ]; then
-	echo "build-image.sh: staged $stage (Containerfile, rootfs/: $(find "$root" -type f | wc -l) files)"
+	echo "build-image.sh: staged $stage (Containerfile, state/, rootfs/: $(find "$root" -type f | wc -l) files)"
 	exit 0
 fi
 
@@ -95,6 +108,17 @@ if [ -z "$builder" ]; then
 		exit 1
 	fi
 fi
-# podman and buildah both take "build -t TAG -f FILE CONTEXT"
-$builder build -t "$tag" -f "$stage/Containerfile" "$stage"
+global=()
+if [ -n "$storage" ]; then
+	mkdir -p "$storage"
+	storage=$(cd "$storage" && pwd)
+	global=(--root "$storage/root" --runroot "$storage/run" --storage-driver vfs)
+	case ${builder%% *} in
+	*podman) global+=(--tmpdir "$storage/tmp") ;;
+	esac
+fi
+# podman and buildah both take "[global options] build -t TAG -f FILE CONTEXT"
+# (BUILDER is split into words on purpose)
+# shellcheck disable=SC2086
+$builder "${global[@]}" build -t "$tag" -f "$stage/Containerfile" "$stage"
 echo "build-image.sh: built $tag from $server"
