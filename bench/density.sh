@@ -7,14 +7,14 @@
 #                                    limit (memory reserve, processes, ports, ...)
 #   bench/density.sh --games 200 --seconds 5      any sopra-density options
 #
-# Builds the server as it is deployed (Release, SOPRA_STATIC=ON) into
+# Builds the server as it is deployed (Release, README "Release build") into
 # build-bench/ (like bench/run.sh) and runs bench/sopra-density; the table
 # goes to stdout and build-bench/density-last-run.md, progress to stderr.
 # SOPRA_SERVER=PATH measures another server binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${BENCH_BUILD_DIR:-build-bench}
-cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DSOPRA_STATIC=ON >/dev/null
+cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$dir" -j"$(nproc 2>/dev/null || echo 2)" --target sopra-server sopra-density >/dev/null
 echo "sopra-density on $(nproc 2>/dev/null || echo '?') CPUs, $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)" >&2
 "$dir/bench/sopra-density" --server "${SOPRA_SERVER:-$dir/sopra-server}" "$@" | tee "$dir/density-last-run.md"
