@@ -5,8 +5,8 @@
 # warnings are errors.
 #
 # The tools only the full suite uses (valgrind, clang and its fuzzer runtime,
-# clang-format, clang-tidy, python3-yaml, podman/buildah/runc, groff) are not
-# installed here: ./test.sh --full (what CI runs) installs them itself.
+# clang-format, clang-tidy, python3-yaml, podman/buildah/runc, strace, groff)
+# are not installed here: ./test.sh --full (what CI runs) installs them itself.
 set -euo pipefail
 cd "$(dirname "$0")"
 

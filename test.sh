@@ -12,8 +12,8 @@
 #                        It first installs the tools only these steps use
 #                        (Debian packages, as setup.sh does: valgrind, clang
 #                        and its fuzzer runtime, clang-format, clang-tidy,
-#                        python3-yaml, podman/buildah/runc, groff-base,
-#                        man-db). CI (CI=true) always runs --full.
+#                        python3-yaml, podman/buildah/runc, strace,
+#                        groff-base, man-db). CI (CI=true) always runs --full.
 #
 # Extra arguments after the options go to every ctest call (e.g. -R system).
 # The last line is a summary "suites: N passed, M failed". Before it, a
@@ -71,7 +71,7 @@ build() { # build DIR [cmake options...]
 
 # The full suite's tools: setup.sh installs only what building, playing and
 # the plain run need. Same apt logic as setup.sh.
-full_packages=(valgrind clang clang-format clang-tidy python3-yaml podman buildah runc
+full_packages=(valgrind clang clang-format clang-tidy python3-yaml podman buildah runc strace
                groff-base man-db)
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
@@ -128,7 +128,7 @@ if [ "$full" = 1 ]; then
 		ctest --test-dir build-asan --output-on-failure -j"$jobs" "$@"
 	skips build-asan
 	step "deploy manifests (deploy/check_manifests.py)" python3 deploy/check_manifests.py \
-		--server build/sopra-server
+		--server build/sopra-server --bot build/tools/sopra-bot
 	step "container image (deploy/container_test.sh)" deploy/container_test.sh \
 		--server build/sopra-server --bot build/tools/sopra-bot
 	if command -v valgrind >/dev/null; then

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Check the deployment files under deploy/ (test.sh --full; docs/deployment.md).
 
-  deploy/check_manifests.py [--server PATH]
+  deploy/check_manifests.py [--server PATH [--bot PATH]]
 
 - agones/*.yaml: well-formed YAML with the expected kinds and fields: the
   ConfigMap holds resources/example.json unchanged; the GameServer and the
@@ -23,6 +23,11 @@
   and its ExecStart line, expanded as systemd would (deploy/unitfile.py),
   starts the server on the instance's port with its journals in the state
   directory. (deploy/recovery_test.py crashes and resumes it.)
+
+- With --server and --bot, where strace and systemd-analyze are installed:
+  every system call the server makes under the unit's ExecStart -- a new
+  journaled game, SIGKILLed, resumed and played to its end by two bots, the
+  next game stopped with SIGTERM -- is allowed by its SystemCallFilter=.
 
 Ends with "N passed, M failed"; exit status 1 if anything failed. Needs the
 yaml module (Debian: python3-yaml); if this python lacks it, /usr/bin/python3
@@ -372,14 +377,145 @@ def t_unit_run(server):
         shutil.rmtree(tmp)
 
 
+def syscall_filter_allows(svc):
+    """The system calls the unit's SystemCallFilter= lines allow, from
+    `systemd-analyze syscall-filter`'s groups: an allow list (with @default,
+    which systemd adds to every allow list), minus each "~" list."""
+    out = subprocess.run(["systemd-analyze", "syscall-filter"], capture_output=True,
+                         text=True, timeout=60).stdout
+    groups, cur = {}, None
+    for line in out.splitlines():
+        item = line.strip()
+        if line.startswith("@"):
+            cur = groups.setdefault(item, [])
+        elif cur is not None and item and not item.startswith("#"):
+            cur.append(item)
+
+    def expand(items):
+        names = set()
+        for item in items:
+            if item.startswith("@"):
+                check(item in groups, "unit: unknown system call group %s" % item)
+                names |= expand(groups[item])
+            else:
+                names.add(item)
+        return names
+
+    allowed = None
+    for value in svc.get("SystemCallFilter", []):
+        if value.startswith("~"):
+            check(allowed is not None, "unit: SystemCallFilter= starts with a deny list")
+            allowed -= expand(value[1:].split())
+        else:
+            allowed = (allowed or set()) | expand(["@default"] + value.split())
+    check(allowed, "unit: no SystemCallFilter=")
+    return allowed
+
+
+class Traced:
+    """The unit's ExecStart words run under strace -f (the trace in path);
+    the server is strace's child."""
+
+    def __init__(self, words, env, path, umask):
+        self.log = path + ".err"
+        with open(self.log, "wb") as err:
+            self.p = subprocess.Popen(["strace", "-f", "-qq", "-o", path] + words, env=env,
+                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                      stderr=err, preexec_fn=lambda: os.umask(umask))
+        deadline = time.monotonic() + 20
+        while "listening on" not in self.text():
+            check(self.p.poll() is None and time.monotonic() < deadline,
+                  "unit under strace: the server did not listen: " + self.text()[-800:])
+            time.sleep(0.05)
+
+    def text(self):
+        with open(self.log, "rb") as f:
+            return f.read().decode(errors="replace")
+
+    def signal(self, sig):
+        with open("/proc/%d/task/%d/children" % (self.p.pid, self.p.pid)) as f:
+            os.kill(int(f.read().split()[0]), sig)
+
+    def wait(self):
+        return self.p.wait(30)
+
+
+def bot_process(bot, port, name, start):
+    cmd = [bot, "--port", str(port), "--name", name, "--seed", "3", "--quiet",
+           "--reconnect", "20"] + (["--start"] if start else [])
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    line = p.stdout.readline().decode(errors="replace").strip()
+    check(line == "registered " + name, "bot %s did not register: %r" % (name, line))
+    return p
+
+
+def t_unit_syscalls(server, bot):
+    """Every system call the server (and the sh of ExecStart) makes under the
+    unit -- a new game journaled, SIGKILLed with a player registered,
+    resumed, played to its end by two bots, then the next game started and
+    stopped with SIGTERM -- is one the unit's SystemCallFilter= allows (any
+    other would kill the server with SIGSYS under systemd)."""
+    allowed = syscall_filter_allows(STATE["unit"]["Service"])
+    port = free_port()
+    tmp = tempfile.mkdtemp()
+    bots = []
+    try:
+        inst = unitfile.Instance(UNIT, port, tmp)
+        inst.make_state_dir()
+        base = dict(os.environ)
+        base.pop("AGONES_SDK_HTTP_PORT", None)
+        env = inst.env(base)
+        env["SOPRA_CONFIG"] = os.path.join(ROOT, "resources", "example.json")
+        words = [w.replace("/usr/bin/sopra-server", os.path.abspath(server))
+                 for w in inst.exec_start(env)]
+        traces = [os.path.join(tmp, "trace%d" % k) for k in range(3)]
+        run = Traced(words, env, traces[0], inst.umask())
+        bots.append(bot_process(bot, port, "Anna", False))
+        run.signal(signal.SIGKILL)
+        run.wait()
+        run = Traced(words, env, traces[1], inst.umask())
+        check("journal-dir: resuming" in run.text(), "unit under strace: no resume")
+        bots.append(bot_process(bot, port, "Ben", True))
+        for b in bots:
+            check(b.wait(60) == 0, "a bot failed")
+        check(run.wait() == 0, "unit under strace: exit status")
+        run = Traced(words, env, traces[2], inst.umask())
+        run.signal(signal.SIGTERM)
+        check(run.wait() == 0, "unit under strace: SIGTERM, exit status")
+        used = set()
+        for path in traces:
+            with open(path) as f:
+                used |= set(re.findall(r"^\d+ +(\w+)\(", f.read(), re.M))
+        check(len(used) > 20, "too few system calls traced: %s" % sorted(used))
+        check(used <= allowed, "unit: SystemCallFilter= forbids %s, which the server calls" %
+              sorted(used - allowed))
+        STATE["syscalls"] = len(used)
+    finally:
+        for b in bots:
+            if b.poll() is None:
+                b.kill()
+                b.wait()
+        shutil.rmtree(tmp)
+
+
 def main():
-    server = None
+    server = bot = None
     if "--server" in sys.argv:
         server = sys.argv[sys.argv.index("--server") + 1]
+    if "--bot" in sys.argv:
+        bot = sys.argv[sys.argv.index("--bot") + 1]
     cases = list(RESULTS)
     if server:
         cases.append(("manifest args start the server", lambda: t_args_run(server)))
         cases.append(("unit ExecStart starts the server on %i", lambda: t_unit_run(server)))
+    if server and bot:
+        missing = [t for t in ("strace", "systemd-analyze") if not shutil.which(t)]
+        if missing:
+            print("SKIP unit SystemCallFilter= against a traced game: %s not installed" %
+                  " and ".join(missing))
+        else:
+            cases.append(("unit SystemCallFilter= allows every system call of a journaled "
+                          "game, its crash and resume", lambda: t_unit_syscalls(server, bot)))
     passed = failed = 0
     for name, fn in cases:
         try:
