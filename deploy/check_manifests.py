@@ -349,6 +349,14 @@ def t_unit():
                                text=True, timeout=60)
             msgs = [l for l in (r.stdout + r.stderr).splitlines() if l.strip()]
             check(r.returncode == 0 and not msgs, "systemd-analyze verify: %s" % msgs)
+            # the exposure docs/deployment.md states
+            r = subprocess.run(["systemd-analyze", "security", "--offline=true",
+                                "--no-pager", "sopra-server@7001.service"], cwd=tmp,
+                               capture_output=True, text=True, timeout=60)
+            m = re.search(r"Overall exposure level for \S+: ([0-9.]+)", r.stdout)
+            check(m and float(m.group(1)) <= 1.1,
+                  "systemd-analyze security: exposure %s, documented 1.1" %
+                  (m.group(1) if m else r.stdout[-300:] + r.stderr[-300:]))
         finally:
             shutil.rmtree(tmp)
     STATE["unit"] = s
