@@ -148,6 +148,7 @@ struct options {
 	bool check;         /* --check: validate the configuration, then exit */
 	int grace;          /* --reconnect-grace */
 	const char *resume; /* --resume FILE */
+	/* --journal-dir DIR (it sets journal or resume) and --journal-keep N */
 	const char *journal_dir;
 	int journal_keep;
 	bool given[OPT_COUNT];
@@ -425,8 +426,8 @@ static struct agones *start_agones(struct server *srv, int64_t seed, bool resume
 }
 
 /* --journal-dir DIR: resume the game a crash left there (o->resume), or
- * journal a new one in the next file (o->journal); path holds the name.
- * Returns -1 to go on, or the exit code. */
+ * journal a new one in the next file (o->journal); both point into
+ * choice, which must outlive them. Returns -1 to go on, or the exit code. */
 static int use_journal_dir(struct options *o, struct jdir_choice *choice)
 {
 	char err[512];
