@@ -11,9 +11,10 @@
  * or the game is over.
  *
  * Commands: game_apply checks who may speak (sender_gate), then
- * run_command looks the command up in command_rules, one row per command:
- * the phase it belongs to, its shared preconditions (enum command_needs,
- * resolved into a struct command before the handler runs) and its handler.
+ * run_command looks the command up in command_rules, made from the command
+ * table (cmd_table.h): the phase it belongs to, its shared preconditions
+ * (enum command_needs, resolved into a struct command before the handler
+ * runs) and its handler.
  * Every CommandFailed message comes from GAME_ERRORS.
  */
 #include "sopra/game.h"
@@ -1650,6 +1651,19 @@ static bool cmd_use_ability(struct game *g, struct command *x)
 	return false; /* not an ability type */
 }
 
+#ifdef SOPRA_EXAMPLE_COMMAND
+/* Wait, the example command of the test build (cmd_table.h): the sender's
+ * character spends its move of the round where it stands. */
+static bool cmd_wait(struct game *g, struct command *x)
+{
+	struct char_state *cs = &g->chars[x->character];
+	if (cs->moved)
+		return fail(g, ERR_ALREADY_MOVED);
+	cs->moved = true;
+	return true;
+}
+#endif
+
 /* ---- the command table and the one dispatch point --------------------- */
 
 /* A handler runs after its row's phase and preconditions held. It makes
@@ -1668,41 +1682,33 @@ struct command_rule {
 	command_handler *handler;
 };
 
-/* The row of a command of the turns: sent during the selection, it fails
- * with ERR_BEING_SELECTED. */
-/* clang-format off */
-#define TURN_COMMAND(needs, handler) {PH_TURN, ERR_BEING_SELECTED, (needs), (handler)}
-/* clang-format on */
+/* A row's PHASE (cmd_table.h): the one phase in which the command runs, and
+ * its CommandFailed in another phase after the registration (a command of
+ * the turns sent during the selection is told that characters are being
+ * selected). */
+#define COMMAND_PHASE_REGISTRATION PH_REGISTRATION, ERR_ALREADY_STARTED
+#define COMMAND_PHASE_SELECTION    PH_SELECTION, ERR_ALREADY_SELECTED
+#define COMMAND_PHASE_TURN         PH_TURN, ERR_BEING_SELECTED
 
-/* One row per command: a command is this row plus its handler. */
+/* The game's columns of the command table. */
 static const struct command_rule command_rules[CMD_TYPE_COUNT] = {
-        [CMD_REGISTER] = {PH_REGISTRATION, ERR_ALREADY_STARTED, NEEDS_NEW_CONNECTION, cmd_register},
-        [CMD_START_GAME] = {PH_REGISTRATION, ERR_ALREADY_STARTED, NEEDS_REGISTERED, cmd_start_game},
-        [CMD_SELECT_CHARACTERS] = {PH_SELECTION, ERR_ALREADY_SELECTED, NEEDS_SELECTING_PLAYER,
-                                   cmd_select_characters},
-        [CMD_LEAVE] = TURN_COMMAND(0, cmd_leave),
-        [CMD_END_TURN] = TURN_COMMAND(0, cmd_end_turn),
-        [CMD_MOVE] = TURN_COMMAND(NEEDS_OWN_CHARACTER, cmd_move),
-        [CMD_SEARCH] =
-                TURN_COMMAND(NEEDS_OWN_CHARACTER | NEEDS_A_DIE | NEEDS_SEARCH_DIE, cmd_search),
-        [CMD_ATTACK] = TURN_COMMAND(NEEDS_OWN_CHARACTER | NEEDS_ATTACK_DIE, cmd_attack),
-        [CMD_BARRICADE] = TURN_COMMAND(NEEDS_OWN_CHARACTER, cmd_barricade),
-        [CMD_CLEAN_WASTE] = TURN_COMMAND(NEEDS_OWN_CHARACTER | NEEDS_A_DIE, cmd_clean_waste),
-        [CMD_CONTRIBUTE_CARD] = TURN_COMMAND(NEEDS_CARD_IN_HAND, cmd_contribute_card),
-        [CMD_USE_CARD] =
-                TURN_COMMAND(NEEDS_CARD_IN_HAND | NEEDS_OWN_CHARACTER_IF_TARGET, cmd_use_card),
-        [CMD_USE_ABILITY] = TURN_COMMAND(NEEDS_OWN_CHARACTER, cmd_use_ability),
+#define COMMAND_RULE(id, name, phase, needs, handler, params) \
+	[CMD_##id] = {COMMAND_PHASE_##phase, (needs), handler},
+        SOPRA_COMMANDS(COMMAND_RULE)
+#undef COMMAND_RULE
 };
 
-#undef TURN_COMMAND
+#undef COMMAND_PHASE_REGISTRATION
+#undef COMMAND_PHASE_SELECTION
+#undef COMMAND_PHASE_TURN
 
-/* The row of a command type. A type without a row (out of range, or a row
- * not written yet) belongs to no phase: it aborts registration and fails
- * with ERR_UNKNOWN_COMMAND later. */
+/* The row of a command type. A type out of range (every other has its row)
+ * belongs to no phase: it aborts registration and fails with
+ * ERR_UNKNOWN_COMMAND later. */
 static const struct command_rule *command_rule(enum cmd_type type)
 {
 	static const struct command_rule unknown = {PH_OVER, ERR_UNKNOWN_COMMAND, 0, NULL};
-	if ((unsigned)type >= CMD_TYPE_COUNT || !command_rules[type].handler)
+	if ((unsigned)type >= CMD_TYPE_COUNT)
 		return &unknown;
 	return &command_rules[type];
 }

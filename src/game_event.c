@@ -13,7 +13,7 @@ static const char *const event_names[GAME_EVENT_TYPE_COUNT] = {
 };
 
 static const char *const cmd_names[CMD_TYPE_COUNT] = {
-#define SOPRA_CMD_NAME(id, name) [CMD_##id] = (name),
+#define SOPRA_CMD_NAME(id, name, ...) [CMD_##id] = (name),
         SOPRA_COMMANDS(SOPRA_CMD_NAME)
 #undef SOPRA_CMD_NAME
 };

@@ -1,11 +1,12 @@
 /*
  * proto: decode client lines into struct cmd, encode struct game_event into lines.
  *
- * Decoding is table-driven: one row per command lists its parameters (JSON
- * key, type, destination field, flags); a generic loop validates them all
- * before the game ever sees the command. Encoding is table-driven too: one
- * row per event (event_specs); tests/test_proto.c checks the exact line of
- * every event type, so an event without its row fails there.
+ * Decoding is table-driven: each command's row in cmd_table.h lists its
+ * parameters (JSON key, type, destination field, flags); a generic loop
+ * validates them all before the game ever sees the command. Encoding is
+ * table-driven too: one row per event (event_specs); tests/test_proto.c
+ * checks the exact line of every event type, so an event without its row
+ * fails there.
  * A line is checked by json_check (src/json.c: strict RFC 8259) and then
  * parsed by cJSON; the output JSON is written by hand.
  */
@@ -41,39 +42,25 @@ static bool utf8_valid(const char *s, size_t n)
 
 /* ---- decoding ------------------------------------------------------------ */
 
-#define MAX_PARAMS 3
+/* One array of parameters per command, from cmd_table.h's PARAM lists, each
+ * ended by a row with key == NULL (a command may have none). */
+#define PARAM(type, key, field, domain, flags) \
+	{key, PROTO_##type, offsetof(struct cmd, field), PROTO_DOMAIN_##domain, flags},
+#define PARAM_ARRAY(id, name, phase, needs, handler, params) \
+	static const struct proto_param params_##id[] = {SOPRA_UNPAREN params{0}};
+SOPRA_COMMANDS(PARAM_ARRAY)
+#undef PARAM_ARRAY
+#undef PARAM
+
 struct cmd_spec {
-	struct proto_param p[MAX_PARAMS]; /* unused rows have key == NULL */
+	const struct proto_param *p;
+	size_t n;
 };
 
-#define P_INT(key, field, flags)                                   \
-	{                                                          \
-		key, PROTO_INT, offsetof(struct cmd, field), flags \
-	}
-#define P_BOOL(key, field, flags)                                   \
-	{                                                           \
-		key, PROTO_BOOL, offsetof(struct cmd, field), flags \
-	}
-
 static const struct cmd_spec cmd_specs[CMD_TYPE_COUNT] = {
-        [CMD_REGISTER] = {{{"playerName", PROTO_STRING, offsetof(struct cmd, name), 0}}},
-        [CMD_START_GAME] = {{{0}}},
-        [CMD_SELECT_CHARACTERS] = {{P_INT("characterId0", character, 0),
-                                    P_INT("characterId1", character2, 0)}},
-        [CMD_LEAVE] = {{{0}}},
-        [CMD_END_TURN] = {{{0}}},
-        [CMD_MOVE] = {{P_INT("characterId", character, 0), P_INT("locationId", location, 0),
-                       P_BOOL("fuel", fuel, PROTO_OPTIONAL | PROTO_BASE_ONLY)}},
-        [CMD_SEARCH] = {{P_INT("characterId", character, 0)}},
-        [CMD_ATTACK] = {{P_INT("characterId", character, 0), P_INT("entrance", entrance, 0)}},
-        [CMD_BARRICADE] = {{P_INT("characterId", character, 0), P_INT("entrance", entrance, 0)}},
-        [CMD_CLEAN_WASTE] = {{P_INT("characterId", character, 0)}},
-        [CMD_CONTRIBUTE_CARD] = {{P_INT("cardId", card, 0)}},
-        [CMD_USE_CARD] = {{P_INT("cardId", card, 0),
-                           P_INT("characterId", character, PROTO_OPTIONAL | PROTO_PAIR),
-                           P_INT("target", target, PROTO_OPTIONAL | PROTO_PAIR | PROTO_TARGET)}},
-        [CMD_USE_ABILITY] = {{P_INT("characterId", character, 0),
-                              P_INT("target", target, PROTO_OPTIONAL | PROTO_TARGET)}},
+#define SPEC_ROW(id, ...) [CMD_##id] = {params_##id, COUNT_OF(params_##id) - 1},
+        SOPRA_COMMANDS(SPEC_ROW)
+#undef SPEC_ROW
 };
 
 const struct proto_param *proto_cmd_params(enum cmd_type t, size_t *n)
@@ -81,10 +68,8 @@ const struct proto_param *proto_cmd_params(enum cmd_type t, size_t *n)
 	*n = 0;
 	if ((unsigned)t >= CMD_TYPE_COUNT)
 		return NULL;
-	const struct cmd_spec *spec = &cmd_specs[t];
-	while (*n < MAX_PARAMS && spec->p[*n].key)
-		(*n)++;
-	return spec->p;
+	*n = cmd_specs[t].n;
+	return cmd_specs[t].p;
 }
 
 bool proto_param_with_target(const struct proto_param *p)

@@ -3,14 +3,17 @@
  *
  * The game module produces `struct game_event`s into a `game_event_list` owned
  * by the caller; proto encodes each into one JSON line; net delivers it.
- * The X-macro lists below are the single source of the names: the enum, the
- * wire names and the encoder are all generated from them.
+ * The X-macro list of events below and the command table (cmd_table.h) are
+ * the single source of the names: the enums, the wire names and the encoder
+ * are all generated from them.
  */
 #ifndef SOPRA_GAME_EVENT_H
 #define SOPRA_GAME_EVENT_H
 
 #include <stdbool.h>
 #include <stddef.h>
+
+#include "sopra/cmd_table.h"
 
 /* X(ENUM_SUFFIX, "WireName") in protocol.md's table order. The parameters of
  * each event, in protocol order, are listed in proto.c's encoder. */
@@ -106,38 +109,21 @@ const char *game_event_name(enum game_event_type type);
 
 /* ---- commands ---------------------------------------------------------- */
 
-#define SOPRA_COMMANDS(X)                        \
-	X(REGISTER, "Register")                  \
-	X(START_GAME, "StartGame")               \
-	X(SELECT_CHARACTERS, "SelectCharacters") \
-	X(LEAVE, "Leave")                        \
-	X(END_TURN, "EndTurn")                   \
-	X(MOVE, "Move")                          \
-	X(SEARCH, "Search")                      \
-	X(ATTACK, "Attack")                      \
-	X(BARRICADE, "Barricade")                \
-	X(CLEAN_WASTE, "CleanWaste")             \
-	X(CONTRIBUTE_CARD, "ContributeCard")     \
-	X(USE_CARD, "UseCard")                   \
-	X(USE_ABILITY, "UseAbility")
-
+/* One CMD_ID per row of cmd_table.h, in its order. */
 enum cmd_type {
-#define SOPRA_CMD_ENUM(id, name) CMD_##id,
+#define SOPRA_CMD_ENUM(id, ...) CMD_##id,
 	SOPRA_COMMANDS(SOPRA_CMD_ENUM)
 #undef SOPRA_CMD_ENUM
 };
-#define CMD_TYPE_COUNT (CMD_USE_ABILITY + 1)
+#define SOPRA_CMD_PLUS_ONE(...) +1
+#define CMD_TYPE_COUNT          (0 SOPRA_COMMANDS(SOPRA_CMD_PLUS_ONE))
 
 /*
- * A decoded, well-typed command. Which fields are meaningful depends on type:
- *   Register: name (borrowed; the game copies what it keeps)
- *   SelectCharacters: character (characterId0), character2 (characterId1)
- *   Move: character, location, fuel (base only; false when absent)
- *   Search, CleanWaste: character
- *   Attack, Barricade: character, entrance
- *   ContributeCard: card
- *   UseCard: card; has_target => character and target
- *   UseAbility: character; has_target => target
+ * A decoded, well-typed command. The fields a command uses are the `field`
+ * column of its parameters in cmd_table.h; the others stay 0. `name` (a
+ * STRING parameter) is borrowed: the game copies what it keeps. has_target
+ * says whether the optional target parameters (PROTO_TARGET, PROTO_PAIR)
+ * were given; a BOOL parameter that was absent reads as false.
  */
 struct cmd {
 	enum cmd_type type;

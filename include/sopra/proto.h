@@ -61,13 +61,29 @@ bool proto_decode(const char *line, size_t len, enum game_rules rules, struct pr
 
 /* ---- a command's parameters ----------------------------------------------
  *
- * The one table of what each command carries (protocol.md's commands
- * table), one row per parameter in protocol order. proto_decode reads a
- * line by it; whoever else writes or reads a struct cmd (the journal, the
- * fuzzer, sopra-replay) walks the same rows, so a new command is a row in
- * proto.c and nothing elsewhere.
+ * The parameters of each command, one row per parameter in protocol order,
+ * made from the command table (cmd_table.h, protocol.md's commands table).
+ * proto_decode reads a line by them; whoever else writes or reads a struct
+ * cmd (proto_encode_cmd, the journal, sopra-replay, the fuzzers, the
+ * benchmarks) walks the same rows, so a new command is a row in cmd_table.h
+ * and nothing elsewhere.
  */
 enum proto_param_type { PROTO_INT, PROTO_BOOL, PROTO_STRING };
+
+/* What a parameter's value names: where a client (or a fuzzer) that makes up
+ * a command picks it from. The game decides what is valid; this is a hint,
+ * never checked by the decoder. */
+enum proto_param_domain {
+	PROTO_DOMAIN_NAME,              /* a player name (PROTO_STRING) */
+	PROTO_DOMAIN_OFFERED_CHARACTER, /* one of the characters offered to the sender */
+	PROTO_DOMAIN_OWN_CHARACTER,     /* a living character of the sender */
+	PROTO_DOMAIN_LOCATION,          /* a location id */
+	PROTO_DOMAIN_ENTRANCE,          /* an entrance number at the character's location */
+	PROTO_DOMAIN_HAND_CARD,         /* a card in the sender's hand */
+	PROTO_DOMAIN_TARGET,            /* what a card or ability aims at: an entrance,
+	                                   a character id or a location id */
+	PROTO_DOMAIN_FLAG,              /* a yes/no choice (PROTO_BOOL) */
+};
 
 /* Flags. A command's PROTO_PAIR parameters come all or none, and the pair
  * includes its PROTO_TARGET parameter. */
@@ -80,6 +96,7 @@ struct proto_param {
 	const char *key; /* the wire name, e.g. "characterId" */
 	enum proto_param_type type;
 	size_t offset; /* of its field in struct cmd; PROTO_STRING is always cmd.name */
+	enum proto_param_domain domain;
 	unsigned flags;
 };
 
