@@ -112,7 +112,8 @@ char *linebuf_next(struct linebuf *lb, size_t *len);
 bool wire_event_name(const char *line, char *buf, size_t n);
 /* The integer parameter "key" of a server line; false when absent. */
 bool wire_int(const char *line, const char *key, int *out);
-/* Encode cmd as a client line ("...\n") into buf; returns its length. */
+/* Encode cmd as a client line ("...\n", NUL-terminated) into buf with
+ * proto_encode_cmd; returns its length. */
 size_t wire_encode_cmd(const struct cmd *c, enum game_rules rules, char *buf, size_t n);
 
 /* ---- generated configurations (cfggen.c) ---------------------------------- */

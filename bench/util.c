@@ -4,6 +4,8 @@
 #include "srvproc.h"
 #include "toolutil.h"
 
+#include "sopra/proto.h"
+
 #include <sched.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -363,67 +365,14 @@ bool wire_int(const char *line, const char *key, int *out)
 
 size_t wire_encode_cmd(const struct cmd *c, enum game_rules rules, char *buf, size_t n)
 {
-	int k = 0;
-	const char *name = cmd_name(c->type);
-	switch (c->type) {
-	case CMD_REGISTER:
-		k = snprintf(buf, n, "{\"command\":\"%s\",\"playerName\":\"%s\"}\n", name,
-		             c->name ? c->name : "");
-		break;
-	case CMD_START_GAME:
-	case CMD_LEAVE:
-	case CMD_END_TURN:
-		k = snprintf(buf, n, "{\"command\":\"%s\"}\n", name);
-		break;
-	case CMD_SELECT_CHARACTERS:
-		k = snprintf(buf, n,
-		             "{\"command\":\"%s\",\"characterId0\":%d,\"characterId1\":%d}\n", name,
-		             c->character, c->character2);
-		break;
-	case CMD_MOVE:
-		if (rules == RULES_BASE)
-			k = snprintf(buf, n,
-			             "{\"command\":\"%s\",\"characterId\":%d,\"locationId\":%d,"
-			             "\"fuel\":%s}\n",
-			             name, c->character, c->location, c->fuel ? "true" : "false");
-		else
-			k = snprintf(buf, n,
-			             "{\"command\":\"%s\",\"characterId\":%d,\"locationId\":%d}\n",
-			             name, c->character, c->location);
-		break;
-	case CMD_SEARCH:
-	case CMD_CLEAN_WASTE:
-		k = snprintf(buf, n, "{\"command\":\"%s\",\"characterId\":%d}\n", name,
-		             c->character);
-		break;
-	case CMD_ATTACK:
-	case CMD_BARRICADE:
-		k = snprintf(buf, n, "{\"command\":\"%s\",\"characterId\":%d,\"entrance\":%d}\n",
-		             name, c->character, c->entrance);
-		break;
-	case CMD_CONTRIBUTE_CARD:
-		k = snprintf(buf, n, "{\"command\":\"%s\",\"cardId\":%d}\n", name, c->card);
-		break;
-	case CMD_USE_CARD:
-		if (c->has_target)
-			k = snprintf(buf, n,
-			             "{\"command\":\"%s\",\"cardId\":%d,\"characterId\":%d,"
-			             "\"target\":%d}\n",
-			             name, c->card, c->character, c->target);
-		else
-			k = snprintf(buf, n, "{\"command\":\"%s\",\"cardId\":%d}\n", name, c->card);
-		break;
-	case CMD_USE_ABILITY:
-		if (c->has_target)
-			k = snprintf(buf, n,
-			             "{\"command\":\"%s\",\"characterId\":%d,\"target\":%d}\n",
-			             name, c->character, c->target);
-		else
-			k = snprintf(buf, n, "{\"command\":\"%s\",\"characterId\":%d}\n", name,
-			             c->character);
-		break;
-	}
-	if (k < 0 || (size_t)k >= n)
+	struct proto_buf b;
+	proto_buf_init(&b);
+	proto_encode_cmd(c, rules, &b);
+	size_t len = b.len;
+	if (len >= n)
 		die("command line too long");
-	return (size_t)k;
+	memcpy(buf, b.data, len);
+	buf[len] = '\0';
+	proto_buf_free(&b);
+	return len;
 }
