@@ -4,6 +4,8 @@
 #include "toolutil.h"
 #include "scntoken.h"
 
+#include "sopra/cmd_table.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -245,20 +247,16 @@ typedef struct {
     const char *params[5];
 } proto_entry;
 
+/* The commands and their parameter names in protocol order, from the
+ * server's command table (sopra/cmd_table.h, header only: the runner takes
+ * the names and nothing of the server's code, and encodes each argument as
+ * the scenario writes it, a wrong type included). */
 static const proto_entry commands[] = {
-    {"Register", {"playerName", NULL}},
-    {"StartGame", {NULL}},
-    {"SelectCharacters", {"characterId0", "characterId1", NULL}},
-    {"Leave", {NULL}},
-    {"EndTurn", {NULL}},
-    {"Move", {"characterId", "locationId", "fuel", NULL}},
-    {"Search", {"characterId", NULL}},
-    {"Attack", {"characterId", "entrance", NULL}},
-    {"Barricade", {"characterId", "entrance", NULL}},
-    {"CleanWaste", {"characterId", NULL}},
-    {"ContributeCard", {"cardId", NULL}},
-    {"UseCard", {"cardId", "characterId", "target", NULL}},
-    {"UseAbility", {"characterId", "target", NULL}},
+#define PARAM(type, key, field, domain, flags) key,
+#define COMMAND(id, name, phase, needs, handler, params) {name, {SOPRA_UNPAREN params NULL}},
+    SOPRA_COMMANDS(COMMAND)
+#undef COMMAND
+#undef PARAM
 };
 
 static const proto_entry events[] = {
