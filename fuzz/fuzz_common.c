@@ -750,3 +750,181 @@ void fuzz_disconnect(struct fuzz_session *s, int player)
 	check_events(s, false);
 	after_step(s);
 }
+
+/* ---- commands made up from bytes ------------------------------------------ */
+
+bool fuzz_rd_eof(const struct fuzz_reader *r)
+{
+	return r->i >= r->n;
+}
+
+uint8_t fuzz_rd_u8(struct fuzz_reader *r)
+{
+	return r->i < r->n ? r->p[r->i++] : 0;
+}
+
+static uint32_t rd_u32(struct fuzz_reader *r)
+{
+	uint32_t v = 0;
+	for (int k = 0; k < 4; k++)
+		v |= (uint32_t)fuzz_rd_u8(r) << (8 * k);
+	return v;
+}
+
+static const int specials[16] = {0, -1, 1,   2,    3,       4,       5,  6,
+                                 7, 8,  100, 1000, INT_MAX, INT_MIN, -2, 42};
+
+/* The special value of byte b >= 0xE0 (>= 0xF0: the next 4 bytes). */
+static int special(struct fuzz_reader *r, uint8_t b)
+{
+	if (b < 0xF0)
+		return specials[b - 0xE0];
+	uint32_t u = rd_u32(r);
+	int v;
+	memcpy(&v, &u, sizeof v);
+	return v;
+}
+
+/* An id from byte b: from the likely pool, from all, or special. */
+static int pick_b(struct fuzz_reader *r, uint8_t b, const int *likely, int nl, const int *all,
+                  int na)
+{
+	if (b >= 0xE0)
+		return special(r, b);
+	if (b < 0xA0 && nl > 0)
+		return likely[b % nl];
+	if (na > 0)
+		return all[b % na];
+	return b;
+}
+
+static int pick(struct fuzz_reader *r, const int *likely, int nl, const int *all, int na)
+{
+	return pick_b(r, fuzz_rd_u8(r), likely, nl, all, na);
+}
+
+static int pick_entrance(struct fuzz_reader *r)
+{
+	uint8_t b = fuzz_rd_u8(r);
+	return b >= 0xE0 ? special(r, b) : b % 4;
+}
+
+/* What the sender has seen, the likely pools of the picks. */
+struct pools {
+	const int *chars, *cards, *offered;
+	int nchars, ncards, noffered;
+};
+
+static struct pools sender_pools(const struct fuzz_session *s, int sender)
+{
+	struct pools pp = {0};
+	if (sender < 0)
+		return pp;
+	const struct fuzz_player *fp = &s->pl[sender];
+	pp.chars = fp->chars;
+	pp.nchars = fp->nchars;
+	pp.cards = fp->cards;
+	pp.ncards = fp->ncards;
+	if (fp->offered_valid) {
+		pp.offered = fp->offered;
+		pp.noffered = 4;
+	}
+	return pp;
+}
+
+/* A target of the kind the flags byte chose (% 3): entrance, character or
+ * location. */
+static int pick_target(struct fuzz_reader *r, const struct fuzz_session *s, unsigned kind)
+{
+	switch (kind % 3) {
+	case 0:
+		return pick_entrance(r);
+	case 1:
+		return pick(r, s->char_ids, s->cfg->ncharacters, s->char_ids, s->cfg->ncharacters);
+	default:
+		return pick(r, s->loc_ids, s->cfg->nlocations, s->loc_ids, s->cfg->nlocations);
+	}
+}
+
+/* State of one command's reading: offered characters are picked distinct
+ * (each after the first avoids the one before it); the target parameters
+ * share one flags byte. */
+struct cmd_reading {
+	struct pools pp;
+	int offered_seen;
+	int offered_last; /* index into pp.offered */
+	bool flags_read;
+	bool with_target;
+	unsigned target_kind;
+};
+
+static int read_offered(struct fuzz_reader *r, const struct fuzz_session *s, struct cmd_reading *st)
+{
+	uint8_t b = fuzz_rd_u8(r);
+	int a = st->offered_seen++ == 0 ? b % 4 : (st->offered_last + 1 + b % 3) % 4;
+	st->offered_last = a;
+	if (b < 0xA0 && st->pp.noffered)
+		return st->pp.offered[a];
+	return pick_b(r, b, NULL, 0, s->char_ids, s->cfg->ncharacters);
+}
+
+/* The value of one int or bool parameter. */
+static int read_value(struct fuzz_reader *r, const struct fuzz_session *s,
+                      const struct proto_param *p, struct cmd_reading *st)
+{
+	switch (p->domain) {
+	case PROTO_DOMAIN_OFFERED_CHARACTER:
+		return read_offered(r, s, st);
+	case PROTO_DOMAIN_OWN_CHARACTER:
+		return pick(r, st->pp.chars, st->pp.nchars, s->char_ids, s->cfg->ncharacters);
+	case PROTO_DOMAIN_LOCATION:
+		return pick(r, s->loc_ids, s->cfg->nlocations, s->loc_ids, s->cfg->nlocations);
+	case PROTO_DOMAIN_ENTRANCE:
+		return pick_entrance(r);
+	case PROTO_DOMAIN_HAND_CARD:
+		return pick(r, st->pp.cards, st->pp.ncards, s->card_ids, s->cfg->ncards);
+	case PROTO_DOMAIN_TARGET:
+		return pick_target(r, s, st->target_kind);
+	case PROTO_DOMAIN_FLAG: {
+		/* the byte is always read: the layout must not depend on the rules */
+		bool on = fuzz_rd_u8(r) & 1;
+		return on && (s->rules == RULES_BASE || !(p->flags & PROTO_BASE_ONLY));
+	}
+	case PROTO_DOMAIN_NAME:
+		break;
+	}
+	return fuzz_rd_u8(r);
+}
+
+void fuzz_read_cmd(struct fuzz_reader *r, const struct fuzz_session *s, int sender, enum cmd_type t,
+                   struct cmd *c, char name[17])
+{
+	struct cmd_reading st = {.pp = sender_pools(s, sender)};
+	memset(c, 0, sizeof *c);
+	c->type = t;
+	size_t n;
+	const struct proto_param *params = proto_cmd_params(t, &n);
+	for (size_t i = 0; i < n; i++) {
+		const struct proto_param *p = &params[i];
+		if (proto_param_with_target(p)) {
+			if (!st.flags_read) {
+				uint8_t f = fuzz_rd_u8(r);
+				st.flags_read = true;
+				st.with_target = f & 1;
+				st.target_kind = f >> 1;
+				c->has_target = st.with_target;
+			}
+			if (!st.with_target)
+				continue;
+		}
+		if (p->type == PROTO_STRING) {
+			size_t len = fuzz_rd_u8(r) % 16;
+			for (size_t k = 0; k < len; k++)
+				name[k] = (char)fuzz_rd_u8(r);
+			name[len] = '\0'; /* an embedded NUL just shortens it */
+			c->name = name;
+			continue;
+		}
+		proto_param_set(c, p, read_value(r, s, p, &st));
+	}
+}

@@ -124,6 +124,29 @@ int fuzz_connected_nth(const struct fuzz_session *s, int i);
  * connected player (or a new connection when there is none). */
 int fuzz_auto_sender(const struct fuzz_session *s, enum cmd_type type);
 
+/* ---- commands made up from bytes -----------------------------------------
+ *
+ * fuzz_game reads its commands' arguments from its input, fuzz_config from
+ * a pseudo-random stream; both the same way, from the command's parameters
+ * in the command table (proto_cmd_params), one after the other by their
+ * domain. The byte layout is described at the top of fuzz_game.c. Bytes
+ * past the end read as 0.
+ */
+struct fuzz_reader {
+	const uint8_t *p;
+	size_t n, i;
+};
+
+bool fuzz_rd_eof(const struct fuzz_reader *r);
+uint8_t fuzz_rd_u8(struct fuzz_reader *r);
+
+/* Fill c with a command of type t from `sender` (a player or
+ * GAME_NO_PLAYER), its arguments read from r; ids are picked mostly from
+ * what the sender has seen (its offered and living characters, its cards).
+ * A name is stored in name[] (c->name points to it). */
+void fuzz_read_cmd(struct fuzz_reader *r, const struct fuzz_session *s, int sender, enum cmd_type t,
+                   struct cmd *c, char name[17]);
+
 /* Check a proto_encode'd line of ev (used by the session and fuzz_proto_decode).
  * rules matters for Moved. */
 void fuzz_encode_and_check(const struct game_event *ev, enum game_rules rules,

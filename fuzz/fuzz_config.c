@@ -7,9 +7,10 @@
  * (counts, ids unique and referenced ones present, exactly one colony at
  * cfg->colony, ranges, the text kept verbatim). Then the config is played:
  * in both editions a few players register and select, and a simple policy
- * plays up to 400 steps through fuzz_session, which checks every event and
- * game_check_invariants() -- whatever the validator accepts must be
- * playable. config_free at the end.
+ * (EndTurn or an action of the command table with arguments from the
+ * player's characters and cards) plays up to 400 steps through
+ * fuzz_session, which checks every event and game_check_invariants() --
+ * whatever the validator accepts must be playable. config_free at the end.
  */
 #include "fuzz_common.h"
 
@@ -191,6 +192,49 @@ static uint64_t next_rand(uint64_t *x)
 	return *x * 2685821657736338717ULL;
 }
 
+/* The actions the policy draws from: the commands with parameters, all of
+ * them picked from the sender's characters and cards and the board (not
+ * Register's name nor the characters offered in the selection). Register,
+ * StartGame, SelectCharacters and EndTurn the policy sends itself; a
+ * command without parameters (Leave) it never draws. */
+static bool is_action(enum cmd_type t)
+{
+	size_t n;
+	const struct proto_param *ps = proto_cmd_params(t, &n);
+	for (size_t i = 0; i < n; i++)
+		if (ps[i].domain == PROTO_DOMAIN_NAME ||
+		    ps[i].domain == PROTO_DOMAIN_OFFERED_CHARACTER)
+			return false;
+	return n > 0;
+}
+
+/* Player w's next command in the turns: EndTurn 8 times in 20 (one of
+ * them in 8 a timeout instead: returns false), else an action, its
+ * arguments read like fuzz_game's from pseudo-random bytes that stay in
+ * the likely pools (the player's characters and cards). */
+static bool next_command(struct fuzz_session *s, int w, uint64_t *x, struct cmd *c, char name[17])
+{
+	static enum cmd_type actions[CMD_TYPE_COUNT];
+	static size_t nactions;
+	if (nactions == 0)
+		for (int t = 0; t < CMD_TYPE_COUNT; t++)
+			if (is_action((enum cmd_type)t))
+				actions[nactions++] = (enum cmd_type)t;
+	uint64_t r = next_rand(x);
+	if (r % 20 >= 12) {
+		if (r % 20 == 12 && (r >> 48) % 8 == 0)
+			return false;
+		*c = (struct cmd){.type = CMD_END_TURN};
+		return true;
+	}
+	uint8_t bytes[24];
+	for (size_t i = 0; i < sizeof bytes; i++)
+		bytes[i] = (uint8_t)(next_rand(x) % 0xA0);
+	struct fuzz_reader rd = {bytes, sizeof bytes, 0};
+	fuzz_read_cmd(&rd, s, w, actions[(r >> 8) % nactions], c, name);
+	return true;
+}
+
 static void play(const struct config *cfg, enum game_rules rules, uint64_t seed)
 {
 	struct fuzz_session s;
@@ -205,84 +249,25 @@ static void play(const struct config *cfg, enum game_rules rules, uint64_t seed)
 		struct cmd c = {.type = CMD_START_GAME};
 		fuzz_apply(&s, 0, &c);
 	}
+	char name[17];
 	for (int step = 0; step < PLAY_STEPS && !s.over; step++) {
 		int w = game_waiting_for(s.g);
 		FUZZ_CHECK(w >= 0, "the game waits for %d after the start", w);
 		const struct fuzz_player *fp = &s.pl[w];
 		struct cmd c = {0};
-		uint64_t r = next_rand(&x);
 		if (fp->nchars == 0) { /* selecting */
 			FUZZ_CHECK(fp->offered_valid, "player %d selects without an offer", w);
+			uint64_t r = next_rand(&x);
 			c.type = CMD_SELECT_CHARACTERS;
 			c.character = fp->offered[r % 4];
 			c.character2 = fp->offered[(r % 4 + 1 + (r >> 8) % 3) % 4];
 			fuzz_apply(&s, w, &c);
 			continue;
 		}
-		int ch = fp->chars[(r >> 8) % (unsigned)fp->nchars];
-		int card = fp->ncards ? fp->cards[(r >> 16) % (unsigned)fp->ncards] : 0;
-		int loc = s.loc_ids[(r >> 24) % (unsigned)cfg->nlocations];
-		int ent = (int)((r >> 32) % 4);
-		c.character = ch;
-		switch (r % 20) {
-		case 0:
-		case 1:
-		case 2:
-			c.type = CMD_MOVE;
-			c.location = loc;
-			c.fuel = rules == RULES_BASE && ((r >> 40) & 1);
-			break;
-		case 3:
-		case 4:
-			c.type = CMD_SEARCH;
-			break;
-		case 5:
-			c.type = CMD_ATTACK;
-			c.entrance = ent;
-			break;
-		case 6:
-			c.type = CMD_BARRICADE;
-			c.entrance = ent;
-			break;
-		case 7:
-			c.type = CMD_USE_CARD;
-			c.character = 0;
-			c.card = card;
-			break;
-		case 8:
-			c.type = CMD_USE_CARD;
-			c.card = card;
-			c.has_target = true;
-			c.target = ((r >> 40) & 1)
-			                   ? ent
-			                   : s.char_ids[(r >> 44) % (unsigned)cfg->ncharacters];
-			break;
-		case 9:
-			c.type = CMD_CONTRIBUTE_CARD;
-			c.character = 0;
-			c.card = card;
-			break;
-		case 10:
-			c.type = CMD_CLEAN_WASTE;
-			break;
-		case 11:
-			c.type = CMD_USE_ABILITY;
-			c.has_target = (r >> 40) & 1;
-			c.target = c.has_target ? ent : 0;
-			break;
-		case 12:
-			if ((r >> 48) % 8 == 0) {
-				fuzz_timeout(&s);
-				continue;
-			}
-			c.type = CMD_END_TURN;
-			c.character = 0;
-			break;
-		default:
-			c.type = CMD_END_TURN;
-			c.character = 0;
-		}
-		fuzz_apply(&s, w, &c);
+		if (next_command(&s, w, &x, &c, name))
+			fuzz_apply(&s, w, &c);
+		else
+			fuzz_timeout(&s);
 	}
 	fuzz_session_free(&s);
 }
