@@ -4,9 +4,12 @@
  * Decoding: the whole input is one client line, decoded with both rules
  * editions. Checked:
  *   - failure: a non-empty, valid UTF-8 message and a cleared proto_cmd;
- *   - success: a known command; Register has a valid UTF-8 name owned by
- *     the proto_cmd, other commands none; fuel only on Move in base;
- *   - the editions agree (they differ in Move.fuel only);
+ *   - success: a known command; one with a string parameter (Register) has
+ *     a valid UTF-8 name owned by the proto_cmd, other commands none; fuel
+ *     only on a command that has it, and a base-only one only in base;
+ *     has_target only on a command with a target parameter (all from the
+ *     command table, proto_cmd_params);
+ *   - the editions agree (they differ in base-only parameters, Move.fuel);
  *   - re-encoding the command as canonical JSON (cJSON) decodes to the same
  *     command; a trailing "\r" changes nothing; decoding into a reused
  *     proto_cmd gives the same result.
@@ -184,14 +187,51 @@ static bool json_strict(const char *s, size_t n)
 	return ok || too_deep;
 }
 
-/* Whether commands of type t can have a target (proto's table). */
-static bool has_target_param(enum cmd_type t)
+/* Whether commands of type t have a parameter with one of these flags, or
+ * of this type (proto's table). */
+static bool has_param_flag(enum cmd_type t, unsigned flags)
 {
 	size_t n;
 	const struct proto_param *params = proto_cmd_params(t, &n);
 	for (size_t i = 0; i < n; i++)
-		if (params[i].flags & PROTO_TARGET)
+		if (params[i].flags & flags)
 			return true;
+	return false;
+}
+
+static bool has_param_type(enum cmd_type t, enum proto_param_type type)
+{
+	size_t n;
+	const struct proto_param *params = proto_cmd_params(t, &n);
+	for (size_t i = 0; i < n; i++)
+		if (params[i].type == type)
+			return true;
+	return false;
+}
+
+/* The parameter of t that fills the struct cmd member at offset, or NULL. */
+static const struct proto_param *param_at(enum cmd_type t, size_t offset)
+{
+	size_t n;
+	const struct proto_param *params = proto_cmd_params(t, &n);
+	for (size_t i = 0; i < n; i++)
+		if (params[i].offset == offset)
+			return &params[i];
+	return NULL;
+}
+
+/* Whether err names a parameter that only base reads (Move.fuel), of any
+ * command or of type t (t < 0: any). */
+static bool names_base_only_param(const char *err, int t)
+{
+	for (int k = 0; k < CMD_TYPE_COUNT; k++) {
+		size_t n;
+		const struct proto_param *params = proto_cmd_params((enum cmd_type)k, &n);
+		for (size_t i = 0; i < n; i++)
+			if ((t < 0 || t == k) && (params[i].flags & PROTO_BASE_ONLY) &&
+			    strstr(err, params[i].key))
+				return true;
+	}
 	return false;
 }
 
@@ -211,20 +251,22 @@ static void check_result(const struct proto_cmd *pc, bool ok, const char *err,
 	}
 	const struct cmd *c = &pc->cmd;
 	FUZZ_CHECK((unsigned)c->type < CMD_TYPE_COUNT, "%s: command type %d", ed, (int)c->type);
-	if (c->type == CMD_REGISTER) {
+	if (has_param_type(c->type, PROTO_STRING)) {
 		FUZZ_CHECK(c->name && c->name == pc->name_storage,
-		           "%s: Register name is not owned by the proto_cmd", ed);
+		           "%s: %s name is not owned by the proto_cmd", ed, cmd_name(c->type));
 		FUZZ_CHECK(fuzz_utf8_valid(c->name, strlen(c->name)),
-		           "%s: Register name is not valid UTF-8", ed);
+		           "%s: %s name is not valid UTF-8", ed, cmd_name(c->type));
 	} else {
 		FUZZ_CHECK(c->name == NULL && pc->name_storage == NULL, "%s: %s carries a name", ed,
 		           cmd_name(c->type));
 	}
-	if (c->fuel)
-		FUZZ_CHECK(c->type == CMD_MOVE && rules == RULES_BASE, "%s: fuel set on %s", ed,
-		           cmd_name(c->type));
+	if (c->fuel) {
+		const struct proto_param *fuel = param_at(c->type, offsetof(struct cmd, fuel));
+		FUZZ_CHECK(fuel && (rules == RULES_BASE || !(fuel->flags & PROTO_BASE_ONLY)),
+		           "%s: fuel set on %s", ed, cmd_name(c->type));
+	}
 	if (c->has_target)
-		FUZZ_CHECK(has_target_param(c->type), "%s: has_target on %s", ed,
+		FUZZ_CHECK(has_param_flag(c->type, PROTO_TARGET), "%s: has_target on %s", ed,
 		           cmd_name(c->type));
 }
 
@@ -301,18 +343,19 @@ static void check_decode(const char *line, size_t len)
 		           fuzz_printable(line, n));
 	}
 
-	/* The editions differ only in Move.fuel: read in base, ignored in revised. */
+	/* The editions differ only in the base-only parameters (Move.fuel): read
+	 * in base, ignored in revised. */
 	if (ob && orv)
 		FUZZ_CHECK(cmd_equal(&base.cmd, &rev.cmd, true),
 		           "base and revised decode the line differently");
 	else if (ob)
 		FUZZ_CHECK(false, "revised rejects (%s) a line base accepts", er);
 	else if (orv)
-		FUZZ_CHECK(rev.cmd.type == CMD_MOVE && strstr(eb, "fuel"),
-		           "base rejects (%s) a revised %s that is not about fuel", eb,
-		           cmd_name(rev.cmd.type));
+		FUZZ_CHECK(names_base_only_param(eb, (int)rev.cmd.type),
+		           "base rejects (%s) a revised %s that is not about a base-only parameter",
+		           eb, cmd_name(rev.cmd.type));
 	else
-		FUZZ_CHECK(strcmp(eb, er) == 0 || strstr(eb, "fuel"),
+		FUZZ_CHECK(strcmp(eb, er) == 0 || names_base_only_param(eb, -1),
 		           "the editions reject the line differently: \"%s\" / \"%s\"", eb, er);
 
 	if (ob)
