@@ -2,8 +2,10 @@
 """Regenerate the committed seed corpus in fuzz/corpus/ (see fuzz/README.md).
 
     python3 fuzz/make_corpus.py [--shared ../shared]
+    python3 fuzz/make_corpus.py --dict-words   (what fuzz/run.sh adds to the .dict files)
 
-fuzz_proto_decode: client lines, every command valid and broken.
+fuzz_proto_decode: client lines, every command of the command table
+                   (include/sopra/cmd_table.h) valid and broken.
 fuzz_config:       the small configs of shared/conformance/base, resources/,
                    systemtests/scenarios/ (mostly invalid ones), the configs
                    embedded in fuzz_game, and hand-made broken ones.
@@ -17,6 +19,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import struct
 import sys
 
@@ -36,85 +39,129 @@ def save(target, data, prefix=""):
         f.write(data)
 
 
+# ---- the command table ----------------------------------------------------------
+
+def command_table():
+    """The rows of include/sopra/cmd_table.h's SOPRA_COMMANDS, in order:
+    [(name, [(type, key, domain, flags)])]; flags as written ("0",
+    "PROTO_OPTIONAL | PROTO_PAIR")."""
+    with open(os.path.join(ROOT, "include", "sopra", "cmd_table.h"), encoding="utf-8") as f:
+        text = f.read().replace("\\\n", " ")
+    body = re.search(r"^#define SOPRA_COMMANDS\(X\)(.*)$", text, re.M).group(1)
+    rows = []
+    for row in re.split(r"\bX\(", body)[1:]:
+        name = re.match(r'\s*\w+,\s*"(\w+)"', row).group(1)
+        params = re.findall(r'PARAM\((\w+),\s*"(\w+)",\s*\w+,\s*(\w+),\s*([^)]*)\)', row)
+        assert len(params) == row.count("PARAM("), "cannot read the parameters of " + name
+        rows.append((name, [(t, k, d, f.strip()) for t, k, d, f in params]))
+    assert rows, "no command rows in cmd_table.h"
+    return rows
+
+
+def dict_words():
+    """libFuzzer dictionary entries for the command names and parameter keys
+    (fuzz/run.sh adds them to the .dict files of the targets that read
+    commands)."""
+    words = []
+    for name, params in command_table():
+        words.append('"\\"%s\\""' % name)
+        for _, key, _, _ in params:
+            for w in ('"\\"%s\\""' % key, '"\\"%s\\":"' % key):
+                if w not in words:
+                    words.append(w)
+    return words
+
+
 # ---- fuzz_proto_decode --------------------------------------------------------
 
+# A value of each domain that decodes (the characters offered: 1, then 2).
+SAMPLE = {"NAME": '"Anna"', "OWN_CHARACTER": "3", "LOCATION": "2", "ENTRANCE": "1",
+          "HAND_CARD": "101", "TARGET": "0", "FLAG": "true"}
+WRONG_TYPE = {"INT": ['"1"', "true", "null"], "BOOL": ["1", '"true"', "null"],
+              "STRING": ["5", "null"]}
+
+
+def command_line(name, fields):
+    return '{"command":"%s"%s}' % (name, "".join(',"%s":%s' % kv for kv in fields))
+
+
+def sample_fields(params):
+    fields, offered = [], 0
+    for typ, key, domain, flags in params:
+        if domain == "OFFERED_CHARACTER":
+            offered += 1
+            fields.append((key, str(offered)))
+        else:
+            fields.append((key, SAMPLE[domain]))
+    return fields
+
+
+def command_lines(name, params):
+    """Lines of one command, from its row: (valid, broken)."""
+    full = sample_fields(params)
+    with_target = [i for i, p in enumerate(params) if "PROTO_TARGET" in p[3]
+                   or "PROTO_PAIR" in p[3]]
+    required = [f for f, p in zip(full, params) if "PROTO_OPTIONAL" not in p[3]]
+    valid = [command_line(name, required), command_line(name, full)]
+    broken = []
+    for i, (typ, key, domain, flags) in enumerate(params):
+        if "PROTO_OPTIONAL" not in flags:
+            broken.append(command_line(name, full[:i] + full[i + 1:]))
+        for wrong in WRONG_TYPE[typ]:
+            broken.append(command_line(name, full[:i] + [(key, wrong)] + full[i + 1:]))
+        if domain == "FLAG":
+            valid.append(command_line(name, full[:i] + [(key, "false")] + full[i + 1:]))
+        if typ == "STRING":
+            for v in ('""', '"\\u00e9\\ud83d\\ude00 \\"q\\" \\\\ \\n"', '"Zoë 😀"'):
+                valid.append(command_line(name, full[:i] + [(key, v)] + full[i + 1:]))
+            for v in ('"a\\u0000b"', '"\\ud800"'):
+                broken.append(command_line(name, full[:i] + [(key, v)] + full[i + 1:]))
+    if len(with_target) > 1:  # a pair given half
+        for i in with_target:
+            broken.append(command_line(name, [f for j, f in enumerate(full)
+                                              if j not in with_target or j == i]))
+    return valid, broken
+
+
 def proto_lines():
-    valid = [
-        '{"command":"Register","playerName":"Anna"}',
-        '{"command":"Register","playerName":""}',
-        '{"command":"Register","playerName":"\\u00e9\\ud83d\\ude00 \\"q\\" \\\\ \\n"}',
-        '{"command":"Register","playerName":"Zoë 😀"}',
-        '{"command":"StartGame"}',
-        '{"command":"SelectCharacters","characterId0":1,"characterId1":2}',
-        '{"command":"Leave"}',
-        '{"command":"EndTurn"}',
-        '{"command":"Move","characterId":3,"locationId":2}',
-        '{"command":"Move","characterId":3,"locationId":2,"fuel":true}',
-        '{"command":"Move","characterId":3,"locationId":2,"fuel":false}',
-        '{"command":"Search","characterId":3}',
-        '{"command":"Attack","characterId":3,"entrance":0}',
-        '{"command":"Barricade","characterId":3,"entrance":1}',
-        '{"command":"CleanWaste","characterId":3}',
-        '{"command":"ContributeCard","cardId":101}',
-        '{"command":"UseCard","cardId":101}',
-        '{"command":"UseCard","cardId":101,"characterId":3,"target":0}',
-        '{"command":"UseAbility","characterId":3}',
-        '{"command":"UseAbility","characterId":3,"target":2}',
-        ' {"command" : "EndTurn" , "extra" : [1, {"x": null}]} \t',
-        '{"command":"Search","characterId":2e3}',
-        '{"command":"Search","characterId":-2147483648}',
-        '{"command":"Search","characterId":2147483647}',
-        '{"command":"Search","characterId":1.0E0}',
-        '{"command":"EndTurn"}\r',
+    table = command_table()
+    valid, broken, raw = [], [], []
+    for name, params in table:
+        v, b = command_lines(name, params)
+        valid += v
+        broken += b
+    # the JSON around a command, on the first commands without parameters
+    plain = [name for name, params in table if not params]
+    bare, other = plain[0], plain[-1]
+    named = [(name, p[1]) for name, params in table for p in params if p[0] == "STRING"][0]
+    # numbers, in the first int parameter of the first command with one
+    nname, nparams = [(name, params) for name, params in table
+                      if any(p[0] == "INT" for p in params)][0]
+    nfields = sample_fields(nparams)
+    ni = [p[0] for p in nparams].index("INT")
+
+    def number(v):
+        return command_line(nname, nfields[:ni] + [(nparams[ni][1], v)] + nfields[ni + 1:])
+    valid += [
+        ' {"command" : "%s" , "extra" : [1, {"x": null}]} \t' % bare,
+        '{"command":"%s"}\r' % bare,
     ]
-    broken = [
-        '',
-        '\r',
-        '   ',
-        'null',
-        '[]',
-        '"EndTurn"',
-        '{}',
-        '{"command":null}',
-        '{"command":7}',
-        '{"command":"endturn"}',
-        '{"command":"' + 'X' * 80 + '"}',
-        '{"command":"Registér' + 'é' * 40 + '"}',
-        '{"command":"EndTurn"',
-        '{"command":"EndTurn"} x',
-        '{"command":"EndTurn"}{"command":"EndTurn"}',
-        '{"command":"Register"}',
-        '{"command":"Register","playerName":5}',
-        '{"command":"Register","playerName":"a\\u0000b"}',
-        '{"command":"Register","playerName":"\\ud800"}',
-        '{"command":"SelectCharacters","characterId0":1}',
-        '{"command":"SelectCharacters","characterId0":"1","characterId1":2}',
-        '{"command":"Move","characterId":3}',
-        '{"command":"Move","characterId":3,"locationId":2,"fuel":1}',
-        '{"command":"Move","characterId":3,"locationId":2,"fuel":"true"}',
-        '{"command":"Move","characterId":3,"locationId":2,"fuel":null}',
-        '{"command":"Search","characterId":1.5}',
-        '{"command":"Search","characterId":2147483648}',
-        '{"command":"Search","characterId":-2147483649}',
-        '{"command":"Search","characterId":1e400}',
-        '{"command":"Search","characterId":true}',
-        '{"command":"Attack","characterId":3}',
-        '{"command":"Barricade","entrance":1}',
-        '{"command":"ContributeCard"}',
-        '{"command":"UseCard","cardId":101,"characterId":3}',
-        '{"command":"UseCard","cardId":101,"target":0}',
-        '{"command":"UseAbility","characterId":3,"target":null}',
-        '{"command":"EndTurn","command":"Leave"}',
-        '{"command":"EndTurn",}',
-        "{'command':'EndTurn'}",
-        '{"command":"EndTurn"}\x00',
-    ]
+    valid += [number(v) for v in ("2e3", "-2147483648", "2147483647", "1.0E0")]
+    broken += ['', '\r', '   ', 'null', '[]', '"%s"' % bare, '{}', '{"command":null}',
+               '{"command":7}', '{"command":"%s"}' % bare.lower(),
+               '{"command":"' + 'X' * 80 + '"}',
+               '{"command":"%sé' % named[0] + 'é' * 40 + '"}',
+               '{"command":"%s"' % bare, '{"command":"%s"} x' % bare,
+               '{"command":"%s"}{"command":"%s"}' % (bare, bare),
+               '{"command":"%s","command":"%s"}' % (bare, other),
+               '{"command":"%s",}' % bare, "{'command':'%s'}" % bare,
+               '{"command":"%s"}\x00' % bare]
+    broken += [number(v) for v in ("1.5", "2147483648", "-2147483649", "1e400")]
     out = [s.encode() for s in valid + broken]
-    out.append(b'{"command":"Register","playerName":"\xff\xfe"}')
-    out.append(b'{"command":"Register","playerName":"\xc0\xaf"}')
-    out.append(b'{"command":"Register","playerName":"\xed\xa0\x80"}')
-    out.append(b'\xef\xbb\xbf{"command":"EndTurn"}')
-    out.append(b'{"command":"Register","playerName":"' + b'x' * 70000 + b'"}')
+    for v in (b"\xff\xfe", b"\xc0\xaf", b"\xed\xa0\x80", b"x" * 70000):
+        out.append(b'{"command":"%s","%s":"' % (named[0].encode(), named[1].encode()) + v
+                   + b'"}')
+    out.append(b'\xef\xbb\xbf{"command":"%s"}' % bare.encode())
     return out
 
 
@@ -290,7 +337,12 @@ def config_inputs(shared):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shared", default=os.path.join(ROOT, "..", "shared"))
+    ap.add_argument("--dict-words", action="store_true",
+                    help="print the dictionary entries of the command table and exit")
     a = ap.parse_args()
+    if a.dict_words:
+        print("\n".join(dict_words()))
+        return
     for l in proto_lines():
         save("fuzz_proto_decode", l)
     for g in game_inputs():

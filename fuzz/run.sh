@@ -44,6 +44,8 @@ if ! grep -q '^SOPRA_HAVE_LIBFUZZER:INTERNAL=1' "$build/CMakeCache.txt"; then
 	exit 2
 fi
 cmake --build "$build" -j"$(nproc)" --target "${targets[@]}"
+# dictionary entries for the command names and parameter keys (cmd_table.h)
+command_words=$(python3 fuzz/make_corpus.py --dict-words)
 
 max_len() {
 	case "$1" in
@@ -62,7 +64,13 @@ run_one() {
 	# copy the committed corpus in (keeping what earlier local runs found)
 	cp -n fuzz/corpus/"$t"/* "$work/corpus/" 2>/dev/null || true
 	local dict=()
-	if [ -f "fuzz/$t.dict" ]; then dict=(-dict="fuzz/$t.dict"); fi
+	if [ -f "fuzz/$t.dict" ]; then
+		cp "fuzz/$t.dict" "$work/dict"
+		case $t in # the targets that read command lines get the command table's words
+		fuzz_proto_decode | fuzz_journal) echo "$command_words" >>"$work/dict" ;;
+		esac
+		dict=(-dict="$work/dict")
+	fi
 	echo "fuzz/run.sh: $t for ${seconds}s (log: $work/log)"
 	local rc=0
 	UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} \
