@@ -20,6 +20,7 @@
 #include "sopra/config.h"
 #include "sopra/game_event.h"
 #include "sopra/game.h"
+#include "sopra/proto.h"
 
 /* ---- fixtures -------------------------------------------------------- */
 
@@ -242,16 +243,18 @@ static void format_events(struct t *t)
 
 static int t_sender;
 
-/* Apply a command given as "Name args" from player p; returns the events. */
+/* Apply a command given as "Name args" from player p; returns the events.
+ * The arguments are the command's parameters in protocol order (its row in
+ * the command table): integers, "true" for a flag, a word for a name (""
+ * when absent); giving a target parameter sets has_target. */
 static const char *t_do(struct t *t, int p, const char *line)
 {
 	struct cmd c;
 	memset(&c, 0, sizeof c);
 	char name[64];
-	int a[3] = {0, 0, 0};
-	char word[6][64];
+	char word[4][64];
 	int nw = sscanf(line, "%63s %63s %63s %63s %63s", name, word[0], word[1], word[2], word[3]);
-	int nargs = nw - 1;
+	size_t nargs = nw > 1 ? (size_t)nw - 1 : 0;
 	bool found = false;
 	for (int i = 0; i < CMD_TYPE_COUNT; i++)
 		if (strcmp(cmd_name((enum cmd_type)i), name) == 0) {
@@ -259,46 +262,20 @@ static const char *t_do(struct t *t, int p, const char *line)
 			found = true;
 		}
 	assert_true(found);
-	for (int i = 0; i < nargs && i < 3; i++)
-		a[i] = atoi(word[i]);
-	switch (c.type) {
-	case CMD_REGISTER:
-		c.name = nargs > 0 ? word[0] : "";
-		break;
-	case CMD_SELECT_CHARACTERS:
-		c.character = a[0];
-		c.character2 = a[1];
-		break;
-	case CMD_MOVE:
-		c.character = a[0];
-		c.location = a[1];
-		c.fuel = nargs > 2 && strcmp(word[2], "true") == 0;
-		break;
-	case CMD_SEARCH:
-	case CMD_CLEAN_WASTE:
-		c.character = a[0];
-		break;
-	case CMD_ATTACK:
-	case CMD_BARRICADE:
-		c.character = a[0];
-		c.entrance = a[1];
-		break;
-	case CMD_CONTRIBUTE_CARD:
-		c.card = a[0];
-		break;
-	case CMD_USE_CARD:
-		c.card = a[0];
-		c.has_target = nargs >= 3;
-		c.character = a[1];
-		c.target = a[2];
-		break;
-	case CMD_USE_ABILITY:
-		c.character = a[0];
-		c.has_target = nargs >= 2;
-		c.target = a[1];
-		break;
-	default:
-		break;
+	size_t np;
+	const struct proto_param *ps = proto_cmd_params(c.type, &np);
+	for (size_t i = 0; i < np; i++) {
+		if (ps[i].type == PROTO_STRING) {
+			c.name = i < nargs ? word[i] : "";
+			continue;
+		}
+		if (i >= nargs)
+			continue;
+		if (proto_param_with_target(&ps[i]))
+			c.has_target = true;
+		proto_param_set(&c, &ps[i],
+		                ps[i].type == PROTO_BOOL ? strcmp(word[i], "true") == 0
+		                                         : atoi(word[i]));
 	}
 	game_event_list_clear(&t->ev);
 	t_sender = game_apply(t->g, p, &c, &t->ev);
