@@ -5,8 +5,10 @@
 #                        (own scenarios + ../shared/conformance), soak, fuzz
 #                        corpus replay -- on the normal build in build/
 #   ./test.sh --full     the above, plus the same suite on an ASan+UBSan build
-#                        (build-asan/), valgrind over the unit tests and the
-#                        conformance scenarios, a short fuzz run,
+#                        (build-asan/), the suites that read the command
+#                        table on a build with docs/design.md's example
+#                        command (build-example/), valgrind over the unit
+#                        tests and the conformance scenarios, a short fuzz run,
 #                        a clang-format check of src/ and include/ and
 #                        clang-tidy over src/ (warnings are errors).
 #                        It first installs the tools only these steps use
@@ -127,6 +129,12 @@ if [ "$full" = 1 ]; then
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		ctest --test-dir build-asan --output-on-failure -j"$jobs" "$@"
 	skips build-asan
+	# docs/design.md, "Adding a command": a build with the example command
+	# Wait compiled in, its tests and the suites that read the command table
+	step "build (example command)" build build-example -DSOPRA_EXAMPLE_COMMAND=ON
+	step "tests (example command)" ctest --test-dir build-example --output-on-failure \
+		-j"$jobs" -R 'example_command|unit_|fuzz_replay|system_own|system_runner' "$@"
+	skips build-example
 	step "deploy manifests (deploy/check_manifests.py)" python3 deploy/check_manifests.py \
 		--server build/sopra-server --bot build/tools/sopra-bot
 	step "container image (deploy/container_test.sh)" deploy/container_test.sh \

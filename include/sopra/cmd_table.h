@@ -12,6 +12,9 @@
  *   game.c         the phase, the shared preconditions and the handler
  *   systemtests/scenario.c   the parameter names, in order (header only:
  *                  the scenario runner links no server code)
+ *   fuzz/make_corpus.py      reads the rows as text for the fuzzers' seed
+ *                  lines and dictionary words: keep the X(...) and PARAM(...)
+ *                  forms below
  *
  * A row:
  *
