@@ -115,8 +115,15 @@ enum cmd_type {
 	SOPRA_COMMANDS(SOPRA_CMD_ENUM)
 #undef SOPRA_CMD_ENUM
 };
-#define SOPRA_CMD_PLUS_ONE(...) +1
-#define CMD_TYPE_COUNT          (0 SOPRA_COMMANDS(SOPRA_CMD_PLUS_ONE))
+/* The number of command types, counted by an enum of its own so that
+ * enum cmd_type has no value besides the commands (a switch over it lists
+ * just those). */
+enum sopra_cmd_counter {
+#define SOPRA_CMD_COUNTER(id, ...) SOPRA_CMD_COUNTER_##id,
+	SOPRA_COMMANDS(SOPRA_CMD_COUNTER) SOPRA_CMD_COUNTER_END
+#undef SOPRA_CMD_COUNTER
+};
+#define CMD_TYPE_COUNT ((int)SOPRA_CMD_COUNTER_END)
 
 /*
  * A decoded, well-typed command. The fields a command uses are the `field`
