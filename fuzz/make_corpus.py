@@ -205,12 +205,14 @@ def turn(k):
 
 
 def game_script(cfg, revised, seed, rounds, extra=b"", names=True, text=False):
+    register = [(name, params[0][1]) for name, params in command_table()
+                if params and params[0][0] == "STRING"][0]
     mp = MAX_PLAYERS[cfg]
     out = header(cfg, revised, seed)
     for p in range(mp):
         name = ("P%d" % p).encode() if names else b""
         if text:
-            out += line('{"command":"Register","playerName":"P%d"}' % p, who=12)
+            out += line(command_line(register[0], [(register[1], '"P%d"' % p)]), who=12)
         else:
             out += bytes([REGISTER, len(name)]) + name
     for p in range(mp):
@@ -248,12 +250,11 @@ def game_inputs():
     out.append(game_script(3, True, 12, rounds=1) + bytes([TIMEOUT, DISCONNECT, 0]) + turn(4) * 10)
     out.append(game_script(2, True, 13, rounds=1) + bytes([DISCONNECT, 0, DISCONNECT, 0,
                                                            DISCONNECT, 0]))
-    # commands as text in a running game
-    out.append(game_script(0, True, 14, rounds=1) + line('{"command":"EndTurn"}')
-               + line('{"command":"Search","characterId":1}')
-               + line('{"command":"Move","characterId":10,"locationId":2,"fuel":true}')
-               + line('{"command":"UseCard","cardId":7,"characterId":1,"target":1}')
-               + line('{"command":"Leave"}'))
+    # every command as text in a running game, those without parameters last
+    rows = sorted(command_table(), key=lambda row: not row[1])
+    out.append(game_script(0, True, 14, rounds=1)
+               + b"".join(line(command_line(name, sample_fields(params)))
+                          for name, params in rows))
     return out
 
 
