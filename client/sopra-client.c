@@ -31,6 +31,7 @@
 #include "menu.h"
 #include "net.h"
 #include "replay.h"
+#include "sopra/usage.h"
 #include "ui.h"
 
 struct client {
@@ -417,9 +418,9 @@ static const char usage_text[] =
 
 static int usage(const char *msg, const char *arg)
 {
-	fprintf(stderr, "sopra-client: %s%s%s\n%s", msg, arg ? " " : "", arg ? arg : "",
-	        usage_text);
-	return 64;
+	sopra_usage_error("sopra-client", usage_text, "%s%s%s", msg, arg ? " " : "",
+	                  arg ? arg : "");
+	return SOPRA_EXIT_USAGE;
 }
 
 static int parse_args(struct client *cl, int argc, char **argv)

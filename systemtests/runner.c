@@ -10,6 +10,7 @@
 #define _DEFAULT_SOURCE 1
 #include "exec.h"
 #include "scenario.h"
+#include "sopra/usage.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -40,29 +41,27 @@ typedef struct {
     size_t n, cap;
 } joblist;
 
-static void usage(FILE *f)
-{
-    fputs("usage: sopra-scenario --server PATH [-j N] [--verbose] [--valgrind] [--fixed-ports]\n"
-          "                      [--conformance N DIR]... FILE_OR_DIR...\n"
-          "       sopra-scenario --self-test\n"
-          "Runs *.scn scenarios (directories: their *.scn files, sorted by name) against\n"
-          "the server and prints PASS/FAIL per scenario and \"N passed, M failed\".\n"
-          "  --server PATH  the sopra-server binary (required)\n"
-          "  -j N           scenarios run in parallel (default: number of CPUs)\n"
-          "  --verbose, -v  print each scenario's transcript and server stderr\n"
-          "  --valgrind     run the server under valgrind (memcheck); waits are 4x longer\n"
-          "  --fixed-ports  choose a free port and pass it (for servers that cannot report\n"
-          "                 the port they got for --port 0 as \"listening on 0.0.0.0:N\")\n"
-          "  --conformance N DIR  run DIR like any directory; it is a conformance suite of\n"
-          "                 N scenarios from ../shared, which a clone may lack: if DIR is\n"
-          "                 missing, its N scenarios are reported as SKIPPED (failed with\n"
-          "                 CI=true in the environment)\n"
-          "  --journal-dir DIR  run each server with --journal DIR/<name>.jnl and check\n"
-          "                 that sopra-replay reproduces every client's stream (with\n"
-          "                 --replay PATH, the sopra-replay binary; docs/journal.md)\n"
-          "  --self-test    check the runner's own parsing code and exit\n",
-          f);
-}
+static const char usage_text[] =
+    "Usage: sopra-scenario --server PATH [-j N] [--verbose] [--valgrind] [--fixed-ports]\n"
+    "                      [--conformance N DIR]... FILE_OR_DIR...\n"
+    "       sopra-scenario --self-test\n"
+    "\n"
+    "Runs *.scn scenarios (directories: their *.scn files, sorted by name) against\n"
+    "the server and prints PASS/FAIL per scenario and \"N passed, M failed\".\n"
+    "  --server PATH  the sopra-server binary (required)\n"
+    "  -j N           scenarios run in parallel (default: number of CPUs)\n"
+    "  --verbose, -v  print each scenario's transcript and server stderr\n"
+    "  --valgrind     run the server under valgrind (memcheck); waits are 4x longer\n"
+    "  --fixed-ports  choose a free port and pass it (for servers that cannot report\n"
+    "                 the port they got for --port 0 as \"listening on 0.0.0.0:N\")\n"
+    "  --conformance N DIR  run DIR like any directory; it is a conformance suite of\n"
+    "                 N scenarios from ../shared, which a clone may lack: if DIR is\n"
+    "                 missing, its N scenarios are reported as SKIPPED (failed with\n"
+    "                 CI=true in the environment)\n"
+    "  --journal-dir DIR  run each server with --journal DIR/<name>.jnl and check\n"
+    "                 that sopra-replay reproduces every client's stream (with\n"
+    "                 --replay PATH, the sopra-replay binary; docs/journal.md)\n"
+    "  --self-test    check the runner's own parsing code and exit\n";
 
 static void add_job(joblist *l, const char *path, const char *name)
 {
@@ -347,12 +346,11 @@ int main(int argc, char **argv)
             paths[npaths++] = (suite){argv[i + 2], n};
             i += 2;
         } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
+            fputs(usage_text, stdout);
             free(paths);
             return 0;
         } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "sopra-scenario: unknown option %s\n", a);
-            usage(stderr);
+            sopra_usage_error("sopra-scenario", usage_text, "unknown option %s", a);
             free(paths);
             return 2;
         } else {
@@ -365,8 +363,7 @@ int main(int argc, char **argv)
         return 2;
     }
     if (!o.server) {
-        fprintf(stderr, "sopra-scenario: --server PATH is required\n");
-        usage(stderr);
+        sopra_usage_error("sopra-scenario", usage_text, "--server PATH is required");
         free(paths);
         return 2;
     }

@@ -48,6 +48,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sopra/usage.h"
 #include "srvproc.h"
 #include "toolutil.h"
 
@@ -698,7 +699,9 @@ wait_all:
 /* ---- main ------------------------------------------------------------------ */
 
 static const char usage_text[] =
-        "Usage: soak --server PATH --bot PATH [options]\n"
+        "Usage: sopra-soak --server PATH --bot PATH [options]\n"
+        "\n"
+        "Plays many complete games of sopra-bots against sopra-server.\n"
         "  --games N          games to play (default $SOAK_GAMES, else 20)\n"
         "  --seed S           base seed (default $SOAK_SEED, else 1)\n"
         "  --configs FILE...  configuration files (all following non-option arguments)\n"
@@ -714,8 +717,8 @@ static const char usage_text[] =
 
 static int usage(const char *msg, const char *arg)
 {
-	fprintf(stderr, "soak: %s%s%s\n%s", msg, arg ? ": " : "", arg ? arg : "", usage_text);
-	return 64;
+	sopra_usage_error("sopra-soak", usage_text, "%s%s%s", msg, arg ? ": " : "", arg ? arg : "");
+	return SOPRA_EXIT_USAGE;
 }
 
 int main(int argc, char **argv)

@@ -69,6 +69,7 @@
 #include <unistd.h>
 
 #include "toolutil.h" /* splitmix64, now_sec, tcp_connect_host */
+#include "sopra/usage.h"
 #include "sopra/xalloc.h"
 #include "model.h"
 
@@ -1660,7 +1661,8 @@ static void run_lurker(struct bot *b)
 /* ---- main -------------------------------------------------------------------------- */
 
 static const char usage_text[] =
-        "Usage: sopra-bot --port N [options]\n"
+        "Usage: sopra-bot --port N [--host HOST] [--seed S] [--name NAME] [--start] [options]\n"
+        "\n"
         "Plays one game of SoPra of the Dead against a sopra-server with random moves.\n"
         "  --port N           server port (required)\n"
         "  --host HOST        server host (default 127.0.0.1)\n"
@@ -1715,7 +1717,7 @@ static int parse_args(struct bot *b, int argc, char **argv, const char **rules)
 #define NEEDVAL()                                                                          \
 	do {                                                                               \
 		if (!val) {                                                                \
-			fprintf(stderr, "sopra-bot: %s needs a value\n%s", a, usage_text); \
+			sopra_usage_error("sopra-bot", usage_text, "%s needs a value", a); \
 			return EXIT_USAGE;                                                 \
 		}                                                                          \
 		i++;                                                                       \
@@ -1789,12 +1791,12 @@ static int parse_args(struct bot *b, int argc, char **argv, const char **rules)
 			if (!parse_num(val, 0, 3600, &b->reconnect_sec))
 				goto bad;
 		} else {
-			fprintf(stderr, "sopra-bot: unknown option '%s'\n%s", a, usage_text);
+			sopra_usage_error("sopra-bot", usage_text, "unknown option '%s'", a);
 			return EXIT_USAGE;
 		}
 		continue;
 	bad:
-		fprintf(stderr, "sopra-bot: invalid value '%s' for %s\n%s", val, a, usage_text);
+		sopra_usage_error("sopra-bot", usage_text, "invalid value '%s' for %s", val, a);
 		return EXIT_USAGE;
 #undef NEEDVAL
 	}
@@ -1818,7 +1820,7 @@ int main(int argc, char **argv)
 		b->name = b->namebuf;
 	}
 	if (b->port < 0) {
-		fprintf(stderr, "sopra-bot: --port is required\n%s", usage_text);
+		sopra_usage_error("sopra-bot", usage_text, "--port is required");
 		return EXIT_USAGE;
 	}
 	b->revised = strcmp(rules, "revised") == 0;

@@ -33,6 +33,7 @@
 #include "sopra/bcast.h"
 #include "sopra/journal.h"
 #include "sopra/proto.h"
+#include "sopra/usage.h"
 #include "sopra/xalloc.h"
 
 #include "scntoken.h"
@@ -592,11 +593,8 @@ usage(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("sopra-replay: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	sopra_usage_verror("sopra-replay", usage_text, fmt, ap);
 	va_end(ap);
-	fputs(usage_text, stderr);
 	return EXIT_USAGE;
 }
 
