@@ -2,6 +2,11 @@
  * main: parse the command line, load the configuration, wire config, game
  * and net together, and turn the outcome into the exit code.
  *
+ * Without options the server serves the default game: the configuration
+ * compiled in from resources/example.json (sopra/default_config.h) on port
+ * DEFAULT_PORT with a random seed and a DEFAULT_TIMEOUT_SEC timeout; each
+ * option overrides its default.
+ *
  * Exit codes: 0 game over / normal shutdown, 1 runtime failure (e.g. the
  * port is in use), 2 invalid configuration, 64 usage error (EX_USAGE).
  */
@@ -23,44 +28,51 @@
 
 #include "sopra/agones.h"
 #include "sopra/config.h"
+#include "sopra/default_config.h"
 #include "sopra/game.h"
 #include "sopra/jdir.h"
 #include "sopra/journal.h"
 #include "sopra/net.h"
+#include "sopra/usage.h"
 
 #define EXIT_RUNTIME    1
 #define EXIT_BAD_CONFIG 2
-#define EXIT_USAGE      64
+#define EXIT_USAGE      SOPRA_EXIT_USAGE
+
+/* The default game's port and --timeout (the configuration's default is
+ * sopra/default_config.h; the seed's is a random one). */
+#define DEFAULT_PORT        7777
+#define DEFAULT_TIMEOUT_SEC 30
 
 /* The --help text, in two parts: C17 compilers need not take a string
  * literal longer than 4095 bytes. */
 static const char usage_text[] =
-        "Usage: sopra-server --config PATH --port N --timeout SECONDS [--seed LONG]\n"
-        "                    [--rules base|revised] [--max-strangers N]\n"
-        "                    [--bind ADDR] [--watch-port N]\n"
-        "                    [--journal FILE | --journal-dir DIR [--journal-keep N]]\n"
-        "                    [--journal-sync always|turn|never]\n"
-        "                    [--reconnect-grace SECONDS]\n"
-        "       sopra-server --resume FILE --port N [--bind ADDR] [--watch-port N]\n"
-        "                    [--max-strangers N] [--journal-sync P]\n"
+        "Usage: sopra-server [--config PATH] [--port N] [--timeout SECONDS] [--seed LONG]\n"
+        "                    [--rules base|revised] [--journal FILE | --journal-dir DIR]\n"
+        "                    [options]\n"
+        "       sopra-server --resume FILE [--port N] [options]\n"
         "       sopra-server --check --config PATH [options]\n"
         "       sopra-server --help | --version\n"
         "\n"
         "Runs one game of SoPra of the Dead for TCP clients that speak one JSON\n"
-        "object per line (see docs/protocol.md).\n"
+        "object per line (see docs/protocol.md). Without options it serves the\n"
+        "default game: the built-in copy of resources/example.json on port 7777,\n"
+        "with a random seed and a timeout of 30 s.\n"
         "\n"
         "Options (each given once; as \"--opt VALUE\" or \"--opt=VALUE\"):\n"
         "  --config PATH      the game configuration (JSON); it is validated before\n"
-        "                     the server listens\n"
+        "                     the server listens; default: the built-in copy of\n"
+        "                     resources/example.json\n"
         "  --port N           TCP port to listen on (all interfaces), 0..65535;\n"
-        "                     0 picks a free port, which is reported on stderr\n"
+        "                     default 7777; 0 picks a free port, which is reported\n"
+        "                     on stderr\n"
         "  --seed LONG        seed of the random number generator, a signed 64-bit\n"
         "                     integer (e.g. -1, 42, -9223372036854775808); default: a\n"
         "                     random one. Either way it is logged on stderr, so the\n"
         "                     game can be replayed with --seed\n"
         "  --timeout SECONDS  how long the server waits for a command, an integer\n"
-        "                     >= 1; on expiry registration is aborted or the player\n"
-        "                     being waited for leaves the game\n"
+        "                     >= 1 (default 30); on expiry registration is aborted\n"
+        "                     or the player being waited for leaves the game\n"
         "  --rules EDITION    rule edition: base (default) or revised\n"
         "  --bind ADDR        listen on ADDR only (an IPv4 or IPv6 address or a name,\n"
         "                     e.g. 127.0.0.1, ::1, localhost); default: every\n"
@@ -100,7 +112,7 @@ static const char usage_text_more[] =
         "                     finished game they come back for its end\n"
         "  --check            only validate the configuration: print \"PATH: ok\" on\n"
         "                     stdout (exit 0) or every problem on stderr (exit 2);\n"
-        "                     listen on nothing. --port and --timeout are then optional\n"
+        "                     listen on nothing (--port and --timeout do not matter)\n"
         "  --help             print this help and exit\n"
         "  --version          print the version and exit\n"
         "\n"
@@ -154,7 +166,7 @@ struct options {
 	bool given[OPT_COUNT];
 };
 
-/* Report a usage error (and the usage text) on stderr. */
+/* Report a usage error (and the synopsis) on stderr. */
 #if defined(__GNUC__)
 __attribute__((format(printf, 1, 2)))
 #endif
@@ -163,12 +175,8 @@ usage_message(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("sopra-server: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	sopra_usage_verror("sopra-server", usage_text, fmt, ap);
 	va_end(ap);
-	fputs(usage_text, stderr);
-	fputs(usage_text_more, stderr);
 }
 
 /* Report a usage error; the value is EXIT_USAGE, for main to return (a
@@ -395,16 +403,11 @@ static int parse_args(int argc, char **argv, struct options *o)
 			                   "timeout, journal and grace from the journal: "
 			                   "--config, --seed, --rules, --timeout, --journal, "
 			                   "--reconnect-grace and --check conflict with it");
-		if (!o->given[OPT_PORT])
-			return usage_error("missing option --port");
 		return -1;
 	}
-	if (!o->given[OPT_CONFIG])
-		return usage_error("missing option --config");
-	if (!o->given[OPT_PORT] && !o->check)
-		return usage_error("missing option --port");
-	if (!o->given[OPT_TIMEOUT] && !o->check)
-		return usage_error("missing option --timeout");
+	if (o->check && !o->given[OPT_CONFIG])
+		return usage_error("missing option --config (--check validates a file; the "
+		                   "built-in game is resources/example.json)");
 	return -1;
 }
 
@@ -442,6 +445,15 @@ static int use_journal_dir(struct options *o, struct jdir_choice *choice)
 	else
 		o->journal = choice->path;
 	return -1;
+}
+
+/* The configuration of o: the file of --config, else the built-in one.
+ * NULL with errs filled when it is invalid (config_load, config_parse). */
+static struct config *load_config(const struct options *o, struct config_errors *errs)
+{
+	if (o->config)
+		return config_load(o->config, errs);
+	return config_parse((const char *)sopra_default_config, sopra_default_config_len, errs);
 }
 
 /* --resume FILE: rebuild the game from its journal through the server's
@@ -542,7 +554,10 @@ out:
 
 int main(int argc, char **argv)
 {
-	struct options o = {.rules = RULES_BASE, .journal_sync = JOURNAL_SYNC_TURN};
+	struct options o = {.port = DEFAULT_PORT,
+	                    .timeout = DEFAULT_TIMEOUT_SEC,
+	                    .rules = RULES_BASE,
+	                    .journal_sync = JOURNAL_SYNC_TURN};
 	int rc = parse_args(argc, argv, &o);
 	if (rc >= 0)
 		return rc;
@@ -563,20 +578,21 @@ int main(int argc, char **argv)
 	if (o.resume)
 		return run_resume(&o);
 
+	const char *config_name = o.config ? o.config : SOPRA_DEFAULT_CONFIG_NAME;
 	struct config_errors errs = {0};
-	struct config *cfg = config_load(o.config, &errs);
+	struct config *cfg = load_config(&o, &errs);
 	if (!cfg) {
-		size_t plen = strlen(o.config);
+		size_t plen = strlen(config_name);
 		for (int i = 0; i < errs.n; i++) {
 			const char *m = errs.msgs[i];
 			/* "cannot read" messages already start with the path */
-			if (strncmp(m, o.config, plen) == 0 && m[plen] == ':')
+			if (strncmp(m, config_name, plen) == 0 && m[plen] == ':')
 				fprintf(stderr, "sopra-server: %s\n", m);
 			else
-				fprintf(stderr, "sopra-server: %s: %s\n", o.config, m);
+				fprintf(stderr, "sopra-server: %s: %s\n", config_name, m);
 		}
 		if (errs.n == 0)
-			fprintf(stderr, "sopra-server: %s: invalid configuration\n", o.config);
+			fprintf(stderr, "sopra-server: %s: invalid configuration\n", config_name);
 		config_errors_free(&errs);
 		return EXIT_BAD_CONFIG;
 	}
@@ -601,6 +617,9 @@ int main(int argc, char **argv)
 	} else {
 		fprintf(stderr, "sopra-server: seed %" PRId64 "\n", o.seed);
 	}
+	if (!o.config)
+		fprintf(stderr, "sopra-server: the default game: the built-in copy of "
+		                "resources/example.json (--config PATH serves another)\n");
 
 	rc = EXIT_RUNTIME;
 	struct server *srv = NULL;
@@ -633,7 +652,7 @@ int main(int argc, char **argv)
 		        .path = o.journal,
 		        .sync = o.journal_sync,
 		        .cfg = cfg,
-		        .config_path = o.config,
+		        .config_path = config_name,
 		        .seed = o.seed,
 		        .rules = o.rules,
 		        .timeout_sec = o.timeout,

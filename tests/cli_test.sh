@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Command line and exit codes of sopra-server (README, --help):
-# 0 normal end, 1 runtime failure, 2 invalid configuration, 64 usage error;
-# the seed in the log (random without --seed), --check, "$schema".
+# 0 normal end, 1 runtime failure, 2 invalid configuration, 64 usage error
+# (a short message: the synopsis and "Try --help", not the whole help);
+# the defaults of --config and --timeout; the seed in the log (random without
+# --seed), --check, "$schema". (The default port, 7777, is the system test
+# server_defaults'.)
 # Usage: cli_test.sh SERVER CONFIG
 set -u
 server=$1
@@ -28,10 +31,14 @@ check "help" 0 --help
 grep -q -- "--config" "$tmp/out" || { fail=$((fail + 1)); echo "FAIL help: no --config in the text"; }
 check "version" 0 --version
 grep -q "^sopra-server " "$tmp/out" || { fail=$((fail + 1)); echo "FAIL version: $(cat "$tmp/out")"; }
-check "no arguments" 64
-check "missing --timeout" 64 --config "$config" --port 0 --seed 1
-check "missing --port" 64 --config "$config" --seed 1 --timeout 1
 check "unknown option" 64 --config "$config" --port 0 --seed 1 --timeout 1 --frobnicate
+# a usage error: what is wrong, the synopsis, where the help is; not the help
+grep -q "^sopra-server: unknown option '--frobnicate'\$" "$tmp/err" &&
+	grep -q "^Usage: sopra-server " "$tmp/err" &&
+	grep -q "^Try 'sopra-server --help' for more information.\$" "$tmp/err" &&
+	! grep -q -- "--max-strangers N " "$tmp/err" &&
+	[ "$(wc -l <"$tmp/err")" -le 8 ] ||
+	{ fail=$((fail + 1)); echo "FAIL unknown option: not the short usage: $(cat "$tmp/err")"; }
 check "repeated option" 64 --config "$config" --config "$config" --port 0 --seed 1 --timeout 1
 check "seed not a number" 64 --config "$config" --port 0 --seed 12x --timeout 1
 check "seed overflow" 64 --config "$config" --port 0 --seed 9223372036854775808 --timeout 1
@@ -42,6 +49,31 @@ grep -q "rules" "$tmp/err" || { fail=$((fail + 1)); echo "FAIL bad rules: messag
 # valid arguments: nobody registers, the registration times out after 1 s: exit 0
 check "min seed, registration timeout" 0 --config "$config" --port 0 --seed -9223372036854775808 --timeout 1
 check "seed -1, --opt=value form" 0 --config="$config" --port=0 --seed=-1 --timeout=1 --rules=revised
+# the defaults: without --config the built-in copy of the example (named in
+# the log), without --timeout 30 s
+check "no --config" 0 --port 0 --seed 1 --timeout 1
+grep -q "^sopra-server: the default game: the built-in copy of resources/example.json" "$tmp/err" &&
+	grep -q "listening on .*(rules base, timeout 1 s," "$tmp/err" ||
+	{ fail=$((fail + 1)); echo "FAIL no --config: not the built-in game: $(cat "$tmp/err")"; }
+check "--config given: no word of the built-in game" 0 --config "$config" --port 0 --seed 1 --timeout 1
+! grep -q "built-in" "$tmp/err" ||
+	{ fail=$((fail + 1)); echo "FAIL --config given: the log names the built-in game"; }
+default_timeout() { # no --timeout: the log says 30 s; SIGTERM ends it (exit 0)
+	"$server" --port 0 --seed 1 2>"$tmp/err" >/dev/null &
+	local pid=$! i
+	for i in $(seq 100); do grep -q "listening on" "$tmp/err" && break; sleep 0.1; done
+	kill -TERM $pid
+	wait $pid
+	local rc=$?
+	if grep -q "listening on .*(rules base, timeout 30 s," "$tmp/err" && [ $rc = 0 ]; then
+		pass=$((pass + 1))
+		return
+	fi
+	fail=$((fail + 1))
+	echo "FAIL no --timeout: exit $rc, not 30 s: $(cat "$tmp/err")"
+}
+default_timeout
+
 # invalid configuration: exit 2, one line per problem naming the field
 printf '{"maxPlayers": 0}' >"$tmp/bad.json"
 check "invalid config" 2 --config "$tmp/bad.json" --port 0 --seed 1 --timeout 1
