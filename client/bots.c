@@ -3,6 +3,8 @@
  */
 #include "bots.h"
 
+#include "toolutil.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -25,8 +27,11 @@ const char *bots_find_tool(const char *name)
 		char *slash = strrchr(self, '/');
 		if (slash)
 			*slash = '\0';
-		for (int i = 0; i < 2 && strlen(name) < 32; i++) {
-			snprintf(out, PATH_MAX, "%s/%s%s", self, i ? "../tools/" : "", name);
+		/* installed: all in one bin/; the build tree: build/client/,
+		 * build/tools/ and the server in build/ */
+		static const char *const dirs[] = {"", "../tools/", "../"};
+		for (size_t i = 0; i < sizeof dirs / sizeof dirs[0] && strlen(name) < 32; i++) {
+			snprintf(out, PATH_MAX, "%s/%s%s", self, dirs[i], name);
 			if (access(out, X_OK) == 0)
 				return out;
 		}
@@ -35,7 +40,8 @@ const char *bots_find_tool(const char *name)
 	return out;
 }
 
-static void exec_bot(const struct bots *b, int i, int out_fd)
+/* Start bot i (sopra-bot's stdout to out_fd): its pid, or -1 (errno). */
+static pid_t spawn_bot(const struct bots *b, int i, int out_fd)
 {
 	char port[16], seed[32], name[32], logp[PATH_MAX];
 	snprintf(port, sizeof port, "%d", b->port);
@@ -61,14 +67,9 @@ static void exec_bot(const struct bots *b, int i, int out_fd)
 		argv[k++] = logp;
 	}
 	argv[k] = NULL;
-	dup2(out_fd, 1);
-	int null = open("/dev/null", O_RDWR);
-	if (null >= 0) {
-		dup2(null, 0);
-		dup2(null, 2);
-	}
-	execvp(b->exe, (char *const *)argv);
-	_exit(127);
+	/* the bot dies with the client, however the client ends */
+	struct spawn_opts so = {.search_path = true};
+	return spawn(argv, SPAWN_NULL, out_fd, SPAWN_NULL, &so);
 }
 
 int bots_start_next(struct bots *b, char *err, size_t errlen)
@@ -79,19 +80,16 @@ int bots_start_next(struct bots *b, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot start bot %d", i + 1);
 		return -1;
 	}
-	pid_t pid = fork();
+	fcntl(pfd[0], F_SETFD, FD_CLOEXEC);
+	fcntl(pfd[1], F_SETFD, FD_CLOEXEC);
+	pid_t pid = spawn_bot(b, i, pfd[1]);
+	int e = errno;
+	close(pfd[1]);
 	if (pid < 0) {
-		snprintf(err, errlen, "fork: %s", strerror(errno));
+		snprintf(err, errlen, "cannot start bot %d (%s): %s", i + 1, b->exe, strerror(e));
 		close(pfd[0]);
-		close(pfd[1]);
 		return -1;
 	}
-	if (pid == 0) {
-		close(pfd[0]);
-		exec_bot(b, i, pfd[1]);
-	}
-	close(pfd[1]);
-	fcntl(pfd[0], F_SETFD, FD_CLOEXEC);
 	b->pid[i] = pid;
 	b->fd[i] = pfd[0];
 	b->started++;

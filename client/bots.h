@@ -2,7 +2,8 @@
  * bots: sopra-client --bots K starts K sopra-bot processes as team mates in
  * the same game, one after the other (each once the previous printed
  * "registered NAME", so the player ids follow the order), and stops them
- * when the client exits.
+ * when the client exits; a bot dies with the client when the client is
+ * killed (spawn(): PR_SET_PDEATHSIG).
  */
 #ifndef SOPRA_CLIENT_BOTS_H
 #define SOPRA_CLIENT_BOTS_H
@@ -28,8 +29,9 @@ int bots_start_next(struct bots *b, char *err, size_t errlen);
 bool bots_read(struct bots *b, int i);
 /* Stop every bot still running (SIGTERM, by pid) and reap them. */
 void bots_stop(struct bots *b);
-/* The executable `name` next to this program, in ../tools/, or else name
- * itself (found through PATH). The result is static. */
+/* The executable `name` next to this program, in ../tools/ or in ../ (the
+ * build tree), or else name itself (found through PATH). The result is
+ * static (three calls' results are kept at once). */
 const char *bots_find_tool(const char *name);
 
 #endif

@@ -1,6 +1,7 @@
 /*
  * sopra-client: a terminal client for people (ncurses).
  *
+ *   sopra-client --local [--name NAME] [--bots K] [--rules base|revised] [--timeout S]
  *   sopra-client --host H --port P --name NAME [--start] [--rules base|revised]
  *                [--bots K [--bots-log DIR] [--bot-seed S]]
  *   sopra-client --watch --port N [--host H] [--rules base|revised]
@@ -8,6 +9,9 @@
  *
  * Playing: the board (ui.c) is the client model (model.c) folded from the
  * server's events; the menus (menu.c) offer the commands possible now.
+ * --local plays on a server of the client's own (local.c) on the default
+ * game. SIGINT, SIGTERM and SIGHUP end the client in order: the bots and a
+ * --local server are stopped, never left behind.
  * Watching: a read-only connection to the server's --watch-port. Replay: a
  * journal or a sopra-bot --log (replay.c), stepped through by rebuilding the
  * board from the first event up to the chosen one.
@@ -28,6 +32,7 @@
 
 #include "app.h"
 #include "bots.h"
+#include "local.h"
 #include "menu.h"
 #include "net.h"
 #include "replay.h"
@@ -44,11 +49,51 @@ struct client {
 	FILE *timing;
 	bool start, start_sent, quit;
 	bool bot_due; /* start the first bot after this redraw */
+	struct local_server server; /* --local */
 	/* options */
 	const char *host, *name, *replay_path, *timing_path;
 	int port, nbots;
-	bool watch, revised;
+	int local_timeout; /* --local: the server's --timeout */
+	bool watch, revised, local;
 };
+
+/* The --local server's --timeout unless --timeout says otherwise: a person
+ * may think longer than the server's default 30 s. */
+#define LOCAL_TIMEOUT_SEC 120
+
+/* SIGINT, SIGTERM, SIGHUP: the handler writes a byte into this pipe, which
+ * the loop polls with the rest, so none is missed between two polls. */
+static int stop_pipe[2] = {-1, -1};
+
+static void on_stop_signal(int sig)
+{
+	(void)sig;
+	int saved = errno;
+	if (write(stop_pipe[1], "x", 1) < 0) {
+		/* full: a stop is pending already */
+	}
+	errno = saved;
+}
+
+/* Catch the signals that end the client (before ncurses starts, which then
+ * leaves them to us). 0, or -1 when the pipe cannot be made. */
+static int catch_stop_signals(void)
+{
+	if (pipe(stop_pipe) != 0)
+		return -1;
+	for (int i = 0; i < 2; i++) {
+		fcntl(stop_pipe[i], F_SETFD, FD_CLOEXEC);
+		fcntl(stop_pipe[i], F_SETFL, O_NONBLOCK);
+	}
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+		sigaction(sigs[i], &sa, NULL);
+	return 0;
+}
 
 static double now_ms(void)
 {
@@ -362,9 +407,11 @@ static void on_keys(struct client *cl)
 static void loop(struct client *cl)
 {
 	while (!cl->quit) {
-		struct pollfd pfd[2 + BOTS_MAX];
-		int n = 0, bot_of[2 + BOTS_MAX];
+		struct pollfd pfd[3 + BOTS_MAX];
+		int n = 0, bot_of[3 + BOTS_MAX];
 		pfd[n++] = (struct pollfd){.fd = 0, .events = POLLIN};
+		bot_of[n] = -2; /* the stop signals' pipe */
+		pfd[n++] = (struct pollfd){.fd = stop_pipe[0], .events = POLLIN};
 		if (cl->connected) {
 			bot_of[n] = -1;
 			pfd[n++] = (struct pollfd){.fd = cl->c.fd, .events = POLLIN};
@@ -385,6 +432,10 @@ static void loop(struct client *cl)
 		for (int i = 1; i < n; i++) {
 			if (!(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
 				continue;
+			if (bot_of[i] == -2) {
+				cl->quit = true;
+				return;
+			}
 			if (bot_of[i] < 0)
 				on_server(cl);
 			else
@@ -397,14 +448,24 @@ static void loop(struct client *cl)
 /* ---- options -------------------------------------------------------------------------- */
 
 static const char usage_text[] =
-        "Usage: sopra-client --port P --name NAME [--host H] [--start] [--rules base|revised]\n"
+        "Usage: sopra-client --local [--name NAME] [--bots K] [--rules base|revised]\n"
+        "                    [--timeout S]\n"
+        "       sopra-client --port P --name NAME [--host H] [--start] [--rules base|revised]\n"
         "                    [--bots K] [--bots-log DIR] [--bot-seed S]\n"
         "       sopra-client --watch --port N [--host H] [--rules base|revised]\n"
         "       sopra-client --replay FILE\n"
         "\n"
+        "  --local         play a game of your own: start a sopra-server on the\n"
+        "                  default game (on a free port of 127.0.0.1), join it and\n"
+        "                  start the game (with --bots K once the bots are in); the\n"
+        "                  server ends with the game or with the client. Its log and\n"
+        "                  a journal of the game go to $XDG_STATE_HOME/sopra-server/\n"
+        "                  (default ~/.local/state/sopra-server/)\n"
+        "  --timeout S     with --local: how long the server waits for each move,\n"
+        "                  its --timeout (default 120)\n"
         "  --host H        server host (default 127.0.0.1)\n"
         "  --port P        the server's port (with --watch: its --watch-port)\n"
-        "  --name NAME     your player name\n"
+        "  --name NAME     your player name (--local: default $USER, else Player)\n"
         "  --start         send StartGame once registered (and the bots are in)\n"
         "  --rules E       base (default) or revised: must match the server\n"
         "  --bots K        start K sopra-bot team mates into the same game\n"
@@ -423,6 +484,23 @@ static int usage(const char *msg, const char *arg)
 	return SOPRA_EXIT_USAGE;
 }
 
+/* --local's options: it picks the port and starts the game itself. */
+static int local_args(struct client *cl)
+{
+	if (cl->port > 0 || cl->watch || cl->replay_path || strcmp(cl->host, "127.0.0.1") != 0)
+		return usage("--local starts its own server: --port, --host, --watch and "
+		             "--replay do not go with it",
+		             NULL);
+	if (!cl->name) {
+		const char *user = getenv("USER");
+		cl->name = user && *user ? user : "Player";
+	}
+	if (!cl->local_timeout)
+		cl->local_timeout = LOCAL_TIMEOUT_SEC;
+	cl->start = true;
+	return -1;
+}
+
 static int parse_args(struct client *cl, int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++) {
@@ -431,7 +509,7 @@ static int parse_args(struct client *cl, int argc, char **argv)
 		             strcmp(a, "--name") == 0 || strcmp(a, "--rules") == 0 ||
 		             strcmp(a, "--bots") == 0 || strcmp(a, "--replay") == 0 ||
 		             strcmp(a, "--bots-log") == 0 || strcmp(a, "--bot-seed") == 0 ||
-		             strcmp(a, "--timing") == 0;
+		             strcmp(a, "--timing") == 0 || strcmp(a, "--timeout") == 0;
 		if (takes && !val)
 			return usage("missing value for", a);
 		if (takes)
@@ -441,6 +519,12 @@ static int parse_args(struct client *cl, int argc, char **argv)
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			fputs(usage_text, stdout);
 			return 0;
+		} else if (strcmp(a, "--local") == 0) {
+			cl->local = true;
+		} else if (strcmp(a, "--timeout") == 0) {
+			cl->local_timeout = parse_int(val);
+			if (cl->local_timeout < 1)
+				return usage("--timeout must be whole seconds >= 1, not", val);
 		} else if (strcmp(a, "--host") == 0) {
 			cl->host = val;
 		} else if (strcmp(a, "--port") == 0) {
@@ -473,6 +557,10 @@ static int parse_args(struct client *cl, int argc, char **argv)
 			return usage("unknown option", a);
 		}
 	}
+	if (cl->local)
+		return local_args(cl);
+	if (cl->local_timeout)
+		return usage("--timeout goes with --local", NULL);
 	if (!cl->replay_path && cl->port <= 0)
 		return usage("--port is required", NULL);
 	if (!cl->replay_path && !cl->watch && !cl->name)
@@ -493,6 +581,14 @@ static int setup(struct client *cl)
 	}
 	app_init(&cl->a, cl->watch ? APP_WATCH : APP_PLAY, cl->watch ? NULL : cl->name,
 	         cl->revised);
+	if (cl->local) {
+		if (local_start(&cl->server, bots_find_tool("sopra-server"), cl->local_timeout,
+		                cl->revised, err, sizeof err) != 0) {
+			fprintf(stderr, "sopra-client: %s\n", err);
+			return 1;
+		}
+		cl->port = cl->server.port;
+	}
 	if (net_connect(&cl->c, cl->host, cl->port, 5.0, err, sizeof err) != 0) {
 		fprintf(stderr, "sopra-client: %s\n", err);
 		return 1;
@@ -529,8 +625,14 @@ int main(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	signal(SIGPIPE, SIG_IGN);
-	if (setup(&cl) != 0)
+	if (catch_stop_signals() != 0) {
+		perror("sopra-client: pipe");
 		return 1;
+	}
+	if (setup(&cl) != 0) {
+		local_stop(&cl.server, false);
+		return 1;
+	}
 	if (cl.timing_path)
 		cl.timing = fopen(cl.timing_path, "w");
 	ui_init();
@@ -539,9 +641,15 @@ int main(int argc, char **argv)
 	ui_draw(&cl.a, &cl.v);
 	loop(&cl);
 	ui_end();
+	/* the server first: its journal then says the game was stopped, not
+	 * that every player left */
+	local_stop(&cl.server, cl.a.m.result != MODEL_RUNNING);
 	bots_stop(&cl.bots);
 	if (cl.connected)
 		net_close(&cl.c);
+	if (cl.local)
+		printf("sopra-client: the game's journal: %s (sopra-client --replay %s)\n",
+		       cl.server.journal_path, cl.server.journal_path);
 	if (cl.timing)
 		fclose(cl.timing);
 	app_free(&cl.a);

@@ -1,0 +1,189 @@
+/*
+ * local: a sopra-server of the client's own (local.h).
+ */
+#include "local.h"
+
+#include "toolutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LOCAL_START_WAIT_MS 15000 /* a loaded machine: generous */
+#define LOCAL_STOP_WAIT_MS  5000  /* the server flushes and closes in ~1 s */
+#define LOCAL_POLL_MS       20
+
+/* mkdir -p of path (a copy is cut at each '/'); 0 or -1 (errno set). */
+static int make_dirs(const char *path)
+{
+	char buf[PATH_MAX];
+	if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	for (char *p = buf + 1;; p++) {
+		bool end = *p == '\0';
+		if (*p != '/' && !end)
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+			return -1;
+		if (end)
+			return 0;
+		*p = '/';
+	}
+}
+
+int local_state_dir(char *out, size_t outlen, char *err, size_t errlen)
+{
+	const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	int n;
+	if (state && state[0] == '/') /* the spec: a relative one is ignored */
+		n = snprintf(out, outlen, "%s/sopra-server", state);
+	else if (home && *home)
+		n = snprintf(out, outlen, "%s/.local/state/sopra-server", home);
+	else {
+		snprintf(err, errlen,
+		         "neither $XDG_STATE_HOME nor $HOME is set: no place for "
+		         "the game's journal");
+		return -1;
+	}
+	if (n < 0 || (size_t)n >= outlen) {
+		snprintf(err, errlen, "the state directory's name is too long");
+		return -1;
+	}
+	if (make_dirs(out) != 0) {
+		snprintf(err, errlen, "cannot create %s: %s", out, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* The port of the log's "listening on 127.0.0.1:PORT" line, or -1. */
+static int listening_port(const char *log_path)
+{
+	char *text = read_file(log_path, NULL);
+	if (!text)
+		return -1;
+	const char *tag = "listening on 127.0.0.1:";
+	const char *at = strstr(text, tag);
+	int port = at ? atoi(at + strlen(tag)) : -1;
+	free(text);
+	return port > 0 ? port : -1;
+}
+
+/* The log's last line (why the server stopped), into err. */
+static void last_log_line(const char *log_path, char *err, size_t errlen)
+{
+	char *text = read_file(log_path, NULL);
+	const char *line = "";
+	if (text) {
+		size_t n = strlen(text);
+		while (n > 0 && text[n - 1] == '\n')
+			text[--n] = '\0';
+		const char *nl = strrchr(text, '\n');
+		line = nl ? nl + 1 : text;
+	}
+	snprintf(err, errlen, "the local server did not start: %s (log: %s)",
+	         *line ? line : "no message", log_path);
+	free(text);
+}
+
+/* Wait until the server listens (its port into ls) or ends. 0 or -1. */
+static int wait_listening(struct local_server *ls, char *err, size_t errlen)
+{
+	for (int waited = 0; waited < LOCAL_START_WAIT_MS; waited += LOCAL_POLL_MS) {
+		ls->port = listening_port(ls->log_path);
+		if (ls->port > 0)
+			return 0;
+		if (waitpid(ls->pid, NULL, WNOHANG) == ls->pid) {
+			ls->pid = 0;
+			last_log_line(ls->log_path, err, errlen);
+			return -1;
+		}
+		sleep_ms(LOCAL_POLL_MS);
+	}
+	snprintf(err, errlen, "the local server does not listen after %d s (log: %s)",
+	         LOCAL_START_WAIT_MS / 1000, ls->log_path);
+	local_stop(ls, false);
+	return -1;
+}
+
+int local_start(struct local_server *ls, const char *exe, int timeout_sec, bool revised, char *err,
+                size_t errlen)
+{
+	char dir[PATH_MAX - 64], stamp[32], timeout[16];
+	memset(ls, 0, sizeof *ls);
+	if (local_state_dir(dir, sizeof dir, err, errlen) != 0)
+		return -1;
+	time_t now = time(NULL);
+	struct tm tm;
+	strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", localtime_r(&now, &tm));
+	snprintf(ls->log_path, sizeof ls->log_path, "%s/local-%s-%d.log", dir, stamp,
+	         (int)getpid());
+	snprintf(ls->journal_path, sizeof ls->journal_path, "%s/local-%s-%d.jnl", dir, stamp,
+	         (int)getpid());
+	snprintf(timeout, sizeof timeout, "%d", timeout_sec);
+	int log = open(ls->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (log < 0) {
+		snprintf(err, errlen, "%s: %s", ls->log_path, strerror(errno));
+		return -1;
+	}
+	const char *argv[] = {exe,
+	                      "--port",
+	                      "0",
+	                      "--bind",
+	                      "127.0.0.1",
+	                      "--timeout",
+	                      timeout,
+	                      "--journal",
+	                      ls->journal_path,
+	                      "--rules",
+	                      revised ? "revised" : "base",
+	                      NULL};
+	struct spawn_opts so = {.search_path = strchr(exe, '/') == NULL};
+	ls->pid = spawn(argv, SPAWN_NULL, SPAWN_NULL, log, &so);
+	int e = errno;
+	close(log);
+	if (ls->pid < 0) {
+		ls->pid = 0;
+		snprintf(err, errlen, "cannot start %s: %s", exe, strerror(e));
+		return -1;
+	}
+	return wait_listening(ls, err, errlen);
+}
+
+/* Reap the server within ms milliseconds: true when it is gone. */
+static bool reaped_within(pid_t pid, int ms)
+{
+	for (int waited = 0;; waited += LOCAL_POLL_MS) {
+		pid_t r = waitpid(pid, NULL, WNOHANG);
+		if (r == pid || (r < 0 && errno == ECHILD))
+			return true;
+		if (waited >= ms)
+			return false;
+		sleep_ms(LOCAL_POLL_MS);
+	}
+}
+
+void local_stop(struct local_server *ls, bool ending)
+{
+	if (ls->pid <= 0)
+		return;
+	if (!reaped_within(ls->pid, ending ? LOCAL_STOP_WAIT_MS : 0)) {
+		kill(ls->pid, SIGTERM);
+		if (!reaped_within(ls->pid, LOCAL_STOP_WAIT_MS)) {
+			kill(ls->pid, SIGKILL);
+			while (waitpid(ls->pid, NULL, 0) < 0 && errno == EINTR)
+				;
+		}
+	}
+	ls->pid = 0;
+}
