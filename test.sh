@@ -9,8 +9,10 @@
 #                        table on a build with docs/design.md's example
 #                        command (build-example/), valgrind over the unit
 #                        tests and the conformance scenarios, a short fuzz run,
-#                        a clang-format check of src/ and include/ and
-#                        clang-tidy over src/ (warnings are errors).
+#                        a clang-format check of src/ and include/,
+#                        clang-tidy over src/ (warnings are errors) and
+#                        ./setup.sh on a fresh clone (tests/fresh_clone_test.sh:
+#                        install, build, a bot game; serving in a terminal).
 #                        It first installs the tools only these steps use
 #                        (Debian packages, as setup.sh does: valgrind, clang
 #                        and its fuzzer runtime, clang-format, clang-tidy,
@@ -170,6 +172,7 @@ if [ "$full" = 1 ]; then
 	if [ -x fuzz/run.sh ]; then
 		step "fuzz (short run)" fuzz/run.sh "${FUZZ_SECONDS:-60}"
 	fi
+	step "fresh clone: ./setup.sh (tests/fresh_clone_test.sh)" tests/fresh_clone_test.sh
 fi
 
 if ((${#skipped[@]})); then
