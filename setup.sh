@@ -113,12 +113,14 @@ serve() { # one default game after another, in the foreground
 	local dir journal rc stop=0
 	dir=$(state_dir)
 	how_to_join 7777 "$dir"
-	trap 'stop=1' INT TERM # the server gets Ctrl-C too and ends its game in order
+	# The server gets Ctrl-C too and ends its game in order. Between games
+	# no subshell runs (a Ctrl-C would end it, and bash with it).
+	trap 'stop=1' INT TERM
 	while [ "$stop" = 0 ]; do
-		journal=$dir/game-$(date +%Y%m%d-%H%M%S)-$$.jnl
+		printf -v journal '%s/game-%(%Y%m%d-%H%M%S)T-%s.jnl' "$dir" -1 $$
 		rc=0
 		build/sopra-server --journal "$journal" || rc=$?
-		if [ "$rc" -ne 0 ]; then
+		if [ "$rc" -ne 0 ] && [ "$stop" = 0 ]; then
 			echo "setup: sopra-server exited $rc (see its log above)" >&2
 			return "$rc"
 		fi

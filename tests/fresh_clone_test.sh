@@ -84,7 +84,8 @@ wait_pane() { # REGEX WHAT: wait up to 60 s for a line of the pane
 serve_in_terminal() {
 	printf 'set -g remain-on-exit on\n' >"$tmp/tmux.conf"
 	tmux -L "$sock" -f "$tmp/tmux.conf" new-session -d -s serve -x 200 -y 50 \
-		"env -u CI XDG_STATE_HOME=$XDG_STATE_HOME ./setup.sh" || { bad "terminal: tmux"; return; }
+		"env -u CI XDG_STATE_HOME=$XDG_STATE_HOME ./setup.sh; echo setup-exit=\$?" ||
+		{ bad "terminal: tmux"; return; }
 	wait_pane "listening on 0\.0\.0\.0:7777" "server on 7777" || return
 	pane | grep -q "build/client/sopra-client --port 7777 --name YOUR_NAME" &&
 		pane | grep -q "nc localhost 7777" ||
@@ -102,14 +103,9 @@ serve_in_terminal() {
 	journal=$(pane | sed -n "s/^setup: the game's journal: //p" | head -1)
 	tmux -L "$sock" send-keys -t serve C-c
 	wait_pane "^setup: stopped" "stop after Ctrl-C" || return
-	local dead
-	for i in $(seq 100); do
-		dead=$(tmux -L "$sock" display-message -p -t serve "#{pane_dead} #{pane_dead_status}")
-		[ "$dead" = "1 0" ] && break
-		sleep 0.1
-	done
-	if [ "$dead" != "1 0" ]; then
-		bad "terminal: after Ctrl-C: pane dead/status '$dead'"
+	wait_pane "^setup-exit=[0-9]+" "exit of setup.sh" || return
+	if ! pane | grep -q "^setup-exit=0\$"; then
+		bad "terminal: after Ctrl-C: $(pane | grep "^setup-exit=")"
 	elif ! build/tools/sopra-replay --quiet "$journal"; then
 		bad "terminal: the game's journal $journal does not replay"
 	elif [ "$(ls "$XDG_STATE_HOME/sopra-server" | grep -c '^game-')" != 1 ]; then
