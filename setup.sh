@@ -18,7 +18,7 @@
 # Serving: build/sopra-server with no options (the built-in
 # resources/example.json, port 7777, a random seed, a 30 s timeout), in the
 # foreground, one game after another until Ctrl-C. Each game is journaled
-# to $XDG_STATE_HOME/sopra-server/game-TIME.jnl (default ~/.local/state) so
+# to $XDG_STATE_HOME/sopra-server/game-TIME-PID-N.jnl (default ~/.local/state) so
 # it can be replayed; a game nobody joined leaves no journal.
 #
 # Safe to run again: apt skips what is installed, cmake rebuilds only what
@@ -110,14 +110,15 @@ EOF
 }
 
 serve() { # one default game after another, in the foreground
-	local dir journal rc stop=0
+	local dir journal rc stop=0 n=0
 	dir=$(state_dir)
 	how_to_join 7777 "$dir"
 	# The server gets Ctrl-C too and ends its game in order. Between games
 	# no subshell runs (a Ctrl-C would end it, and bash with it).
 	trap 'stop=1' INT TERM
 	while [ "$stop" = 0 ]; do
-		printf -v journal '%s/game-%(%Y%m%d-%H%M%S)T-%s.jnl' "$dir" -1 $$
+		n=$((n + 1)) # two games may start within a second
+		printf -v journal '%s/game-%(%Y%m%d-%H%M%S)T-%s-%d.jnl' "$dir" -1 $$ $n
 		rc=0
 		build/sopra-server --journal "$journal" || rc=$?
 		if [ "$rc" -ne 0 ] && [ "$stop" = 0 ]; then
