@@ -40,7 +40,8 @@
 #define EXIT_USAGE      SOPRA_EXIT_USAGE
 
 /* The default game's port and --timeout (the configuration's default is
- * sopra/default_config.h; the seed's is a random one). */
+ * sopra/default_config.h; the seed's is a random one). usage_text says them
+ * too: keep it in step (tests/cli_test.sh, systemtests/defaults_test.py). */
 #define DEFAULT_PORT        7777
 #define DEFAULT_TIMEOUT_SEC 30
 
@@ -407,7 +408,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	}
 	if (o->check && !o->given[OPT_CONFIG])
 		return usage_error("missing option --config (--check validates a file; the "
-		                   "built-in game is resources/example.json)");
+		                   "built-in game is " SOPRA_DEFAULT_CONFIG_FILE ")");
 	return -1;
 }
 
@@ -618,8 +619,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "sopra-server: seed %" PRId64 "\n", o.seed);
 	}
 	if (!o.config)
-		fprintf(stderr, "sopra-server: the default game: the built-in copy of "
-		                "resources/example.json (--config PATH serves another)\n");
+		fprintf(stderr,
+		        "sopra-server: the default game: the built-in copy of %s (--config PATH "
+		        "serves another)\n",
+		        SOPRA_DEFAULT_CONFIG_FILE);
 
 	rc = EXIT_RUNTIME;
 	struct server *srv = NULL;

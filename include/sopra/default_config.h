@@ -13,8 +13,12 @@
 extern const unsigned char sopra_default_config[];
 extern const size_t sopra_default_config_len;
 
-/* How logs, errors and the journal's configPath name the compiled-in
+/* The file compiled in (CMakeLists.txt: SOPRA_DEFAULT_CONFIG), as the
+ * help and the log name it. */
+#define SOPRA_DEFAULT_CONFIG_FILE "resources/example.json"
+
+/* How errors and the journal's configPath name the compiled-in
  * configuration (there is no path to read it from). */
-#define SOPRA_DEFAULT_CONFIG_NAME "built-in:resources/example.json"
+#define SOPRA_DEFAULT_CONFIG_NAME "built-in:" SOPRA_DEFAULT_CONFIG_FILE
 
 #endif
