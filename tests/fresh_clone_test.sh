@@ -51,9 +51,10 @@ else
 	tail -30 "$tmp/ci.out"
 fi
 
-# no tty: built only, at once
+# no tty: built only, at once (WERROR=1: the same cmake options as CI=true,
+# so nothing is built again)
 for args in "" "--build-only"; do
-	env -u CI timeout 600 ./setup.sh $args </dev/null >"$tmp/notty.out" 2>&1
+	env -u CI WERROR=1 timeout 600 ./setup.sh $args </dev/null >"$tmp/notty.out" 2>&1
 	rc=$?
 	if [ $rc = 0 ] && grep -q "^setup: built build/sopra-server\$" "$tmp/notty.out" &&
 		! grep -q "listening on\|serving" "$tmp/notty.out"; then
@@ -84,7 +85,7 @@ wait_pane() { # REGEX WHAT: wait up to 60 s for a line of the pane
 serve_in_terminal() {
 	printf 'set -g remain-on-exit on\n' >"$tmp/tmux.conf"
 	tmux -L "$sock" -f "$tmp/tmux.conf" new-session -d -s serve -x 200 -y 50 \
-		"env -u CI XDG_STATE_HOME=$XDG_STATE_HOME ./setup.sh; echo setup-exit=\$?" ||
+		"env -u CI WERROR=1 XDG_STATE_HOME=$XDG_STATE_HOME ./setup.sh; echo setup-exit=\$?" ||
 		{ bad "terminal: tmux"; return; }
 	wait_pane "listening on 0\.0\.0\.0:7777" "server on 7777" || return
 	pane | grep -q "build/client/sopra-client --port 7777 --name YOUR_NAME" &&
