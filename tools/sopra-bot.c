@@ -1813,14 +1813,17 @@ int main(int argc, char **argv)
 	b->idle_sec = 0; /* no limit of our own: the server's --timeout decides */
 	const char *rules = "base";
 	int rc = parse_args(b, argc, argv, &rules);
-	if (rc >= 0)
+	if (rc >= 0) {
+		free(b);
 		return rc;
+	}
 	if (!b->name) {
 		snprintf(b->namebuf, sizeof b->namebuf, "bot-%llu", (unsigned long long)b->seed);
 		b->name = b->namebuf;
 	}
 	if (b->port < 0) {
 		sopra_usage_error("sopra-bot", usage_text, "--port is required");
+		free(b);
 		return EXIT_USAGE;
 	}
 	b->revised = strcmp(rules, "revised") == 0;
