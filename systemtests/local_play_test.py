@@ -238,31 +238,31 @@ def mid_game(t):
     t.wait(lambda s: "Pick:" in s or re.search(r"(^| )e:", action_bar(s)), "game under way")
 
 
+def stopped_in_order(t):
+    """Every process is gone and the server closed its journal: "stopped"."""
+    t.all_gone()
+    check(t.journal_end() == "stopped", "the journal ends with %r" % t.journal_end())
+
+
 def case_quit(args, t):
     mid_game(t)
     t.keys("Escape")
     t.keys("q")
     t.wait(lambda s: "Quit the game?" in s, "the question whether to quit")
     t.keys("y")
-    t.client_gone()
-    t.all_gone()
-    check(t.journal_end() == "stopped", "the journal ends with %r" % t.journal_end())
+    stopped_in_order(t)
 
 
 def case_ctrl_c(args, t):
     mid_game(t)
     t.keys("C-c")
-    t.client_gone()
-    t.all_gone()
-    check(t.journal_end() == "stopped", "the journal ends with %r" % t.journal_end())
+    stopped_in_order(t)
 
 
 def case_hangup(args, t):
     mid_game(t)
     t.tmux("kill-server")
-    t.all_gone()
-    # an orderly stop (the server ignores SIGHUP; the client stopped it)
-    check(t.journal_end() == "stopped", "the journal ends with %r" % t.journal_end())
+    stopped_in_order(t)  # the server ignores SIGHUP: the client stopped it
 
 
 def case_sigkill(args, t):
