@@ -7,18 +7,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #define LOCAL_START_WAIT_MS 15000 /* a loaded machine: generous */
 #define LOCAL_STOP_WAIT_MS  5000  /* the server flushes and closes in ~1 s */
-#define LOCAL_POLL_MS       20
 
 /* mkdir -p of path (a copy is cut at each '/'); 0 or -1 (errno set). */
 static int make_dirs(const char *path)
@@ -66,20 +63,7 @@ int local_state_dir(char *out, size_t outlen, char *err, size_t errlen)
 	return 0;
 }
 
-/* The port of the log's "listening on 127.0.0.1:PORT" line, or -1. */
-static int listening_port(const char *log_path)
-{
-	char *text = read_file(log_path, NULL);
-	if (!text)
-		return -1;
-	const char *tag = "listening on 127.0.0.1:";
-	const char *at = strstr(text, tag);
-	int port = at ? atoi(at + strlen(tag)) : -1;
-	free(text);
-	return port > 0 ? port : -1;
-}
-
-/* The log's last line (why the server stopped), into err. */
+/* Why the server did not start: the log's last line, into err. */
 static void last_log_line(const char *log_path, char *err, size_t errlen)
 {
 	char *text = read_file(log_path, NULL);
@@ -96,31 +80,11 @@ static void last_log_line(const char *log_path, char *err, size_t errlen)
 	free(text);
 }
 
-/* Wait until the server listens (its port into ls) or ends. 0 or -1. */
-static int wait_listening(struct local_server *ls, char *err, size_t errlen)
+/* The names of the log and the journal in the state directory, and the log
+ * opened for the server's stderr (and for srvproc to read back). 0 or -1. */
+static int local_files(struct local_server *ls, char *err, size_t errlen)
 {
-	for (int waited = 0; waited < LOCAL_START_WAIT_MS; waited += LOCAL_POLL_MS) {
-		ls->port = listening_port(ls->log_path);
-		if (ls->port > 0)
-			return 0;
-		if (waitpid(ls->pid, NULL, WNOHANG) == ls->pid) {
-			ls->pid = 0;
-			last_log_line(ls->log_path, err, errlen);
-			return -1;
-		}
-		sleep_ms(LOCAL_POLL_MS);
-	}
-	snprintf(err, errlen, "the local server does not listen after %d s (log: %s)",
-	         LOCAL_START_WAIT_MS / 1000, ls->log_path);
-	local_stop(ls, false);
-	return -1;
-}
-
-int local_start(struct local_server *ls, const char *exe, int timeout_sec, bool revised, char *err,
-                size_t errlen)
-{
-	char dir[PATH_MAX - 64], stamp[32], timeout[16];
-	memset(ls, 0, sizeof *ls);
+	char dir[PATH_MAX - 64], stamp[32];
 	if (local_state_dir(dir, sizeof dir, err, errlen) != 0)
 		return -1;
 	time_t now = time(NULL);
@@ -130,12 +94,23 @@ int local_start(struct local_server *ls, const char *exe, int timeout_sec, bool 
 	         (int)getpid());
 	snprintf(ls->journal_path, sizeof ls->journal_path, "%s/local-%s-%d.jnl", dir, stamp,
 	         (int)getpid());
-	snprintf(timeout, sizeof timeout, "%d", timeout_sec);
-	int log = open(ls->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (log < 0) {
+	ls->log_fd = open(ls->log_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (ls->log_fd < 0) {
 		snprintf(err, errlen, "%s: %s", ls->log_path, strerror(errno));
 		return -1;
 	}
+	return 0;
+}
+
+int local_start(struct local_server *ls, const char *exe, int timeout_sec, bool revised, char *err,
+                size_t errlen)
+{
+	memset(ls, 0, sizeof *ls);
+	ls->log_fd = -1;
+	if (local_files(ls, err, errlen) != 0)
+		return -1;
+	char timeout[16];
+	snprintf(timeout, sizeof timeout, "%d", timeout_sec);
 	const char *argv[] = {exe,
 	                      "--port",
 	                      "0",
@@ -149,41 +124,31 @@ int local_start(struct local_server *ls, const char *exe, int timeout_sec, bool 
 	                      revised ? "revised" : "base",
 	                      NULL};
 	struct spawn_opts so = {.search_path = strchr(exe, '/') == NULL};
-	ls->pid = spawn(argv, SPAWN_NULL, SPAWN_NULL, log, &so);
-	int e = errno;
-	close(log);
-	if (ls->pid < 0) {
-		ls->pid = 0;
-		snprintf(err, errlen, "cannot start %s: %s", exe, strerror(e));
-		return -1;
+	struct srvproc_opts o = {.out = SPAWN_NULL, .log = ls->log_fd, .spawn = &so};
+	int port = srvproc_start(&ls->proc, argv, &o, LOCAL_START_WAIT_MS);
+	if (port > 0) {
+		ls->port = port;
+		return 0;
 	}
-	return wait_listening(ls, err, errlen);
-}
-
-/* Reap the server within ms milliseconds: true when it is gone. */
-static bool reaped_within(pid_t pid, int ms)
-{
-	for (int waited = 0;; waited += LOCAL_POLL_MS) {
-		pid_t r = waitpid(pid, NULL, WNOHANG);
-		if (r == pid || (r < 0 && errno == ECHILD))
-			return true;
-		if (waited >= ms)
-			return false;
-		sleep_ms(LOCAL_POLL_MS);
-	}
+	if (port == SRVPROC_NOT_STARTED)
+		snprintf(err, errlen, "cannot start %s: %s", exe, strerror(errno));
+	else if (port == SRVPROC_EXITED)
+		last_log_line(ls->log_path, err, errlen);
+	else
+		snprintf(err, errlen, "the local server does not listen after %d s (log: %s)",
+		         LOCAL_START_WAIT_MS / 1000, ls->log_path);
+	local_stop(ls, false);
+	return -1;
 }
 
 void local_stop(struct local_server *ls, bool ending)
 {
-	if (ls->pid <= 0)
-		return;
-	if (!reaped_within(ls->pid, ending ? LOCAL_STOP_WAIT_MS : 0)) {
-		kill(ls->pid, SIGTERM);
-		if (!reaped_within(ls->pid, LOCAL_STOP_WAIT_MS)) {
-			kill(ls->pid, SIGKILL);
-			while (waitpid(ls->pid, NULL, 0) < 0 && errno == EINTR)
-				;
-		}
+	if (ls->proc.pid > 0) {
+		if (!ending || !srvproc_reap(&ls->proc, LOCAL_STOP_WAIT_MS))
+			srvproc_stop(&ls->proc, LOCAL_STOP_WAIT_MS);
+		ls->proc.pid = 0;
 	}
-	ls->pid = 0;
+	if (ls->log_fd >= 0)
+		close(ls->log_fd);
+	ls->log_fd = -1;
 }

@@ -12,11 +12,13 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include <sys/types.h>
+
+#include "srvproc.h"
 
 struct local_server {
-	pid_t pid; /* 0: not running (never started, or reaped) */
-	int port;  /* where it listens, on 127.0.0.1 */
+	struct srvproc proc; /* proc.pid 0: not running (never started, or stopped) */
+	int port;            /* where it listens, on 127.0.0.1 */
+	int log_fd;          /* the log file, open while the server runs; -1 */
 	char log_path[PATH_MAX];
 	char journal_path[PATH_MAX];
 };
@@ -25,8 +27,8 @@ struct local_server {
  * Start the server program exe (a path, or a name looked up in PATH) with
  * --port 0 --bind 127.0.0.1 --timeout timeout_sec [--rules revised]
  * --journal DIR/local-TIME-PID.jnl, its stderr to DIR/local-TIME-PID.log
- * (DIR: local_state_dir), and wait until it listens. Returns 0 with ls->pid
- * and ls->port set, or -1 with the reason in err (the server is gone then).
+ * (DIR: local_state_dir), and wait until it listens (srvproc). Returns 0
+ * with ls->port set, or -1 with the reason in err (the server is gone then).
  */
 int local_start(struct local_server *ls, const char *exe, int timeout_sec, bool revised, char *err,
                 size_t errlen);

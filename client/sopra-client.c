@@ -95,7 +95,9 @@ static int catch_stop_signals(void)
 	return 0;
 }
 
-static double now_ms(void)
+/* The monotonic clock in milliseconds with fractions (toolutil's now_ms()
+ * has whole ones): the redraw timing. */
+static double clock_ms(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -171,7 +173,7 @@ static void on_line(void *ctx, const char *line, size_t len)
 
 static void on_server(struct client *cl)
 {
-	double t0 = now_ms();
+	double t0 = clock_ms();
 	long before = cl->a.events;
 	int rc = net_read(&cl->c, on_line, cl);
 	if (rc != 0) {
@@ -184,7 +186,7 @@ static void on_server(struct client *cl)
 	}
 	ui_draw(&cl->a, &cl->v);
 	if (cl->timing && cl->a.events > before) {
-		fprintf(cl->timing, "redraw_ms %.3f events %ld\n", now_ms() - t0,
+		fprintf(cl->timing, "redraw_ms %.3f events %ld\n", clock_ms() - t0,
 		        cl->a.events - before);
 		fflush(cl->timing);
 	}
