@@ -26,23 +26,15 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
+
+from sopratest import Failure, Server, check
 
 GAME_TIMEOUT = 600  # seconds for a whole bot game on a loaded machine
 BUILT_IN = "built-in:resources/example.json"
 
 
-class Failure(Exception):
-    pass
-
-
 class Skip(Exception):
     pass
-
-
-def check(cond, what):
-    if not cond:
-        raise Failure(what)
 
 
 def port_free(port):
@@ -60,37 +52,16 @@ def port_free(port):
 
 
 class Game:
-    """sopra-server with the given options and two sopra-bots on it."""
+    """sopra-server with the given options (port None: no --port) and two
+    sopra-bots on it."""
 
-    def __init__(self, args, work, server_args):
+    def __init__(self, args, work, *server_args, port=None):
         self.args, self.work = args, work
         os.makedirs(work)
-        self.log_path = os.path.join(work, "server.log")
-        with open(self.log_path, "w") as log:
-            # the working directory holds no resources/: the game is the built-in one
-            self.server = subprocess.Popen([args.server, *server_args], cwd=work,
-                                           stdin=subprocess.DEVNULL,
-                                           stdout=subprocess.DEVNULL, stderr=log)
+        self.server = Server(args.server, *server_args, port=port,
+                             log=os.path.join(work, "server.log"))
+        self.port = self.server.port
         self.bots = []
-        try:
-            self.port = self.wait_listening()
-        except BaseException:
-            self.close()
-            raise
-
-    def log(self):
-        with open(self.log_path, errors="replace") as f:
-            return f.read()
-
-    def wait_listening(self):
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            m = re.search(r"listening on \S+:(\d+)", self.log())
-            if m:
-                return int(m.group(1))
-            check(self.server.poll() is None, "the server exited: " + self.log())
-            time.sleep(0.05)
-        raise Failure("the server does not listen: " + self.log())
 
     def bot(self, i, start):
         stream = os.path.join(self.work, "bot%d.stream" % i)
@@ -108,23 +79,22 @@ class Game:
         """Two bots play the game to its end; every process exits 0."""
         self.bot(1, False)
         self.bot(2, True)
-        try:
-            rc = self.server.wait(GAME_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            raise Failure("the game did not end in %d s" % GAME_TIMEOUT)
-        check(rc == 0, "the server exited %d: %s" % (rc, self.log()[-2000:]))
+        rc = self.server.wait(GAME_TIMEOUT)
+        log = self.server.text()
+        check(rc == 0, "the server exited %d: %s" % (rc, log[-2000:]))
         for i, (p, _) in enumerate(self.bots, 1):
             out, err = p.communicate(timeout=60)
             check(p.returncode == 0, "bot %d exited %d: %s" % (i, p.returncode, err))
-        check(re.search(r"game over: \w+.*; round \d+, 2 player\(s\) registered", self.log()),
-              "no game over with 2 players in the log: " + self.log()[-2000:])
+        check(re.search(r"game over: \w+.*; round \d+, 2 player\(s\) registered", log),
+              "no game over with 2 players in the log: " + log[-2000:])
 
     def stream(self, i):
         with open(self.bots[i - 1][1], "rb") as f:
             return f.read()
 
     def close(self):
-        for p in [self.server] + [b[0] for b in self.bots]:
+        self.server.close()
+        for p, _ in self.bots:
             if p.poll() is None:
                 p.kill()
                 p.wait()
@@ -140,9 +110,9 @@ def case_no_options(args, work):
     if not port_free(7777):
         raise Skip("port 7777 is taken on this machine: `sopra-server` with no options "
                    "cannot be tried (free the port and run again)")
-    game = Game(args, work, [])
+    game = Game(args, work)
     try:
-        log = game.log()
+        log = game.server.text()
         check(game.port == 7777, "not on port 7777: " + log)
         check(re.search(r"listening on 0\.0\.0\.0:7777 and \[::\]:7777 \(rules base, "
                         r"timeout 30 s,", log), "not 7777 dual-stack, 30 s, base: " + log)
@@ -162,7 +132,7 @@ def case_no_options(args, work):
 
 def case_journal(args, work):
     journal = os.path.join(work, "game.jnl")
-    game = Game(args, work, ["--port", "0", "--journal", journal])
+    game = Game(args, work, "--journal", journal, port=0)
     try:
         game.play()
     finally:
@@ -188,8 +158,6 @@ def main():
     for opt in ("--server", "--bot", "--replay", "--config", "--workdir"):
         ap.add_argument(opt, required=True)
     args = ap.parse_args()
-    for k in ("server", "bot", "replay", "config", "workdir"):
-        setattr(args, k, os.path.abspath(getattr(args, k)))
     shutil.rmtree(args.workdir, ignore_errors=True)
     passed = failed = 0
     skipped = []

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Play in one command: `sopra-client --local --bots 2` as a person uses it.
 
-Each case runs the client in a tmux server of its own (tmux -L <unique
-socket>, killed at the end) with $XDG_STATE_HOME in the work directory, and
+Each case runs the client in a tmux server of its own (sopratest.TmuxServer:
+a private socket, killed at the end) with $XDG_STATE_HOME in the work
+directory, and
 follows every process the client started (its children: the local
 sopra-server and the two sopra-bots):
 
@@ -37,17 +38,10 @@ import subprocess
 import sys
 import time
 
+from sopratest import Failure, TmuxServer, check
+
 TIMEOUT = 60.0    # for one thing to show up on a loaded machine
 GAME_TIMEOUT = 900.0  # for a whole game
-
-
-class Failure(Exception):
-    pass
-
-
-def check(cond, what):
-    if not cond:
-        raise Failure(what)
 
 
 def proc_stat(pid):
@@ -87,22 +81,17 @@ class Session:
         self.work = os.path.join(args.workdir, name)
         self.state = os.path.join(self.work, "state")
         os.makedirs(self.state)
-        self.sock = "sopra-local-%s-%d" % (name, os.getpid())
-        conf = os.path.join(self.work, "tmux.conf")
-        with open(conf, "w") as f:
-            f.write("set -g remain-on-exit on\n")  # the last output stays readable
+        self.server = TmuxServer("sopra-local-play")
+        self.tmux("set-option", "-g", "remain-on-exit", "on")  # the last output stays readable
         cmd = "exec env XDG_STATE_HOME=%s %s --local --bots 2 --name Anna %s" % (
             self.state, args.client, " ".join(extra))
-        self.tmux("-f", conf, "new-session", "-d", "-s", "play", "-x", "100", "-y", "40", cmd)
+        self.tmux("new-session", "-d", "-s", "play", "-x", "100", "-y", "40", cmd)
         self.pid = int(self.tmux("display-message", "-p", "-t", "play", "#{pane_pid}"))
         self.start = proc_stat(self.pid)[2]
         self.procs = {}  # every child of the client seen: pid -> start time
 
     def tmux(self, *a):
-        r = subprocess.run(["tmux", "-L", self.sock, *a], capture_output=True, text=True)
-        check(r.returncode == 0 or a[0] == "kill-server",
-              "tmux %s: %s" % (" ".join(a), r.stderr))
-        return r.stdout
+        return self.server.run(*a, check=True).stdout
 
     def screen(self):
         return self.tmux("capture-pane", "-p", "-t", "play")
@@ -187,7 +176,7 @@ class Session:
         for p, start in self.procs.items():
             if running(p, start):
                 os.kill(p, signal.SIGKILL)
-        self.tmux("kill-server")
+        self.server.kill()
 
 
 def action_bar(screen):
@@ -261,7 +250,7 @@ def case_ctrl_c(args, t):
 
 def case_hangup(args, t):
     mid_game(t)
-    t.tmux("kill-server")
+    t.server.kill()  # tmux kill-server: the terminal goes away
     stopped_in_order(t)  # the server ignores SIGHUP: the client stopped it
 
 

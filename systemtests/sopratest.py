@@ -39,6 +39,7 @@ def reported_port(text, what="listening on"):
 class Server:
     """sopra-server `program --port PORT *args`, stdin and stdout /dev/null,
     stderr into the file `log` (default: a temp file that close() removes).
+    port None: no --port (the server's default).
 
     The constructor waits up to `wait` s for the listening line and sets
     .port (with --watch-port among args also .watch_port). A server that
@@ -59,7 +60,8 @@ class Server:
                 resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
 
         with open(log, "wb") as err:
-            self.p = subprocess.Popen([program, "--port", str(port), *args],
+            port_args = [] if port is None else ["--port", str(port)]
+            self.p = subprocess.Popen([program, *port_args, *args],
                                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                       stderr=err, env=env, preexec_fn=limits if nofile else None)
         self.port = self.watch_port = None
