@@ -22,9 +22,11 @@ pass=0
 fail=0
 skipped=()
 tmp=$(mktemp -d)
-sock=sopra-fresh-clone-$$
+sock=sopra-fresh-clone-$$ # a tmux server of our own; a person's is never touched
+unset TMUX TMUX_PANE
 cleanup() {
 	tmux -L "$sock" kill-server 2>/dev/null
+	rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$sock"
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
