@@ -20,122 +20,14 @@
 #include "sopra/game.h"
 
 #include <stdarg.h>
+#include <stdalign.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "game_internal.h"
 #include "sopra/rng.h"
 #include "sopra/xalloc.h"
-
-#define SPACES_PER_ENTRANCE 3
-
-enum phase {
-	PH_REGISTRATION,
-	PH_SELECTION,
-	PH_TURN,
-	PH_OVER,
-};
-
-enum char_life {
-	CH_UNUSED, /* in the unused list, or offered to a player */
-	CH_ALIVE,
-	CH_DEAD,
-};
-
-enum card_place {
-	CP_DECK, /* in a location's deck or the start pile */
-	CP_HAND, /* holder = player */
-	CP_WASTE,
-	CP_GONE,     /* contributed, discarded, or lost with a hand or a death */
-	CP_EQUIPPED, /* holder = character index */
-};
-
-struct card_state {
-	enum card_place place;
-	int holder;
-	bool spent; /* equipment: used this round */
-};
-
-struct char_state {
-	enum char_life life;
-	int owner; /* player id while alive */
-	int loc;   /* location index while alive */
-	int wounds;
-	int frostbites;
-	bool moved;
-	int uses;   /* ability activations this round */
-	int *equip; /* owned: card indices, most recently equipped last */
-	int nequip;
-	int capequip;
-};
-
-struct loc_state {
-	int *zombies;    /* owned, per entrance */
-	int *barricades; /* owned, per entrance */
-	int *deck;       /* owned: card indices, top at deck[top] */
-	int ndeck;
-	int top;
-	int children; /* colony only */
-};
-
-struct player_state {
-	char *name; /* owned */
-	bool in_game;
-	bool disconnected;
-	bool cleaned; /* base: cleaned waste this round */
-	int offered[4];
-	int *dice; /* owned, sorted ascending, capacity ncharacters + 1 */
-	int ndice;
-	int *hand; /* owned: card indices in the order drawn */
-	int nhand;
-	int caphand;
-};
-
-struct id_index {
-	int id;
-	int index;
-};
-
-struct game {
-	const struct config *cfg;
-	enum game_rules rules;
-	struct rng rng;
-	enum phase phase;
-	struct game_event_list *out;
-
-	struct player_state *players; /* capacity cfg->max_players */
-	int nplayers;
-
-	struct char_state *chars; /* parallel to cfg->characters */
-	int *unused;              /* character indices, first = next to spawn */
-	int nunused;
-	int *spawn_order; /* character indices in the order they were given out */
-	int nspawned;
-
-	struct card_state *cards;  /* parallel to cfg->cards */
-	struct id_index *card_ids; /* sorted by id */
-	struct loc_state *locs;    /* parallel to cfg->locations */
-	int *loc_order;            /* location indices by ascending id */
-	int colony;
-
-	int *crisis_pile; /* crisis indices after the shuffle */
-	int crisis;       /* index of the current crisis */
-	int contributed;
-
-	int round;
-	const char *end_reason; /* static; set when the game ends */
-	int moral;
-	int food;
-	int waste;       /* cards on the waste pile */
-	int *waste_pile; /* owned: their indices, capacity ncards */
-	int starvation;
-
-	int sel; /* selection: the player choosing */
-	bool sel_waiting;
-	int active;        /* turn: the active player, -1 before the first */
-	bool turn_waiting; /* a turn is in progress */
-	bool turn_ended;   /* the active player's turn ended inside a command */
-	bool prompt;       /* send ActNow when next waiting */
-};
 
 /* ---- failure messages ------------------------------------------------ */
 
@@ -242,22 +134,7 @@ static bool refused(struct game *g, enum game_err err)
 	return true;
 }
 
-static const struct config_character *cchar(const struct game *g, int c)
-{
-	return &g->cfg->characters[c];
-}
-
-static int loc_id(const struct game *g, int l)
-{
-	return g->cfg->locations[l].id;
-}
-
-static int card_id(const struct game *g, int k)
-{
-	return g->cfg->cards[k].id;
-}
-
-static int char_index(const struct game *g, int id)
+int game_char_index(const struct game *g, int id)
 {
 	for (int i = 0; i < g->cfg->ncharacters; i++)
 		if (g->cfg->characters[i].id == id)
@@ -271,7 +148,7 @@ static int cmp_id_index(const void *a, const void *b)
 	return (x->id > y->id) - (x->id < y->id);
 }
 
-static int card_index(const struct game *g, int id)
+int game_card_index(const struct game *g, int id)
 {
 	struct id_index key = {id, 0};
 	const struct id_index *f =
@@ -279,7 +156,7 @@ static int card_index(const struct game *g, int id)
 	return f ? f->index : -1;
 }
 
-static int loc_index(const struct game *g, int id)
+int game_loc_index(const struct game *g, int id)
 {
 	for (int i = 0; i < g->cfg->nlocations; i++)
 		if (g->cfg->locations[i].id == id)
@@ -287,31 +164,11 @@ static int loc_index(const struct game *g, int id)
 	return -1;
 }
 
-static bool is_alive(const struct game *g, int c)
-{
-	return c >= 0 && g->chars[c].life == CH_ALIVE;
-}
-
-/* c is a living character of player p */
-static bool owned(const struct game *g, int p, int c)
-{
-	return is_alive(g, c) && g->chars[c].owner == p;
-}
-
 static int living_count(const struct game *g, int p)
 {
 	int n = 0;
 	for (int c = 0; c < g->cfg->ncharacters; c++)
 		if (owned(g, p, c))
-			n++;
-	return n;
-}
-
-static int chars_at(const struct game *g, int l)
-{
-	int n = 0;
-	for (int c = 0; c < g->cfg->ncharacters; c++)
-		if (is_alive(g, c) && g->chars[c].loc == l)
 			n++;
 	return n;
 }
@@ -325,21 +182,6 @@ static int weakest_at(const struct game *g, int l)
 		    (best < 0 || cchar(g, c)->status < cchar(g, best)->status))
 			best = c;
 	return best;
-}
-
-static int entrances(const struct game *g, int l)
-{
-	return g->cfg->locations[l].entrances;
-}
-
-static int space_at(const struct game *g, int l, int e)
-{
-	return SPACES_PER_ENTRANCE - g->locs[l].zombies[e] - g->locs[l].barricades[e];
-}
-
-static bool has_room(const struct game *g, int l)
-{
-	return l == g->colony || chars_at(g, l) < g->cfg->locations[l].survivor_spaces;
 }
 
 static int ceil_half(int n)
@@ -358,15 +200,6 @@ static int java_add(int a, int b)
 }
 
 /* ---- dice ------------------------------------------------------------ */
-
-/* index of the smallest die >= v, or -1 */
-static int die_at_least(const struct player_state *ps, int v)
-{
-	for (int i = 0; i < ps->ndice; i++)
-		if (ps->dice[i] >= v)
-			return i;
-	return -1;
-}
 
 static void die_remove(struct player_state *ps, int i)
 {
@@ -399,49 +232,63 @@ static void card_to(struct game *g, int k, enum card_place place)
 	g->cards[k].holder = -1;
 }
 
-static void hand_add(struct game *g, int p, int k)
+void game_list_push(struct game *g, struct card_list *l, int k)
 {
-	struct player_state *ps = &g->players[p];
-	if (ps->nhand == ps->caphand) {
-		ps->caphand = ps->caphand ? ps->caphand * 2 : 16;
-		ps->hand = xreallocarray(ps->hand, (size_t)ps->caphand, sizeof(int));
-	}
-	ps->hand[ps->nhand++] = k;
-	g->cards[k].place = CP_HAND;
-	g->cards[k].holder = p;
+	struct card_state *cs = &g->cards[k];
+	cs->prev = l->last;
+	cs->next = -1;
+	if (l->last >= 0)
+		g->cards[l->last].next = k;
+	else
+		l->first = k;
+	l->last = k;
+	l->n++;
 }
 
-static bool in_hand(const struct game *g, int p, int k)
+/* Take card k out of list l (it must be in it). */
+static void list_unlink(struct game *g, struct card_list *l, int k)
 {
-	return k >= 0 && g->cards[k].place == CP_HAND && g->cards[k].holder == p;
+	struct card_state *cs = &g->cards[k];
+	if (cs->prev >= 0)
+		g->cards[cs->prev].next = cs->next;
+	else
+		l->first = cs->next;
+	if (cs->next >= 0)
+		g->cards[cs->next].prev = cs->prev;
+	else
+		l->last = cs->prev;
+	cs->prev = cs->next = -1;
+	l->n--;
+}
+
+static void hand_add(struct game *g, int p, int k)
+{
+	game_list_push(g, &g->players[p].hand, k);
+	g->cards[k].place = CP_HAND;
+	g->cards[k].holder = p;
 }
 
 /* Take card k out of p's hand and put it at `place`. */
 static void hand_remove(struct game *g, int p, int k, enum card_place place)
 {
-	struct player_state *ps = &g->players[p];
-	for (int i = 0; i < ps->nhand; i++) {
-		if (ps->hand[i] == k) {
-			memmove(&ps->hand[i], &ps->hand[i + 1],
-			        (size_t)(ps->nhand - i - 1) * sizeof(int));
-			ps->nhand--;
-			break;
-		}
-	}
+	list_unlink(g, &g->players[p].hand, k);
 	card_to(g, k, place);
 }
 
-/* The cards list[0..*n) leave the game; *n becomes 0. */
-static void cards_gone(struct game *g, const int *list, int *n)
+/* The cards of list l leave the game; l becomes empty. */
+static void cards_gone(struct game *g, struct card_list *l)
 {
-	for (int i = 0; i < *n; i++)
-		card_to(g, list[i], CP_GONE);
-	*n = 0;
+	for (int k = l->first, next; k >= 0; k = next) {
+		next = g->cards[k].next;
+		card_to(g, k, CP_GONE);
+		g->cards[k].prev = g->cards[k].next = -1;
+	}
+	*l = (struct card_list){-1, -1, 0};
 }
 
 static void hand_vanish(struct game *g, int p)
 {
-	cards_gone(g, g->players[p].hand, &g->players[p].nhand);
+	cards_gone(g, &g->players[p].hand);
 }
 
 /* Draw the top card of location l's deck into p's hand with CardDrawn. */
@@ -467,26 +314,6 @@ static void play_to_waste(struct game *g, int p, int k)
 	g->waste_pile[g->waste++] = k;
 }
 
-/* The most recently equipped unspent card of `type` on c (matching
- * location index l for blueprints), or -1. Equipment exists only in
- * revised: always -1 in base. */
-static int equipment(const struct game *g, int c, enum card_type type, int l)
-{
-	const struct char_state *cs = &g->chars[c];
-	if (g->rules != RULES_REVISED)
-		return -1;
-	for (int i = cs->nequip - 1; i >= 0; i--) {
-		int k = cs->equip[i];
-		const struct config_card *cc = &g->cfg->cards[k];
-		if (cc->type != type || g->cards[k].spent)
-			continue;
-		if (type == CARD_BLUEPRINT && cc->location != loc_id(g, l))
-			continue;
-		return k;
-	}
-	return -1;
-}
-
 /* ---- morale, death and infection (section 7) -------------------------- */
 
 static bool over(const struct game *g)
@@ -494,16 +321,22 @@ static bool over(const struct game *g)
 	return g->phase == PH_OVER;
 }
 
+const char game_reason_aborted[] = "registration aborted";
+
+const char *game_end_text(const struct game *g, bool win)
+{
+	if (win)
+		return "won: the goal was reached";
+	if (g->moral <= 0)
+		return "lost: morale fell to 0";
+	return "lost: the last round ended";
+}
+
 static void game_end(struct game *g, bool win)
 {
 	emit(g, GEV_GAME_END, GEV_TO_ALL, 1, win ? 1 : 0);
 	g->phase = PH_OVER;
-	if (win)
-		g->end_reason = "won: the goal was reached";
-	else if (g->moral <= 0)
-		g->end_reason = "lost: morale fell to 0";
-	else
-		g->end_reason = "lost: the last round ended";
+	g->end_reason = game_end_text(g, win);
 }
 
 /* Change morale with MoralChanged; morale <= 0 ends the game (lost). */
@@ -540,7 +373,7 @@ static void spawn_for(struct game *g, int p)
 /* Remove c from the board; its equipment leaves the game with it. */
 static void remove_character(struct game *g, int c)
 {
-	cards_gone(g, g->chars[c].equip, &g->chars[c].nequip);
+	cards_gone(g, &g->chars[c].equip);
 	g->chars[c].life = CH_DEAD;
 }
 
@@ -713,7 +546,7 @@ static void abort_registration(struct game *g)
 {
 	emit(g, GEV_REGISTRATION_ABORTED, GEV_TO_ALL, 0);
 	g->phase = PH_OVER;
-	g->end_reason = "registration aborted";
+	g->end_reason = game_reason_aborted;
 }
 
 /* The player choosing characters leaves (timeout or disconnect): the four
@@ -801,8 +634,8 @@ static void end_turn(struct game *g, int p)
 			continue;
 		cs->moved = false;
 		cs->uses = 0;
-		for (int i = 0; i < cs->nequip; i++)
-			g->cards[cs->equip[i]].spent = false;
+		for (int k = cs->equip.first; k >= 0; k = g->cards[k].next)
+			g->cards[k].spent = false;
 	}
 	g->turn_waiting = false;
 	g->turn_ended = false;
@@ -1061,13 +894,13 @@ static enum game_err resolve_needs(const struct game *g, unsigned needs, struct 
 		return err;
 	const struct cmd *cmd = x->cmd;
 	if (needs & NEEDS_CARD_IN_HAND) {
-		x->card = card_index(g, cmd->card);
+		x->card = game_card_index(g, cmd->card);
 		if (!in_hand(g, x->player, x->card))
 			return ERR_CARD_NOT_IN_HAND;
 	}
 	if ((needs & NEEDS_OWN_CHARACTER) ||
 	    ((needs & NEEDS_OWN_CHARACTER_IF_TARGET) && cmd->has_target)) {
-		x->character = char_index(g, cmd->character);
+		x->character = game_char_index(g, cmd->character);
 		if (!owned(g, x->player, x->character))
 			return ERR_NOT_YOUR_CHARACTER;
 	}
@@ -1107,7 +940,7 @@ static enum game_err move_error(const struct game *g, const struct char_state *c
 /* The index of character id if it is alive at location l, else -1. */
 static int character_at(const struct game *g, int l, int id)
 {
-	int c = char_index(g, id);
+	int c = game_char_index(g, id);
 	return is_alive(g, c) && g->chars[c].loc == l ? c : -1;
 }
 
@@ -1143,6 +976,7 @@ static bool cmd_register(struct game *g, struct command *x)
 	int p = g->nplayers++;
 	struct player_state *ps = &g->players[p];
 	ps->name = xstrdup(x->cmd->name ? x->cmd->name : "");
+	ps->name_owned = true;
 	ps->in_game = true;
 	struct game_event *e = game_event_list_push(g->out, GEV_CONFIG, p);
 	e->str = g->cfg->text;
@@ -1213,8 +1047,7 @@ static int lowest_fuel_card(const struct game *g, int p)
 {
 	const struct player_state *ps = &g->players[p];
 	int best = -1;
-	for (int i = 0; i < ps->nhand; i++) {
-		int k = ps->hand[i];
+	for (int k = ps->hand.first; k >= 0; k = g->cards[k].next) {
 		if (g->cfg->cards[k].type == CARD_FUEL &&
 		    (best < 0 || card_id(g, k) < card_id(g, best)))
 			best = k;
@@ -1238,7 +1071,7 @@ static bool move_with_fuel(struct game *g, const struct command *x, int l)
 
 static bool cmd_move(struct game *g, struct command *x)
 {
-	int l = loc_index(g, x->cmd->location);
+	int l = game_loc_index(g, x->cmd->location);
 	if (refused(g, move_error(g, &g->chars[x->character], l)))
 		return false;
 	if (g->rules == RULES_BASE && x->cmd->fuel)
@@ -1381,21 +1214,6 @@ static bool cmd_clean_waste(struct game *g, struct command *x)
 	return true;
 }
 
-static bool card_fits_crisis(enum card_type t, enum crisis_type crisis)
-{
-	switch (crisis) {
-	case CRISIS_FOOD:
-		return t == CARD_FOOD;
-	case CRISIS_FUEL:
-		return t == CARD_FUEL;
-	case CRISIS_MEDICINE:
-		return t == CARD_MEDICINE;
-	case CRISIS_STUFF:
-		return t != CARD_FOOD && t != CARD_FUEL && t != CARD_MEDICINE;
-	}
-	return false;
-}
-
 static bool cmd_contribute_card(struct game *g, struct command *x)
 {
 	if (!card_fits_crisis(g->cfg->cards[x->card].type, g->cfg->crises[g->crisis].type))
@@ -1407,11 +1225,6 @@ static bool cmd_contribute_card(struct game *g, struct command *x)
 }
 
 /* ---- UseCard ---------------------------------------------------------- */
-
-static bool is_equipment(enum card_type t)
-{
-	return t >= CARD_HAMMER;
-}
 
 static bool play_food(struct game *g, const struct command *x)
 {
@@ -1458,7 +1271,7 @@ static enum game_err fuel_move(struct game *g, int c, int id)
 {
 	if (g->rules == RULES_BASE)
 		return ERR_FUEL_WITH_MOVE;
-	int l = loc_index(g, id);
+	int l = game_loc_index(g, id);
 	enum game_err err = move_error(g, &g->chars[c], l);
 	if (err == ERR_NONE)
 		move_character(g, c, l);
@@ -1501,15 +1314,10 @@ static bool equip(struct game *g, const struct command *x)
 	int tc = character_at(g, g->chars[x->character].loc, x->cmd->target);
 	if (tc < 0)
 		return fail(g, ERR_TARGET_NOT_HERE);
-	struct char_state *ts = &g->chars[tc];
-	if (ts->nequip == ts->capequip) {
-		ts->capequip = ts->capequip ? ts->capequip * 2 : 4;
-		ts->equip = xreallocarray(ts->equip, (size_t)ts->capequip, sizeof(int));
-	}
 	hand_remove(g, x->player, k, CP_EQUIPPED);
 	g->cards[k].holder = tc;
 	g->cards[k].spent = false;
-	ts->equip[ts->nequip++] = k;
+	game_list_push(g, &g->chars[tc].equip, k);
 	emit(g, GEV_CARD_USED, GEV_TO_ALL, 3, card_id(g, k), x->cmd->character, x->cmd->target);
 	return true;
 }
@@ -1852,10 +1660,69 @@ const char *game_rules_name(enum game_rules r)
 
 /* ---- lifecycle ------------------------------------------------------- */
 
+/* Where n objects of `size` bytes and alignment `align` start in a block
+ * whose first *off bytes are taken; *off moves past them. NULL when only
+ * measuring (base NULL). */
+static void *carve(char *base, size_t *off, size_t n, size_t size, size_t align)
+{
+	*off = (*off + align - 1) / align * align;
+	void *p = base ? base + *off : NULL;
+	*off += n * size;
+	return p;
+}
+
+/* Carve n objects of type T for the pointer dst (assigned only with a block). */
+#define CARVE(dst, n, T)                                                            \
+	do {                                                                        \
+		T *carved_ = carve(base, &off, (size_t)(n), sizeof(T), alignof(T)); \
+		if (g)                                                              \
+			(dst) = carved_;                                            \
+	} while (0)
+
+/* Point every array of g into g's own block, in one fixed order, and return
+ * the block's size; with g NULL only measure. The one place that knows the
+ * layout: game_alloc carves a new block with it, game_clone re-points a
+ * copied one. */
+static size_t game_layout(struct game *g, const struct config *cfg)
+{
+	char *base = (char *)g;
+	size_t off = sizeof(struct game);
+	CARVE(g->players, cfg->max_players, struct player_state);
+	for (int p = 0; p < cfg->max_players; p++)
+		CARVE(g->players[p].dice, cfg->ncharacters + 1, int);
+	CARVE(g->chars, cfg->ncharacters, struct char_state);
+	CARVE(g->unused, cfg->ncharacters, int);
+	CARVE(g->spawn_order, cfg->ncharacters, int);
+	CARVE(g->cards, cfg->ncards, struct card_state);
+	CARVE(g->card_ids, cfg->ncards, struct id_index);
+	CARVE(g->locs, cfg->nlocations, struct loc_state);
+	for (int l = 0; l < cfg->nlocations; l++) {
+		const struct config_location *cl = &cfg->locations[l];
+		CARVE(g->locs[l].zombies, cl->entrances, int);
+		CARVE(g->locs[l].barricades, cl->entrances, int);
+		CARVE(g->locs[l].deck, cl->ncards, int);
+	}
+	CARVE(g->loc_order, cfg->nlocations, int);
+	CARVE(g->waste_pile, cfg->ncards, int);
+	CARVE(g->crisis_pile, cfg->ncrises, int);
+	return off;
+}
+
+#undef CARVE
+
+struct game *game_alloc(const struct config *cfg)
+{
+	size_t size = game_layout(NULL, cfg);
+	struct game *g = xcalloc(1, size);
+	g->cfg = cfg;
+	g->size = size;
+	game_layout(g, cfg);
+	return g;
+}
+
 struct game *game_new(const struct config *cfg, int64_t seed, enum game_rules rules)
 {
-	struct game *g = xcalloc(1, sizeof *g);
-	g->cfg = cfg;
+	struct game *g = game_alloc(cfg);
 	g->rules = rules;
 	rng_init(&g->rng, seed);
 	g->phase = PH_REGISTRATION;
@@ -1863,23 +1730,18 @@ struct game *game_new(const struct config *cfg, int64_t seed, enum game_rules ru
 	g->sel = -1;
 	g->colony = cfg->colony;
 
-	g->players = xcalloc((size_t)cfg->max_players, sizeof *g->players);
 	for (int p = 0; p < cfg->max_players; p++)
-		g->players[p].dice = xcalloc((size_t)cfg->ncharacters + 1, sizeof(int));
-
-	g->chars = xcalloc((size_t)cfg->ncharacters, sizeof *g->chars);
-	g->unused = xcalloc((size_t)cfg->ncharacters, sizeof(int));
-	g->spawn_order = xcalloc((size_t)cfg->ncharacters, sizeof(int));
+		g->players[p].hand = (struct card_list){-1, -1, 0};
 	for (int c = 0; c < cfg->ncharacters; c++) {
 		g->chars[c].owner = -1;
+		g->chars[c].equip = (struct card_list){-1, -1, 0};
 		g->unused[c] = c;
 	}
 	g->nunused = cfg->ncharacters;
 
-	g->cards = xcalloc((size_t)cfg->ncards, sizeof *g->cards);
-	g->card_ids = xcalloc((size_t)cfg->ncards, sizeof *g->card_ids);
 	for (int k = 0; k < cfg->ncards; k++) {
 		card_to(g, k, CP_GONE); /* not in any stack */
+		g->cards[k].prev = g->cards[k].next = -1;
 		g->card_ids[k] = (struct id_index){cfg->cards[k].id, k};
 	}
 	qsort(g->card_ids, (size_t)cfg->ncards, sizeof *g->card_ids, cmp_id_index);
@@ -1888,63 +1750,77 @@ struct game *game_new(const struct config *cfg, int64_t seed, enum game_rules ru
 	for (int l = 0; l < cfg->nlocations; l++)
 		order[l] = (struct id_index){cfg->locations[l].id, l};
 	qsort(order, (size_t)cfg->nlocations, sizeof *order, cmp_id_index);
-	g->loc_order = xcalloc((size_t)cfg->nlocations, sizeof(int));
 	for (int l = 0; l < cfg->nlocations; l++)
 		g->loc_order[l] = order[l].index;
 	free(order);
 
-	g->locs = xcalloc((size_t)cfg->nlocations, sizeof *g->locs);
 	for (int l = 0; l < cfg->nlocations; l++) {
 		const struct config_location *cl = &cfg->locations[l];
 		struct loc_state *ls = &g->locs[l];
-		ls->zombies = xcalloc((size_t)cl->entrances, sizeof(int));
-		ls->barricades = xcalloc((size_t)cl->entrances, sizeof(int));
-		ls->deck = xcalloc((size_t)cl->ncards, sizeof(int));
 		ls->ndeck = cl->ncards;
 		for (int i = 0; i < cl->ncards; i++) {
-			int k = card_index(g, cl->cards[i]);
+			int k = game_card_index(g, cl->cards[i]);
 			ls->deck[i] = k;
 			if (k >= 0)
 				g->cards[k].place = CP_DECK;
 		}
 	}
-	g->waste_pile = xcalloc((size_t)cfg->ncards, sizeof(int));
-	g->crisis_pile = xcalloc((size_t)cfg->ncrises, sizeof(int));
 	for (int i = 0; i < cfg->ncrises; i++)
 		g->crisis_pile[i] = i;
 	return g;
+}
+
+struct game *game_clone(const struct game *g)
+{
+	size_t names = 0;
+	for (int p = 0; p < g->nplayers; p++)
+		if (g->players[p].name)
+			names += strlen(g->players[p].name) + 1;
+	struct game *c = xmalloc(g->size + names);
+	memcpy(c, g, g->size);
+	game_layout(c, g->cfg);
+	c->out = NULL;
+	char *tail = (char *)c + g->size;
+	for (int p = 0; p < g->nplayers; p++) {
+		struct player_state *ps = &c->players[p];
+		if (!ps->name)
+			continue;
+		size_t len = strlen(ps->name) + 1;
+		memcpy(tail, ps->name, len);
+		ps->name = tail;
+		ps->name_owned = false;
+		tail += len;
+	}
+	return c;
 }
 
 void game_free(struct game *g)
 {
 	if (!g)
 		return;
-	for (int p = 0; p < g->cfg->max_players; p++) {
-		free(g->players[p].name);
-		free(g->players[p].dice);
-		free(g->players[p].hand);
-	}
-	free(g->players);
-	for (int c = 0; c < g->cfg->ncharacters; c++)
-		free(g->chars[c].equip);
-	free(g->chars);
-	free(g->unused);
-	free(g->spawn_order);
-	free(g->cards);
-	free(g->card_ids);
-	for (int l = 0; l < g->cfg->nlocations; l++) {
-		free(g->locs[l].zombies);
-		free(g->locs[l].barricades);
-		free(g->locs[l].deck);
-	}
-	free(g->locs);
-	free(g->loc_order);
-	free(g->crisis_pile);
-	free(g->waste_pile);
+	for (int p = 0; p < g->nplayers; p++)
+		if (g->players[p].name_owned)
+			free(g->players[p].name);
 	free(g);
 }
 
 /* ---- invariants ------------------------------------------------------ */
+
+/* Whether list l is well linked, counts its cards, and holds only cards at
+ * `place` held by `holder`: NULL, or what is wrong. */
+static const char *list_error(const struct game *g, const struct card_list *l,
+                              enum card_place place, int holder)
+{
+	int n = 0, prev = -1;
+	for (int k = l->first; k >= 0; k = g->cards[k].next) {
+		if (k >= g->cfg->ncards || g->cards[k].prev != prev || ++n > l->n)
+			return "a broken hand or equipment list";
+		if (g->cards[k].place != place || g->cards[k].holder != holder)
+			return "a card in a hand or an equipment list is also elsewhere";
+		prev = k;
+	}
+	return n == l->n && l->last == prev ? NULL : "a broken hand or equipment list";
+}
 
 const char *game_check_invariants(const struct game *g)
 {
@@ -1978,15 +1854,20 @@ const char *game_check_invariants(const struct game *g)
 			if (ps->dice[i] < 1 || ps->dice[i] > 6 ||
 			    (i > 0 && ps->dice[i - 1] > ps->dice[i]))
 				return "bad die value or order";
-		for (int i = 0; i < ps->nhand; i++)
-			if (g->cards[ps->hand[i]].place != CP_HAND ||
-			    g->cards[ps->hand[i]].holder != p)
-				return "a card in a hand is also elsewhere";
-		held += ps->nhand;
-		if (!ps->in_game && ps->nhand != 0)
+		const char *bad = list_error(g, &ps->hand, CP_HAND, p);
+		if (bad)
+			return bad;
+		held += ps->hand.n;
+		if (!ps->in_game && ps->hand.n != 0)
 			return "a player out of the game holds cards";
 	}
-	int in_hands = 0, waste = 0;
+	int in_hands = 0, waste = 0, equipped = 0, on_chars = 0;
+	for (int c = 0; c < cfg->ncharacters; c++) {
+		const char *bad = list_error(g, &g->chars[c].equip, CP_EQUIPPED, c);
+		if (bad)
+			return bad;
+		on_chars += g->chars[c].equip.n;
+	}
 	for (int k = 0; k < cfg->ncards; k++) {
 		if (g->cards[k].place == CP_HAND)
 			in_hands++;
@@ -1996,10 +1877,11 @@ const char *game_check_invariants(const struct game *g)
 			int c = g->cards[k].holder;
 			if (c < 0 || !is_alive(g, c))
 				return "equipment on a character not in play";
+			equipped++;
 		}
 	}
-	if (in_hands != held)
-		return "hand card count mismatch";
+	if (in_hands != held || equipped != on_chars)
+		return "hand or equipment card count mismatch";
 	if (waste != g->waste)
 		return "waste pile count mismatch";
 	for (int c = 0; c < cfg->ncharacters; c++) {
@@ -2057,10 +1939,10 @@ void game_describe(const struct game *g, FILE *out)
 		for (int i = 0; i < ps->ndice; i++)
 			fprintf(out, " %d", ps->dice[i]);
 		fputs(ps->ndice ? "; hand:" : " none; hand:", out);
-		for (int i = 0; i < ps->nhand; i++)
-			fprintf(out, "%s %s", i ? "," : "",
-			        describe_card(g, ps->hand[i], card, sizeof card));
-		fputs(ps->nhand ? "\n" : " empty\n", out);
+		for (int k = ps->hand.first; k >= 0; k = g->cards[k].next)
+			fprintf(out, "%s %s", k != ps->hand.first ? "," : "",
+			        describe_card(g, k, card, sizeof card));
+		fputs(ps->hand.n ? "\n" : " empty\n", out);
 	}
 	fputs("locations (per entrance: zombies/barricades):\n", out);
 	for (int i = 0; i < cfg->nlocations; i++) {
@@ -2094,9 +1976,9 @@ void game_describe(const struct game *g, FILE *out)
 		fprintf(out, "  %d %s (player %d) at %d: wounds %d, frostbite %d%s%s", cc->id,
 		        cc->name, cs->owner, cfg->locations[cs->loc].id, cs->wounds, cs->frostbites,
 		        cs->moved ? ", moved" : "", cs->uses ? ", ability used" : "");
-		for (int i = 0; i < cs->nequip; i++)
-			fprintf(out, "%s %s", i ? "," : "; equipment",
-			        describe_card(g, cs->equip[i], card, sizeof card));
+		for (int k = cs->equip.first; k >= 0; k = g->cards[k].next)
+			fprintf(out, "%s %s", k != cs->equip.first ? "," : "; equipment",
+			        describe_card(g, k, card, sizeof card));
 		fputc('\n', out);
 	}
 }

@@ -42,6 +42,13 @@ struct game;
 struct game *game_new(const struct config *cfg, int64_t seed, enum game_rules rules);
 void game_free(struct game *g);
 
+/* A deep copy of g that plays on exactly as g would: the same commands give
+ * the same events and states (the generator is copied too). One allocation
+ * and a copy of g's memory, so cheap enough for a search that tries many
+ * futures of one state. The copy borrows g's cfg and owns everything else;
+ * free it with game_free, before or after g. Never NULL. */
+struct game *game_clone(const struct game *g);
+
 /*
  * Apply one command sent by `player` (GAME_NO_PLAYER for a connection that
  * has not registered). Validates, mutates, and appends the resulting events
