@@ -322,11 +322,12 @@ static bool over(const struct game *g)
 }
 
 const char game_reason_aborted[] = "registration aborted";
+const char game_reason_won[] = "won: the goal was reached";
 
 const char *game_end_text(const struct game *g, bool win)
 {
 	if (win)
-		return "won: the goal was reached";
+		return game_reason_won;
 	if (g->moral <= 0)
 		return "lost: morale fell to 0";
 	return "lost: the last round ended";
@@ -1660,25 +1661,6 @@ const char *game_rules_name(enum game_rules r)
 
 /* ---- lifecycle ------------------------------------------------------- */
 
-/* Where n objects of `size` bytes and alignment `align` start in a block
- * whose first *off bytes are taken; *off moves past them. NULL when only
- * measuring (base NULL). */
-static void *carve(char *base, size_t *off, size_t n, size_t size, size_t align)
-{
-	*off = (*off + align - 1) / align * align;
-	void *p = base ? base + *off : NULL;
-	*off += n * size;
-	return p;
-}
-
-/* Carve n objects of type T for the pointer dst (assigned only with a block). */
-#define CARVE(dst, n, T)                                                            \
-	do {                                                                        \
-		T *carved_ = carve(base, &off, (size_t)(n), sizeof(T), alignof(T)); \
-		if (g)                                                              \
-			(dst) = carved_;                                            \
-	} while (0)
-
 /* Point every array of g into g's own block, in one fixed order, and return
  * the block's size; with g NULL only measure. The one place that knows the
  * layout: game_alloc carves a new block with it, game_clone re-points a
@@ -1687,6 +1669,7 @@ static size_t game_layout(struct game *g, const struct config *cfg)
 {
 	char *base = (char *)g;
 	size_t off = sizeof(struct game);
+#define CARVE(dst, n, T) GAME_CARVE(g, base, off, dst, n, T)
 	CARVE(g->players, cfg->max_players, struct player_state);
 	for (int p = 0; p < cfg->max_players; p++)
 		CARVE(g->players[p].dice, cfg->ncharacters + 1, int);
@@ -1705,10 +1688,9 @@ static size_t game_layout(struct game *g, const struct config *cfg)
 	CARVE(g->loc_order, cfg->nlocations, int);
 	CARVE(g->waste_pile, cfg->ncards, int);
 	CARVE(g->crisis_pile, cfg->ncrises, int);
+#undef CARVE
 	return off;
 }
-
-#undef CARVE
 
 struct game *game_alloc(const struct config *cfg)
 {

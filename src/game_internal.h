@@ -15,6 +15,7 @@
 #ifndef SOPRA_GAME_INTERNAL_H
 #define SOPRA_GAME_INTERNAL_H
 
+#include <stdalign.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -140,8 +141,10 @@ struct game {
 	bool prompt;       /* send ActNow when next waiting */
 };
 
-/* game_end_reason of a registration that was aborted (compared by pointer). */
+/* game_end_reason of a registration that was aborted, of a game won
+ * (compared by pointer). */
 extern const char game_reason_aborted[];
+extern const char game_reason_won[];
 
 /* A new game's block for cfg: zeroed, every array carved, nothing else set
  * (game_new and game_from_view fill it in). Never NULL. */
@@ -158,6 +161,29 @@ void game_list_push(struct game *g, struct card_list *l, int k);
 int game_card_index(const struct game *g, int id);
 int game_char_index(const struct game *g, int id);
 int game_loc_index(const struct game *g, int id);
+
+/* ---- one block of arrays ------------------------------------------------------ */
+
+/* Where n objects of `size` bytes and alignment `align` start in a block
+ * whose first *off bytes are taken; *off moves past them. NULL when only
+ * measuring (base NULL). */
+static inline void *game_carve(char *base, size_t *off, size_t n, size_t size, size_t align)
+{
+	*off = (*off + align - 1) / align * align;
+	void *p = base ? base + *off : NULL;
+	*off += n * size;
+	return p;
+}
+
+/* Carve n objects of type T from block `base` (at offset `off`) for the
+ * pointer dst, which is assigned only when `owner` is not NULL (else the
+ * block is only measured). */
+#define GAME_CARVE(owner, base, off, dst, n, T)                                              \
+	do {                                                                                 \
+		T *carved_ = game_carve((base), &(off), (size_t)(n), sizeof(T), alignof(T)); \
+		if (owner)                                                                   \
+			(dst) = carved_;                                                     \
+	} while (0)
 
 /* ---- small reads shared by the game's files ---------------------------------- */
 

@@ -71,6 +71,43 @@ void game_timeout(struct game *g, struct game_event_list *out);
  * until then nothing changes. */
 void game_disconnect(struct game *g, int player, struct game_event_list *out);
 
+/* ---- the commands a player may send now ------------------------------------ */
+
+/* A growable array of commands owned by the caller, like game_event_list:
+ * clearing keeps the capacity, so a reused list allocates nothing in steady
+ * state. */
+struct game_cmd_list {
+	struct cmd *v;
+	size_t n;
+	size_t cap;
+};
+
+void game_cmd_list_init(struct game_cmd_list *l);
+void game_cmd_list_clear(struct game_cmd_list *l);
+void game_cmd_list_free(struct game_cmd_list *l);
+/* Append; returns the new command, zeroed but for its type (aborts on OOM). */
+struct cmd *game_cmd_list_push(struct game_cmd_list *l, enum cmd_type type);
+
+/*
+ * Replace out's contents with every fully parameterised command that
+ * game_apply would accept from `player` (GAME_NO_PLAYER: a connection that
+ * has not registered) now -- accept: no CommandFailed and, during the
+ * registration, no abort -- and return their number. Nothing when the
+ * game is over or it is not the player's turn; Register, the only command
+ * with a free parameter, is listed once with name NULL (any name is
+ * accepted). SelectCharacters is listed in both orders of each pair (both
+ * are accepted, and both spawn the lower id first). Move's fuel is true only
+ * in base (in revised the wire has no such parameter).
+ *
+ * The order is deterministic: command types in enum cmd_type order, then
+ * characters, cards, targets and locations in configuration order,
+ * entrances ascending. It depends only on what the player has been told,
+ * so a game built from the player's view (game_view.h) lists the same
+ * commands in the same order. Reads g only; cheap enough for a search's
+ * rollouts (no allocation once out has grown).
+ */
+size_t game_legal_commands(const struct game *g, int player, struct game_cmd_list *out);
+
 /* GAME_WAIT_ANY, GAME_WAIT_NONE, or the player id the game waits for. */
 int game_waiting_for(const struct game *g);
 bool game_is_over(const struct game *g);

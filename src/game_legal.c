@@ -1,0 +1,389 @@
+/*
+ * game_legal: the commands a player may send now (game_legal_commands in
+ * include/sopra/game.h).
+ *
+ * One enumerator per command (legal_of[]), each writing every fully
+ * parameterised command of its type that game_apply would accept: the same
+ * checks as the command's row and handler in game.c, in the form "which
+ * parameters pass them all". tests/test_game_api.c holds the two in step:
+ * over thousands of random states, every listed command is accepted and
+ * every other command of the parameter space is refused.
+ *
+ * Order (part of the contract: deterministic, the same for a state and for
+ * a game built from a player's view of it): command types in enum cmd_type
+ * order; within a type by character (configuration order), then card
+ * (configuration order), then the target or location (configuration order)
+ * or entrance (ascending).
+ */
+#include "sopra/game.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "game_internal.h"
+#include "sopra/xalloc.h"
+
+/* ---- the list ------------------------------------------------------------------- */
+
+void game_cmd_list_init(struct game_cmd_list *l)
+{
+	l->v = NULL;
+	l->n = l->cap = 0;
+}
+
+void game_cmd_list_clear(struct game_cmd_list *l)
+{
+	l->n = 0;
+}
+
+void game_cmd_list_free(struct game_cmd_list *l)
+{
+	free(l->v);
+	game_cmd_list_init(l);
+}
+
+struct cmd *game_cmd_list_push(struct game_cmd_list *l, enum cmd_type type)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 64;
+		l->v = xreallocarray(l->v, l->cap, sizeof *l->v);
+	}
+	struct cmd *c = &l->v[l->n++];
+	memset(c, 0, sizeof *c);
+	c->type = type;
+	return c;
+}
+
+/* ---- helpers ---------------------------------------------------------------------- */
+
+/* A command of `type` for character c (index) of the list. */
+static struct cmd *push_char(const struct game *g, struct game_cmd_list *out, enum cmd_type type,
+                             int c)
+{
+	struct cmd *x = game_cmd_list_push(out, type);
+	x->character = cchar(g, c)->id;
+	return x;
+}
+
+/* Whether character c may move to location l now (Move's and FUEL's checks). */
+static bool may_move(const struct game *g, int c, int l)
+{
+	const struct char_state *cs = &g->chars[c];
+	return !cs->moved && cs->loc != l && has_room(g, l);
+}
+
+/* Whether entrance e of c's location has a zombie (want_zombie) or a free
+ * space for a barricade. */
+static bool entrance_fits(const struct game *g, int c, int e, bool want_zombie)
+{
+	int l = g->chars[c].loc;
+	return want_zombie ? g->locs[l].zombies[e] > 0 : space_at(g, l, e) > 0;
+}
+
+/* tmpl (UseCard or UseAbility) with target = each entrance of c's location
+ * that has a zombie (want_zombie) or a free space. */
+static void push_entrances(const struct game *g, struct game_cmd_list *out, const struct cmd *tmpl,
+                           int c, bool want_zombie)
+{
+	for (int e = 0; e < entrances(g, g->chars[c].loc); e++) {
+		if (!entrance_fits(g, c, e, want_zombie))
+			continue;
+		struct cmd *x = game_cmd_list_push(out, tmpl->type);
+		*x = *tmpl;
+		x->target = e;
+		x->has_target = true;
+	}
+}
+
+/* tmpl with target = each living character at c's location (injured ones
+ * only when `injured`). */
+static void push_char_targets(const struct game *g, struct game_cmd_list *out,
+                              const struct cmd *tmpl, int c, bool injured)
+{
+	int l = g->chars[c].loc;
+	for (int t = 0; t < g->cfg->ncharacters; t++) {
+		const struct char_state *ts = &g->chars[t];
+		if (!is_alive(g, t) || ts->loc != l ||
+		    (injured && ts->wounds + ts->frostbites == 0))
+			continue;
+		struct cmd *x = game_cmd_list_push(out, tmpl->type);
+		*x = *tmpl;
+		x->target = cchar(g, t)->id;
+		x->has_target = true;
+	}
+}
+
+static int ndice(const struct game *g, int p)
+{
+	return g->players[p].ndice;
+}
+
+static bool has_fuel_card(const struct game *g, int p)
+{
+	for (int k = g->players[p].hand.first; k >= 0; k = g->cards[k].next)
+		if (g->cfg->cards[k].type == CARD_FUEL)
+			return true;
+	return false;
+}
+
+/* ---- one enumerator per command ------------------------------------------------------ */
+
+static void legal_register(const struct game *g, int p, struct game_cmd_list *out)
+{
+	(void)g;
+	if (p == GAME_NO_PLAYER)
+		game_cmd_list_push(out, CMD_REGISTER); /* name: the caller's */
+}
+
+static void legal_start_game(const struct game *g, int p, struct game_cmd_list *out)
+{
+	(void)g;
+	if (p != GAME_NO_PLAYER)
+		game_cmd_list_push(out, CMD_START_GAME);
+}
+
+/* Two different offered characters, in either order (both are accepted). */
+static void legal_select_characters(const struct game *g, int p, struct game_cmd_list *out)
+{
+	const int *offered = g->players[p].offered;
+	for (int i = 0; i < 4; i++)
+		for (int j = 0; j < 4; j++) {
+			if (i == j)
+				continue;
+			struct cmd *x = game_cmd_list_push(out, CMD_SELECT_CHARACTERS);
+			x->character = cchar(g, offered[i])->id;
+			x->character2 = cchar(g, offered[j])->id;
+		}
+}
+
+static void legal_leave(const struct game *g, int p, struct game_cmd_list *out)
+{
+	(void)g;
+	(void)p;
+	game_cmd_list_push(out, CMD_LEAVE);
+}
+
+static void legal_end_turn(const struct game *g, int p, struct game_cmd_list *out)
+{
+	(void)g;
+	(void)p;
+	game_cmd_list_push(out, CMD_END_TURN);
+}
+
+static void legal_move(const struct game *g, int p, struct game_cmd_list *out)
+{
+	bool fuel = g->rules == RULES_BASE && has_fuel_card(g, p);
+	for (int c = 0; c < g->cfg->ncharacters; c++) {
+		if (!owned(g, p, c))
+			continue;
+		for (int l = 0; l < g->cfg->nlocations; l++) {
+			if (!may_move(g, c, l))
+				continue;
+			push_char(g, out, CMD_MOVE, c)->location = loc_id(g, l);
+			if (fuel) {
+				struct cmd *x = push_char(g, out, CMD_MOVE, c);
+				x->location = loc_id(g, l);
+				x->fuel = true;
+			}
+		}
+	}
+}
+
+static void legal_search(const struct game *g, int p, struct game_cmd_list *out)
+{
+	for (int c = 0; c < g->cfg->ncharacters; c++) {
+		if (!owned(g, p, c))
+			continue;
+		int l = g->chars[c].loc;
+		if (die_at_least(&g->players[p], cchar(g, c)->search) >= 0 && l != g->colony &&
+		    g->locs[l].ndeck > g->locs[l].top)
+			push_char(g, out, CMD_SEARCH, c);
+	}
+}
+
+static void legal_attack(const struct game *g, int p, struct game_cmd_list *out)
+{
+	for (int c = 0; c < g->cfg->ncharacters; c++) {
+		if (!owned(g, p, c) || die_at_least(&g->players[p], cchar(g, c)->attack) < 0)
+			continue;
+		for (int e = 0; e < entrances(g, g->chars[c].loc); e++)
+			if (entrance_fits(g, c, e, true))
+				push_char(g, out, CMD_ATTACK, c)->entrance = e;
+	}
+}
+
+static void legal_barricade(const struct game *g, int p, struct game_cmd_list *out)
+{
+	for (int c = 0; c < g->cfg->ncharacters; c++) {
+		if (!owned(g, p, c) || (ndice(g, p) == 0 && equipment(g, c, CARD_HAMMER, -1) < 0))
+			continue;
+		for (int e = 0; e < entrances(g, g->chars[c].loc); e++)
+			if (entrance_fits(g, c, e, false))
+				push_char(g, out, CMD_BARRICADE, c)->entrance = e;
+	}
+}
+
+static void legal_clean_waste(const struct game *g, int p, struct game_cmd_list *out)
+{
+	if (ndice(g, p) == 0 || g->waste == 0 || (g->rules == RULES_BASE && g->players[p].cleaned))
+		return;
+	for (int c = 0; c < g->cfg->ncharacters; c++)
+		if (owned(g, p, c) && g->chars[c].loc == g->colony)
+			push_char(g, out, CMD_CLEAN_WASTE, c);
+}
+
+static void legal_contribute_card(const struct game *g, int p, struct game_cmd_list *out)
+{
+	enum crisis_type crisis = g->cfg->crises[g->crisis].type;
+	for (int k = 0; k < g->cfg->ncards; k++)
+		if (in_hand(g, p, k) && card_fits_crisis(g->cfg->cards[k].type, crisis))
+			game_cmd_list_push(out, CMD_CONTRIBUTE_CARD)->card = card_id(g, k);
+}
+
+/* UseCard(k, c, target) for card k played through character c. */
+static void card_on_target(const struct game *g, int k, int c, struct game_cmd_list *out)
+{
+	enum card_type type = g->cfg->cards[k].type;
+	struct cmd tmpl = {
+	        .type = CMD_USE_CARD, .card = card_id(g, k), .character = cchar(g, c)->id};
+	if (is_equipment(type)) {
+		if (g->rules == RULES_REVISED)
+			push_char_targets(g, out, &tmpl, c, false);
+		return;
+	}
+	switch (type) {
+	case CARD_MEDICINE:
+		push_char_targets(g, out, &tmpl, c, true);
+		break;
+	case CARD_LOCK:
+		push_entrances(g, out, &tmpl, c, false);
+		break;
+	case CARD_SCISSORS:
+		push_entrances(g, out, &tmpl, c, true);
+		break;
+	case CARD_FUEL:
+		if (g->rules == RULES_BASE)
+			break;
+		for (int l = 0; l < g->cfg->nlocations; l++) {
+			if (!may_move(g, c, l))
+				continue;
+			struct cmd *x = game_cmd_list_push(out, CMD_USE_CARD);
+			*x = tmpl;
+			x->target = loc_id(g, l);
+			x->has_target = true;
+		}
+		break;
+	default: /* FOOD, STUFF: played without a target */
+		break;
+	}
+}
+
+static void legal_use_card(const struct game *g, int p, struct game_cmd_list *out)
+{
+	for (int k = 0; k < g->cfg->ncards; k++) {
+		if (!in_hand(g, p, k))
+			continue;
+		enum card_type type = g->cfg->cards[k].type;
+		if (type == CARD_FOOD || (type == CARD_STUFF && ndice(g, p) > 0))
+			game_cmd_list_push(out, CMD_USE_CARD)->card = card_id(g, k);
+		for (int c = 0; c < g->cfg->ncharacters; c++)
+			if (owned(g, p, c))
+				card_on_target(g, k, c, out);
+	}
+}
+
+/* UseAbility of character c (KILL needs a die >= dieValue). */
+static void ability_of(const struct game *g, int p, int c, struct game_cmd_list *out)
+{
+	const struct config_ability *ab = &cchar(g, c)->ability;
+	const struct char_state *cs = &g->chars[c];
+	struct cmd tmpl = {.type = CMD_USE_ABILITY, .character = cchar(g, c)->id};
+	switch (ab->type) {
+	case ABILITY_FEED:
+		if (cs->uses < 1)
+			push_char(g, out, CMD_USE_ABILITY, c);
+		break;
+	case ABILITY_HEAL:
+		if (cs->uses < 1)
+			push_char_targets(g, out, &tmpl, c, true);
+		break;
+	case ABILITY_BARRICADE:
+		if (cs->uses < ab->max_activations)
+			push_entrances(g, out, &tmpl, c, false);
+		break;
+	case ABILITY_KILL:
+		if (cs->uses < ab->max_activations && loc_id(g, cs->loc) == ab->location &&
+		    (!ab->children || g->locs[g->colony].children > 0) &&
+		    die_at_least(&g->players[p], ab->die_value) >= 0)
+			push_entrances(g, out, &tmpl, c, true);
+		break;
+	case ABILITY_WOUND:
+	case ABILITY_NO_INFECTION:
+	case ABILITY_SEARCH:
+	case ABILITY_TRASH:
+		break; /* passive: never used by command */
+	}
+}
+
+static void legal_use_ability(const struct game *g, int p, struct game_cmd_list *out)
+{
+	for (int c = 0; c < g->cfg->ncharacters; c++)
+		if (owned(g, p, c))
+			ability_of(g, p, c, out);
+}
+
+typedef void legal_fn(const struct game *g, int p, struct game_cmd_list *out);
+
+/* One row per command: the phase it belongs to (as game.c's command
+ * table) and its enumerator, which runs only in that phase and only for a
+ * player who may speak then (game_apply's sender gate: in the selection the
+ * player choosing, in the turns the active player). */
+static const struct legal_row {
+	enum phase phase;
+	legal_fn *fn;
+} legal_of[CMD_TYPE_COUNT] = {
+        [CMD_REGISTER] = {PH_REGISTRATION, legal_register},
+        [CMD_START_GAME] = {PH_REGISTRATION, legal_start_game},
+        [CMD_SELECT_CHARACTERS] = {PH_SELECTION, legal_select_characters},
+        [CMD_LEAVE] = {PH_TURN, legal_leave},
+        [CMD_END_TURN] = {PH_TURN, legal_end_turn},
+        [CMD_MOVE] = {PH_TURN, legal_move},
+        [CMD_SEARCH] = {PH_TURN, legal_search},
+        [CMD_ATTACK] = {PH_TURN, legal_attack},
+        [CMD_BARRICADE] = {PH_TURN, legal_barricade},
+        [CMD_CLEAN_WASTE] = {PH_TURN, legal_clean_waste},
+        [CMD_CONTRIBUTE_CARD] = {PH_TURN, legal_contribute_card},
+        [CMD_USE_CARD] = {PH_TURN, legal_use_card},
+        [CMD_USE_ABILITY] = {PH_TURN, legal_use_ability},
+};
+
+/* Whether player may send anything now: game_apply's sender gate. */
+static bool may_speak(const struct game *g, int player)
+{
+	switch (g->phase) {
+	case PH_REGISTRATION:
+		return true;
+	case PH_SELECTION:
+		return player == g->sel && g->sel_waiting;
+	case PH_TURN:
+		return player >= 0 && player == g->active && g->turn_waiting;
+	case PH_OVER:
+		break;
+	}
+	return false;
+}
+
+size_t game_legal_commands(const struct game *g, int player, struct game_cmd_list *out)
+{
+	assert(player == GAME_NO_PLAYER || (player >= 0 && player < g->cfg->max_players));
+	game_cmd_list_clear(out);
+	if (!may_speak(g, player))
+		return 0;
+	for (int t = 0; t < CMD_TYPE_COUNT; t++) {
+		assert(legal_of[t].fn);
+		if (legal_of[t].phase == g->phase)
+			legal_of[t].fn(g, player, out);
+	}
+	return out->n;
+}
