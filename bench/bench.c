@@ -7,7 +7,7 @@
  *               [--quick] [--only SECTION[,SECTION...]] [--rtt-players N]
  *               [--journal-floor FILE]
  *
- * Sections: rtt, engine, rss, startup, bots, concurrent, scaling.
+ * Sections: rtt, engine, api, rss, startup, bots, concurrent, scaling.
  * Two more modes are the floors the start-up and memory rows are compared
  * with, run by the bench itself: `--listen-floor PORT` (exec, bind, listen)
  * and `--cjson-floor PORT CONFIG` (the same after reading CONFIG and
@@ -315,6 +315,44 @@ static void bench_engine(void)
 			  fmt("%.0f", (double)r.commands / r.full_s), "",
 			  fmt("%.2f us/command incl. JSON both ways",
 			      r.full_s * 1e6 / (double)r.commands));
+	}
+	config_free(cfg);
+}
+
+/* ---- 2b. the game API a search bot uses ------------------------------------------- */
+
+static void bench_api(void)
+{
+	fprintf(stderr, "api: legal commands, clones, views\n");
+	struct config_errors errs = { 0 };
+	struct config *cfg = config_load(opt_example, &errs);
+	if (!cfg)
+		die("%s: %s", opt_example, errs.n ? errs.msgs[0] : "invalid");
+	static const enum game_rules rules[2] = { RULES_BASE, RULES_REVISED };
+	for (int i = 0; i < 2; i++) {
+		struct api_result r;
+		api_bench(cfg, rules[i], opt_quick ? 40 : 200, 3, &r);
+		const char *rn = game_rules_name(rules[i]);
+		double ops = (double)r.ops, apply_us = r.apply_s * 1e6 / ops;
+		table_row(fmt("api %s: game_legal_commands (lists/s)", rn),
+			  fmt("%.0f", ops / r.legal_s), "",
+			  fmt("%.1f commands per list, %.2f us = %.1f game_apply; %ld states",
+			      (double)r.listed / ops, r.legal_s * 1e6 / ops,
+			      r.legal_s * 1e6 / ops / apply_us, r.states));
+		table_row(fmt("api %s: game_clone + game_free (clones/s)", rn),
+			  fmt("%.0f", ops / r.clone_s), "",
+			  fmt("%.2f us = %.1f game_apply (%.2f us)", r.clone_s * 1e6 / ops,
+			      r.clone_s * 1e6 / ops / apply_us, apply_us));
+		table_row(fmt("api %s: game_view_of (views/s)", rn), fmt("%.0f", ops / r.view_s),
+			  "", fmt("%.2f us", r.view_s * 1e6 / ops));
+		table_row(fmt("api %s: game_from_view + game_free (games/s)", rn),
+			  fmt("%.0f", ops / r.from_view_s), "",
+			  fmt("%.2f us", r.from_view_s * 1e6 / ops));
+		table_row(fmt("api %s: random rollouts to the end (rollouts/s)", rn),
+			  fmt("%.0f", (double)r.rollouts / r.rollout_s), "",
+			  fmt("%.0f commands each, %.2f us per command with its list",
+			      (double)r.rollout_commands / (double)r.rollouts,
+			      r.rollout_s * 1e6 / (double)r.rollout_commands));
 	}
 	config_free(cfg);
 }
@@ -1173,7 +1211,7 @@ static void usage(void)
 	fputs("usage: sopra-bench --server PATH [--bot PATH]\n"
 	      "                   [--fanout-floor PATH]   (default: next to sopra-bench)\n"
 	      "                   [--example CFG] [--big-config CFG] [--quick]\n"
-	      "                   [--only rtt,engine,rss,startup,bots,concurrent,scaling]\n"
+	      "                   [--only rtt,engine,api,rss,startup,bots,concurrent,scaling]\n"
 	      "                   [--rtt-players N]   (players in the round-trip game, default 2)\n"
 	      "                   [--journal-floor FILE]  (rtt: also a blocking echo that\n"
 	      "                                       appends each line to FILE first)\n",
@@ -1244,6 +1282,8 @@ int main(int argc, char **argv)
 	}
 	if (want("engine"))
 		bench_engine();
+	if (want("api"))
+		bench_api();
 	if (want("rss"))
 		bench_rss();
 	if (want("startup"))

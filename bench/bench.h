@@ -219,6 +219,26 @@ struct engine_result {
 void engine_bench(const struct config *cfg, enum game_rules rules, int players, int games, int reps,
                   struct engine_result *out);
 
+/* ---- the game API of bots and clients (api.c) ---------------------------- */
+
+struct api_result {
+	long states;  /* recorded states of random legal play */
+	long ops;     /* of each kind timed: states x repetitions */
+	long listed;  /* legal commands listed in all */
+	double legal_s, clone_s, apply_s, view_s, from_view_s; /* total seconds per kind */
+	long rollouts, rollout_commands;
+	double rollout_s; /* random legal play from a state to the end, clone included */
+};
+
+/* Play `games` random games (1..maxPlayers players), record every state the
+ * game waits for a player, and time over them, `reps` times interleaved
+ * after one round to warm up: game_legal_commands, game_clone + game_free,
+ * game_apply of the recorded command (on the clones), game_view_of, and
+ * game_from_view (of the last view) + game_free; then random rollouts to
+ * the end from every 8th state. */
+void api_bench(const struct config *cfg, enum game_rules rules, int games, int reps,
+               struct api_result *out);
+
 /* ---- the echo floor (echo.c) ----------------------------------------------- */
 
 /* Fork a libevent bufferevent echo server on an ephemeral port; returns it. */
