@@ -9,6 +9,16 @@
 #include <string.h>
 
 #include "describe.h"
+#include "sopra/proto.h"
+
+/* Play: the commands we may send now, after the model changed. */
+static void app_refresh_cmds(struct app *a)
+{
+	char err[300];
+	if (a->mode == APP_PLAY && !a->broken &&
+	    client_cmds_update(&a->cmds, &a->m, err, sizeof err) != 0)
+		app_status(a, true, "%s", err);
+}
 
 void app_init(struct app *a, enum app_mode mode, const char *name, bool revised)
 {
@@ -18,6 +28,8 @@ void app_init(struct app *a, enum app_mode mode, const char *name, bool revised)
 	a->revised = revised;
 	a->turn = -1;
 	model_init(&a->m, a->name, revised);
+	client_cmds_init(&a->cmds);
+	app_refresh_cmds(a);
 }
 
 static void clear_log(struct app *a)
@@ -32,6 +44,7 @@ static void clear_log(struct app *a)
 void app_free(struct app *a)
 {
 	clear_log(a);
+	client_cmds_free(&a->cmds);
 	model_free(&a->m);
 	free(a->name);
 	a->name = NULL;
@@ -216,6 +229,7 @@ int app_feed(struct app *a, const char *line, size_t len)
 		return -1;
 	}
 	a->events++;
+	app_refresh_cmds(a);
 	follow_turn(a, &ev, actor);
 	/* a failure stays visible until the next command is sent */
 	a->status_err = had_status_err && ev.type == MEV_ACT_NOW;
@@ -225,19 +239,29 @@ int app_feed(struct app *a, const char *line, size_t len)
 	return type;
 }
 
-void app_sent(struct app *a, const struct menu_item *it)
+void app_sent(struct app *a, const struct cmd *c, const char *label)
 {
+	struct proto_cmd typed;
+	proto_cmd_init(&typed);
+	const char *err = NULL;
+	if (!c && proto_decode(label, strlen(label), a->revised ? RULES_REVISED : RULES_BASE,
+	                       &typed, &err))
+		c = &typed.cmd;
 	a->awaiting = true;
 	a->status_err = false;
-	app_status(a, false, "Sent: %s", it->label);
-	if (strstr(it->cmd, "\"EndTurn\"") || strstr(it->cmd, "\"Leave\"")) {
-		model_end_my_turn(&a->m);
+	app_status(a, false, "Sent: %s", label);
+	const struct client_command *row = c ? client_command(c->type) : NULL;
+	if (c)
+		client_sent(&a->m, c);
+	else
+		model_set_pending(&a->m, MODEL_PEND_NONE, -1);
+	if (row && (row->flags & CLIENT_ENDS_TURN)) {
 		a->awaiting = false;
 		a->turn = next_in(&a->m, a->m.me);
 		app_status(a, false, "Turn ended. Waiting for the others");
-	} else {
-		model_set_pending(&a->m, it->pend, it->pend_char);
 	}
-	if (strstr(it->cmd, "\"SelectCharacters\"") || strstr(it->cmd, "\"StartGame\""))
+	if (row && (row->flags & CLIENT_NO_PROMPT))
 		a->awaiting = false;
+	proto_cmd_clear(&typed);
+	app_refresh_cmds(a);
 }

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "command.h"
 #include "menu.h"
 #include "model.h"
 
@@ -20,7 +21,8 @@ struct app {
 	char *name; /* our player name, NULL when watching */
 	bool revised;
 	struct model m;
-	bool broken;     /* the model refused an event: no more folding */
+	struct client_cmds cmds; /* play: the commands we may send now (kept up to date) */
+	bool broken;             /* the model refused an event: no more folding */
 	bool closed;     /* the server closed the connection */
 	bool awaiting;   /* a command of ours is in flight */
 	int turn;        /* whose turn it is (inferred), -1 none / unknown */
@@ -40,8 +42,10 @@ void app_reset(struct app *a);
 /* One server line (without "\n"): decode, describe into the log, fold.
  * Returns the event type, or -1 when the line was refused. */
 int app_feed(struct app *a, const char *line, size_t len);
-/* We are sending the item's command: tell the model what is in flight. */
-void app_sent(struct app *a, const struct menu_item *it);
+/* We are sending command c (label: its words for the status line), or,
+ * with c NULL, a line typed by hand (label: the line): tell the model what
+ * is in flight (a typed line that decodes counts as its command). */
+void app_sent(struct app *a, const struct cmd *c, const char *label);
 void app_logf(struct app *a, const char *fmt, ...)
 #if defined(__GNUC__)
         __attribute__((format(printf, 2, 3)))

@@ -7,6 +7,35 @@
 #include <stdio.h>
 #include <string.h>
 
+const char *model_char_name(const struct model *m, int c)
+{
+	static char buf[4][32];
+	static int slot;
+	if (m->chars[c].name && *m->chars[c].name)
+		return m->chars[c].name;
+	char *b = buf[slot++ % 4];
+	snprintf(b, sizeof buf[0], "#%d", m->chars[c].id);
+	return b;
+}
+
+const char *model_loc_name(const struct model *m, int l)
+{
+	if (m->locs[l].colony)
+		return "Colony";
+	return m->locs[l].name && *m->locs[l].name ? m->locs[l].name : "?";
+}
+
+void model_card_label(const struct model *m, int k, char *buf, int n)
+{
+	const struct model_card *cd = &m->cards[k];
+	if (cd->type == MODEL_CARD_FOOD)
+		snprintf(buf, (size_t)n, "food(%d) #%d", cd->amount, cd->id);
+	else if (cd->type == MODEL_CARD_BLUEPRINT && cd->bp_loc >= 0)
+		snprintf(buf, (size_t)n, "blueprint(%s) #%d", model_loc_name(m, cd->bp_loc), cd->id);
+	else
+		snprintf(buf, (size_t)n, "%s #%d", model_card_type_names[cd->type], cd->id);
+}
+
 /* Names are written into small buffers; a name longer than that is cut. */
 #define NAME_MAX_LEN  160
 #define OWNED_MAX_LEN (2 * NAME_MAX_LEN + 8) /* "NAME's NAME" */

@@ -19,4 +19,11 @@
 /* Writes the text (NUL-terminated, cut to fit) into buf; returns buf. */
 char *model_describe(const struct model *m, const struct model_event *ev, char *buf, size_t n);
 
+/* Short names for labels and tables: a character's configured name (else
+ * "#id"; a static buffer, one of four in turn), a location's ("Colony" for
+ * the colony), a card as "food(2) #105", "blueprint(Mall) #9", "lock #9". */
+const char *model_char_name(const struct model *m, int c);
+const char *model_loc_name(const struct model *m, int l);
+void model_card_label(const struct model *m, int k, char *buf, int n);
+
 #endif

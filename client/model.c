@@ -177,6 +177,10 @@ void model_free(struct model *m)
 	free(m->cards);
 	free(m->chars);
 	free(m->crises);
+	free(m->drawn);
+	free(m->waste_pile);
+	free(m->spawn_order);
+	free(m->config_text);
 	free(m->chk.zorder);
 	for (int p = 0; p < m->nplayers; p++)
 		free(m->player_names[p]);
@@ -398,6 +402,9 @@ static int load_config(struct model *m, const char *text)
 	}
 	m->config = root;
 	m->max_players = jint(root, "maxPlayers", 0);
+	m->config_text = strdup(text);
+	if (!m->config_text)
+		return internal(m, "out of memory");
 	int rc = load_cards(m, cJSON_GetObjectItemCaseSensitive(root, "cards"));
 	if (rc == MODEL_OK)
 		rc = load_locations(m, cJSON_GetObjectItemCaseSensitive(root, "locations"));
@@ -407,6 +414,11 @@ static int load_config(struct model *m, const char *text)
 		rc = load_crises(m, cJSON_GetObjectItemCaseSensitive(root, "crises"));
 	if (rc != MODEL_OK)
 		return rc;
+	m->drawn = zalloc((size_t)m->ncrises, sizeof(int));
+	m->waste_pile = zalloc((size_t)m->ncards, sizeof(int));
+	m->spawn_order = zalloc((size_t)m->nchars, sizeof(int));
+	if (!m->drawn || !m->waste_pile || !m->spawn_order)
+		return internal(m, "out of memory");
 
 	const cJSON *goal = cJSON_GetObjectItemCaseSensitive(root, "goal");
 	m->rounds = jint(goal, "rounds", 1);
@@ -503,8 +515,8 @@ static void kill_char(struct model *m, int c)
 	ch->alive = false;
 	ch->loc = -1;
 	ch->nequip = 0;
-	if (ch->owner >= 0 && model_living_of(m, ch->owner) == 0)
-		drop_hand(m, ch->owner);
+	/* a last character's owner loses the hand with the respawn (or Left)
+	 * that follows its MoralChanged -- unless that ends the game first */
 }
 
 static int move_char(struct model *m, const struct model_event *ev, int c, int l)
@@ -526,6 +538,13 @@ static void heal(struct model *m, int t)
 		ch->frost--;
 	else if (ch->wounds > 0)
 		ch->wounds--;
+}
+
+/* card k was played onto the waste pile: WasteChanged(+1) must come next */
+static void expect_to_waste(struct model *m, int k)
+{
+	m->chk.expect_waste_inc = true;
+	m->chk.waste_card = k;
 }
 
 /* remove our smallest die >= v (v = 1: the lowest die) */
@@ -792,6 +811,8 @@ static int check_order(struct model *m, const struct model_event *ev)
 			x = X("Left", 1, x.a[0], 0, 0);
 		if (match(m, ev, &x, "order") != MODEL_OK)
 			return MODEL_VIOLATION;
+		if (k->exq[0].kind == MODEL_EXP_RESPAWN)
+			drop_hand(m, x.a[0]); /* the last character's death took the hand */
 		pop_expect(m);
 		k->order = 1;
 		return MODEL_OK;
@@ -934,8 +955,14 @@ static int fold_character_spawned(struct model *m, const struct model_event *ev)
 	ch->spawned = ch->alive = true;
 	ch->owner = p;
 	ch->loc = m->colony;
+	if (m->nspawned < m->nchars)
+		m->spawn_order[m->nspawned++] = c;
 	if (p == m->me)
 		m->selecting = false;
+	/* a new character for our last one, in the turns: our turn (if it was
+	 * ours) has ended (a search's new character comes unannounced) */
+	if (p == m->me && m->chk.order == 1 && m->rounds_seen > 0)
+		m->my_turn = false;
 	if (m->chk.order == 0 && m->rounds_seen == 0) {
 		/* a selection: the higher id next, then five start cards */
 		struct model_expect xs[6];
@@ -1021,6 +1048,7 @@ static int fold_next_round(struct model *m, const struct model_event *ev)
 	if (rc != MODEL_OK)
 		return rc;
 	m->ndice = 0;
+	memset(m->nrolled, 0, sizeof m->nrolled);
 	m->my_turn = false;
 	m->crisis = -1;
 	m->cleaned_this_round = false;
@@ -1037,13 +1065,20 @@ static int fold_next_round(struct model *m, const struct model_event *ev)
 
 static int fold_crisis(struct model *m, const struct model_event *ev)
 {
-	/* crisis ids need not be unique: the last one with that id */
+	/* crisis ids need not be unique: the first with that id not drawn yet */
 	m->crisis = -1;
-	for (int i = 0; i < m->ncrises; i++)
-		if (m->crises[i].id == ev->v[0])
+	for (int i = 0; i < m->ncrises && m->crisis < 0; i++) {
+		bool drawn = false;
+		for (int r = 0; r < m->rounds_seen - 1; r++)
+			drawn |= m->drawn[r] == i;
+		if (m->crises[i].id == ev->v[0] && !drawn)
 			m->crisis = i;
+	}
 	if (m->crisis < 0)
-		FAIL("unknown crisis %d", ev->v[0]);
+		FAIL("unknown crisis %d (or drawn before)", ev->v[0]);
+	if (m->rounds_seen < 1 || m->rounds_seen > m->ncrises)
+		FAIL("Crisis %d in round %d of %d crises", ev->v[0], m->rounds_seen, m->ncrises);
+	m->drawn[m->rounds_seen - 1] = m->crisis;
 	m->contributed = 0;
 	/* the dice of the round: living characters + 1 per player in the game */
 	struct model_expect dice[MODEL_MAX_EXPECT];
@@ -1054,6 +1089,7 @@ static int fold_crisis(struct model *m, const struct model_event *ev)
 		for (int k = model_living_of(m, p) + 1; k > 0 && nd < MODEL_MAX_EXPECT - 8; k--)
 			dice[nd++] = X("DieRolled", 1, p, 0, 0);
 	}
+	m->chk.round_dice = nd;
 	return expect_front(m, dice, nd);
 }
 
@@ -1065,6 +1101,12 @@ static int fold_die_rolled(struct model *m, const struct model_event *ev)
 		FAIL("DieRolled value %d", ev->v[1]);
 	if (ev->v[0] == m->me && m->ndice < MODEL_MAX_DICE)
 		m->dice[m->ndice++] = ev->v[1];
+	int p = ev->v[0];
+	if (m->chk.round_dice > 0) {
+		m->chk.round_dice--;
+		if (m->nrolled[p] < MODEL_MAX_DICE)
+			m->rolled[p][m->nrolled[p]++] = ev->v[1];
+	}
 	return MODEL_OK;
 }
 
@@ -1179,7 +1221,7 @@ static int fold_moved(struct model *m, const struct model_event *ev)
 		if (best < 0)
 			FAIL("Moved with fuel, but player %d holds no fuel card", owner);
 		m->cards[best].holder = -1;
-		m->chk.expect_waste_inc = true;
+		expect_to_waste(m, best);
 		return expect1(m, X("WasteChanged", 0, 0, 0, 0));
 	}
 	return MODEL_OK;
@@ -1280,7 +1322,7 @@ static int fold_card_used(struct model *m, const struct model_event *ev)
 			FAIL("%s card %d used with a target", tname, v[0]);
 		if (cd->type == MODEL_CARD_STUFF && holder == m->me)
 			use_die(m, 1);
-		m->chk.expect_waste_inc = true;
+		expect_to_waste(m, k);
 		return expect2(m, X("WasteChanged", 0, 0, 0, 0),
 		               cd->type == MODEL_CARD_FOOD
 		                       ? X("FoodChanged", 2, cd->amount, MODEL_FOOD_ADDED, 0)
@@ -1295,7 +1337,7 @@ static int fold_card_used(struct model *m, const struct model_event *ev)
 		    m->chars[t].wounds + m->chars[t].frost == 0)
 			FAIL("medicine %d on character %d, not injured or elsewhere", v[0], v[2]);
 		heal(m, t);
-		m->chk.expect_waste_inc = true;
+		expect_to_waste(m, k);
 		return expect1(m, X("WasteChanged", 0, 0, 0, 0));
 	}
 	case MODEL_CARD_LOCK:
@@ -1312,7 +1354,7 @@ static int fold_card_used(struct model *m, const struct model_event *ev)
 		} else if (m->locs[l].zombies[v[2]] == 0) {
 			FAIL("scissors at an entrance without zombies");
 		}
-		m->chk.expect_waste_inc = true;
+		expect_to_waste(m, k);
 		if (cd->type == MODEL_CARD_LOCK)
 			return expect1(m, X("WasteChanged", 0, 0, 0, 0));
 		return expect2(m, X("WasteChanged", 0, 0, 0, 0),
@@ -1326,7 +1368,7 @@ static int fold_card_used(struct model *m, const struct model_event *ev)
 		int l = need_loc(m, ev, v[2]);
 		if (l < 0 || move_char(m, ev, c, l) != MODEL_OK)
 			return MODEL_VIOLATION;
-		m->chk.expect_waste_inc = true;
+		expect_to_waste(m, k);
 		return expect1(m, X("WasteChanged", 0, 0, 0, 0));
 	}
 	default: {
@@ -1431,6 +1473,10 @@ static int fold_waste_changed(struct model *m, const struct model_event *ev)
 		FAIL("WasteChanged from %d to %d where one card was added", old, m->waste);
 	if (!k->expect_waste_inc && m->waste >= old)
 		FAIL("WasteChanged from %d to %d without a card played", old, m->waste);
+	if (m->waste > m->ncards)
+		FAIL("WasteChanged to %d, there are %d cards", m->waste, m->ncards);
+	if (k->expect_waste_inc)
+		m->waste_pile[old] = k->waste_card; /* a cleaning takes cards off the top */
 	if (!k->expect_waste_inc && k->pend == MODEL_PEND_CLEAN) {
 		int c = k->pend_char;
 		int swab = m->revised ? model_unspent_equip(m, c, MODEL_CARD_SWAB) : -1;
@@ -1460,6 +1506,9 @@ static int fold_zombie_killed(struct model *m, const struct model_event *ev)
 		return MODEL_VIOLATION;
 	if (m->chk.pend == MODEL_PEND_ATTACK && m->chk.pend_char == c) {
 		use_die(m, m->chars[c].attack);
+		int colt = m->revised ? model_unspent_equip(m, c, MODEL_CARD_COLT) : -1;
+		if (colt >= 0)
+			m->chars[c].equip_spent[colt] = true;
 		m->chk.pend = MODEL_PEND_NONE;
 	}
 	return MODEL_OK;

@@ -221,6 +221,7 @@ struct model {
 
 	/* the configuration (valid once got_config) */
 	bool got_config;
+	char *config_text;    /* the Config event's text, as sent */
 	struct cJSON *config; /* the parsed Config text; names point into it */
 	int max_players;
 	struct model_card *cards;
@@ -242,6 +243,12 @@ struct model {
 	char *player_names[MODEL_MAX_PLAYERS];
 	bool player_in[MODEL_MAX_PLAYERS]; /* registered and not left */
 	int me;                            /* our player index, -1 until our Player event */
+	/* the dice each player rolled at the start of this round (its own
+	 * DieRolled events: a STUFF card's new die is not among them) */
+	int rolled[MODEL_MAX_PLAYERS][MODEL_MAX_DICE];
+	int nrolled[MODEL_MAX_PLAYERS];
+	int *spawn_order; /* character indices in the order they came into play */
+	int nspawned;
 
 	/* the game */
 	bool game_started;
@@ -249,14 +256,18 @@ struct model {
 	int round;       /* the last NextRound's number (revised: rounds left), 0 before */
 	int rounds_seen; /* NextRound events so far */
 	int crisis;      /* index of the current crisis, -1 none */
+	int *drawn;      /* the crises drawn, round by round (rounds_seen of them); of
+	                    crises that share an id, the first not drawn yet */
 	int contributed; /* cards contributed to it */
 	int food, moral, waste, children, tokens;
+	int *waste_pile; /* the cards on the waste pile (waste of them), bottom first */
 	bool colony_phase; /* between ColonyPhaseStarted and the next round */
 
 	/* our own side */
 	int dice[MODEL_MAX_DICE]; /* our unused dice this round */
 	int ndice;
-	bool my_turn;   /* ActNow seen, the turn not ended */
+	bool my_turn;   /* ActNow seen, the turn not ended (by EndTurn, Leave, or a new
+	                   character after our last one died) */
 	bool selecting; /* Characters received, the selection not yet spawned */
 	int offered[4];
 	bool cleaned_this_round; /* base: we cleaned waste this round */
@@ -281,6 +292,8 @@ struct model {
 		int search_draws, search_k, search_char, search_bp;
 		bool search_ab;
 		bool expect_waste_inc; /* the next event must be WasteChanged(+1) */
+		int waste_card;        /* the card it puts on the waste pile */
+		int round_dice;        /* DieRolled events of the round's roll still due */
 		bool expect_game_lost; /* morale <= 0: the next event must be GameEnd(false) */
 		enum model_pending pend;
 		int pend_char;

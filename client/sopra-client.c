@@ -32,8 +32,10 @@
 
 #include "app.h"
 #include "bots.h"
+#include "command.h"
 #include "local.h"
 #include "menu.h"
+#include "sopra/proto.h"
 #include "net.h"
 #include "replay.h"
 #include "sopra/usage.h"
@@ -112,22 +114,43 @@ static int parse_int(const char *s)
 	return end == s || *end || v < 0 || v > 1000000000 ? -1 : (int)v;
 }
 
-static void send_cmd(struct client *cl, const struct menu_item *it)
+/* Send a line (without "\n"); label NULL: it is the typed line itself. */
+static void send_line(struct client *cl, const char *line, const struct cmd *c,
+                      const char *label)
 {
-	if (!cl->connected || net_send_line(&cl->c, it->cmd) != 0) {
+	if (!cl->connected || net_send_line(&cl->c, line) != 0) {
 		app_status(&cl->a, true, "Not connected: the command was not sent");
 		return;
 	}
-	app_sent(&cl->a, it);
+	app_sent(&cl->a, c, label ? label : line);
 }
 
+static void send_cmd(struct client *cl, const struct menu_item *it)
+{
+	char line[1024];
+	int n = client_cmd_line(&it->cmd, cl->a.revised, line, sizeof line);
+	if (n <= 0) {
+		app_status(&cl->a, true, "The command is too long");
+		return;
+	}
+	line[n - 1] = '\0'; /* net_send_line adds the "\n" */
+	send_line(cl, line, &it->cmd, it->label);
+}
+
+/* --start: StartGame, once, when the game is not full yet */
 static void send_start(struct client *cl)
 {
 	if (cl->start_sent)
 		return;
 	cl->start_sent = true;
-	struct menu_item it = {.label = "Start the game", .cmd = "{\"command\":\"StartGame\"}"};
-	send_cmd(cl, &it);
+	const struct game_cmd_list *legal = &cl->a.cmds.legal;
+	for (size_t i = 0; i < legal->n; i++)
+		if (client_command(legal->v[i].type)->flags & CLIENT_STARTS) {
+			struct menu_item it = {.cmd = legal->v[i]};
+			client_cmd_label(&cl->a.m, &it.cmd, it.label, sizeof it.label);
+			send_cmd(cl, &it);
+			return;
+		}
 }
 
 static void start_bot(struct client *cl)
@@ -139,18 +162,33 @@ static void start_bot(struct client *cl)
 		app_status(&cl->a, false, "Starting bot %d of %d ...", cl->bots.started, cl->nbots);
 }
 
-static void open_menu(struct client *cl, enum menu_action k)
+static void open_menu(struct client *cl, enum cmd_type k)
 {
-	if (menu_build(&cl->a.m, k, &cl->v.menu) == 0) {
-		app_status(&cl->a, true, "%s is not possible now", menu_names[k]);
+	if (menu_build(&cl->a.m, &cl->a.cmds.legal, k, &cl->v.menu) == 0) {
+		app_status(&cl->a, true, "%s is not possible now", client_command(k)->menu);
 		return;
 	}
-	if (k == ACT_END || k == ACT_START) { /* one item: no menu */
-		send_cmd(cl, &cl->v.menu.items[0]);
+	size_t nparams;
+	proto_cmd_params(k, &nparams);
+	if (cl->v.menu.n == 1 && nparams == 0 && !(client_command(k)->flags & CLIENT_LEAVES)) {
+		send_cmd(cl, &cl->v.menu.items[0]); /* one choice, nothing to pick: no menu */
 		return;
 	}
 	cl->v.menu_open = true;
 	cl->v.menu_sel = 0;
+}
+
+/* An open menu whose items are not all possible any more is closed. */
+static void close_stale_menu(struct client *cl)
+{
+	const struct game_cmd_list *legal = &cl->a.cmds.legal;
+	for (int i = 0; cl->v.menu_open && i < cl->v.menu.n; i++) {
+		bool still = false;
+		for (size_t j = 0; j < legal->n && !still; j++)
+			still = client_same_choice(&cl->v.menu.items[i].cmd, &legal->v[j]);
+		if (!still)
+			cl->v.menu_open = false;
+	}
 }
 
 /* one server line */
@@ -163,11 +201,10 @@ static void on_line(void *ctx, const char *line, size_t len)
 			cl->bot_due = true; /* after the redraw: fork() takes time */
 		else if (cl->start && cl->nbots == 0)
 			send_start(cl);
-	} else if (type == MEV_CHARACTERS) {
-		open_menu(cl, ACT_SELECT);
-	} else if (type == MEV_ACT_NOW || type == MEV_GAME_END || type == MEV_LEFT) {
-		if (cl->v.menu_open && cl->v.menu.kind != ACT_SELECT)
-			cl->v.menu_open = false;
+	} else if (type == MEV_CHARACTERS && cl->a.cmds.legal.n > 0) {
+		open_menu(cl, cl->a.cmds.legal.v[0].type); /* the choice of characters */
+	} else {
+		close_stale_menu(cl);
 	}
 }
 
@@ -276,15 +313,8 @@ static void prompt_done(struct client *cl)
 		replay_goto(cl, parse_int(cl->v.input) < 0 ? cl->v.step : parse_int(cl->v.input));
 		return;
 	}
-	struct menu_item it = {.pend = MODEL_PEND_NONE, .pend_char = -1};
-	snprintf(it.label, sizeof it.label, "%.100s", cl->v.input);
-	if (cl->v.ninput >= (int)sizeof it.cmd) {
-		app_status(&cl->a, true, "The command is too long");
-		return;
-	}
-	memcpy(it.cmd, cl->v.input, (size_t)cl->v.ninput + 1);
 	if (cl->v.ninput > 0)
-		send_cmd(cl, &it);
+		send_line(cl, cl->v.input, NULL, NULL);
 }
 
 static void prompt_key(struct client *cl, int ch)
@@ -354,12 +384,12 @@ static void play_key(struct client *cl, int ch)
 		cl->v.ninput = 0;
 		return;
 	}
-	int k = menu_action_of_key(ch);
+	int k = menu_kind_of_key(ch);
 	if (k >= 0 && cl->a.mode == APP_PLAY) {
 		if (cl->a.awaiting)
 			app_status(&cl->a, true, "Wait for the answer to the last command");
 		else
-			open_menu(cl, (enum menu_action)k);
+			open_menu(cl, (enum cmd_type)k);
 	}
 }
 

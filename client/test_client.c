@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "command.h"
 #include "menu.h"
 #include "model.h"
 #include "replay.h"
@@ -124,51 +125,66 @@ static void test_menus_first_turn(void **state)
 	static struct menu mn;
 	fold_to_act_now(&a, "bot_base_2p.ndjson", false, 1);
 	const struct model *m = &a.m;
+	const struct game_cmd_list *legal = &a.cmds.legal;
 	assert_true(m->my_turn);
 	assert_int_equal(a.turn, m->me);
 	assert_string_equal(a.status, "Your turn: choose an action (? for help)");
 	/* nobody stands where a pile is: no Search */
-	assert_int_equal(menu_build(m, ACT_SEARCH, &mn), 0);
-	assert_int_equal(menu_build(m, ACT_START, &mn), 0);
-	assert_int_equal(menu_build(m, ACT_SELECT, &mn), 0);
-	assert_int_equal(menu_build(m, ACT_END, &mn), 1);
-	assert_string_equal(mn.items[0].cmd, "{\"command\":\"EndTurn\"}");
+	assert_int_equal(menu_build(m, legal, CMD_SEARCH, &mn), 0);
+	assert_int_equal(menu_build(m, legal, CMD_START_GAME, &mn), 0);
+	assert_int_equal(menu_build(m, legal, CMD_SELECT_CHARACTERS, &mn), 0);
+	assert_int_equal(menu_build(m, legal, CMD_END_TURN, &mn), 1);
+	char line[256];
+	assert_int_equal(client_cmd_line(&mn.items[0].cmd, false, line, sizeof line), 22);
+	assert_string_equal(line, "{\"command\":\"EndTurn\"}\n");
+	assert_string_equal(mn.items[0].label, "End your turn");
 	/* moves: each own character to every other location with room, base
-	 * with "fuel":false (and a fuel variant when holding FUEL) */
-	int n = menu_build(m, ACT_MOVE, &mn), plain = 0;
+	 * with fuel false (and a fuel variant when holding FUEL) */
+	int n = menu_build(m, legal, CMD_MOVE, &mn), plain = 0;
 	assert_true(n > 0);
 	for (int i = 0; i < n; i++) {
-		assert_non_null(strstr(mn.items[i].cmd, "\"command\":\"Move\""));
-		plain += strstr(mn.items[i].cmd, "\"fuel\":false") != NULL;
+		assert_int_equal(mn.items[i].cmd.type, CMD_MOVE);
+		client_cmd_line(&mn.items[i].cmd, false, line, sizeof line);
+		plain += strstr(line, "\"fuel\":false") != NULL;
+		assert_non_null(strstr(mn.items[i].label, "Colony -> "));
 	}
 	assert_int_equal(plain, 2 * (m->nlocs - 1));
 	/* contributions fit the crisis, every card is ours */
-	n = menu_build(m, ACT_CONTRIBUTE, &mn);
+	n = menu_build(m, legal, CMD_CONTRIBUTE_CARD, &mn);
 	for (int i = 0; i < n; i++) {
-		int id = (int)strtol(strstr(mn.items[i].cmd, "\"cardId\":") + 9, NULL, 10);
-		int k = model_find_card(m, id);
+		int k = model_find_card(m, mn.items[i].cmd.card);
 		assert_true(k >= 0);
 		assert_int_equal(m->cards[k].holder, m->me);
 		assert_true(model_crisis_accepts(m, m->cards[k].type));
 	}
 	/* an attack needs a zombie at an entrance of the colony and a die */
-	n = menu_build(m, ACT_ATTACK, &mn);
-	for (int i = 0; i < n; i++)
-		assert_int_equal(mn.items[i].pend, MODEL_PEND_ATTACK);
+	n = menu_build(m, legal, CMD_ATTACK, &mn);
+	for (int i = 0; i < n; i++) {
+		int c = model_find_char(m, mn.items[i].cmd.character);
+		assert_true(c >= 0);
+		assert_int_equal(m->chars[c].owner, m->me);
+		assert_true(m->locs[m->chars[c].loc].zombies[mn.items[i].cmd.entrance] > 0);
+	}
 	/* sent EndTurn: not our turn any more, no menus */
-	app_sent(&a, &(struct menu_item){.cmd = "{\"command\":\"EndTurn\"}", .pend_char = -1});
+	struct cmd end = {.type = CMD_END_TURN};
+	app_sent(&a, &end, "End your turn");
 	assert_false(a.m.my_turn);
-	assert_int_equal(menu_build(m, ACT_MOVE, &mn), 0);
-	assert_int_equal(menu_build(m, ACT_END, &mn), 0);
+	assert_int_equal(menu_build(m, legal, CMD_MOVE, &mn), 0);
+	assert_int_equal(menu_build(m, legal, CMD_END_TURN, &mn), 0);
 	app_free(&a);
 }
 
 static void test_menu_keys(void **state)
 {
 	(void)state;
-	for (int k = 0; k < ACT_COUNT; k++)
-		assert_int_equal(menu_action_of_key(menu_keys[k]), k);
-	assert_int_equal(menu_action_of_key('?'), -1);
+	int n;
+	const enum cmd_type *kinds = client_menu_order(&n);
+	assert_int_equal(n, 12);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(menu_kind_of_key(client_command(kinds[i])->key), kinds[i]);
+	assert_int_equal(menu_kind_of_key('?'), -1);
+	assert_int_equal(menu_kind_of_key('m'), CMD_MOVE);
+	assert_int_equal(menu_kind_of_key('p'), CMD_SELECT_CHARACTERS);
 }
 
 static void test_replay_botlog(void **state)

@@ -11,6 +11,8 @@
  */
 #include "ui.h"
 
+#include "describe.h"
+
 #include <curses.h>
 #include <stdio.h>
 #include <string.h>
@@ -140,7 +142,7 @@ static void who_at(const struct model *m, int l, bool shortnames, char *out, siz
 		if (!m->chars[c].alive || m->chars[c].loc != l)
 			continue;
 		char nm[64];
-		snprintf(nm, sizeof nm, "%s", menu_char_name(m, c));
+		snprintf(nm, sizeof nm, "%s", model_char_name(m, c));
 		if (shortnames)
 			nm[strcspn(nm, " ")] = '\0';
 		size_t len = strlen(out);
@@ -166,7 +168,7 @@ static int draw_locations(const struct app *a, int y, int x, int w)
 		char pile[24] = "";
 		if (!L->colony)
 			snprintf(pile, sizeof pile, "%2d/%d", model_chars_at(m, l), L->spaces);
-		snprintf(buf, sizeof buf, "%-*.*s %-5s %-*s %s", namew, namew, menu_loc_name(m, l),
+		snprintf(buf, sizeof buf, "%-*.*s %-5s %-*s %s", namew, namew, model_loc_name(m, l),
 		         pile, w >= 100 ? 30 : 22, ent, who);
 		put(y++, x, w, buf);
 	}
@@ -185,12 +187,12 @@ static void char_cell(const struct model *m, int c, bool wide, char *buf, size_t
 		snprintf(state, sizeof state, "W%d F%d%s", ch->wounds, ch->frost,
 		         ch->moved ? " m" : "");
 	if (wide)
-		snprintf(buf, n, "%-16.16s %-10.10s %-16.16s %s%s", menu_char_name(m, c), owner,
-		         ch->alive ? menu_loc_name(m, ch->loc) : "-", state,
+		snprintf(buf, n, "%-16.16s %-10.10s %-16.16s %s%s", model_char_name(m, c), owner,
+		         ch->alive ? model_loc_name(m, ch->loc) : "-", state,
 		         ch->nequip ? " eq" : "");
 	else
-		snprintf(buf, n, "%-11.11s %-6.6s %-10.10s %s", menu_char_name(m, c), owner,
-		         ch->alive ? menu_loc_name(m, ch->loc) : "-", state);
+		snprintf(buf, n, "%-11.11s %-6.6s %-10.10s %s", model_char_name(m, c), owner,
+		         ch->alive ? model_loc_name(m, ch->loc) : "-", state);
 }
 
 static int draw_characters(const struct app *a, int y, int x, int w, int maxy)
@@ -232,7 +234,7 @@ static int draw_hand(const struct app *a, int y, int x, int w, int maxy)
 			if (m->cards[k].holder != m->me)
 				continue;
 			char lab[64];
-			menu_card_label(m, k, lab, sizeof lab);
+			model_card_label(m, k, lab, sizeof lab);
 			n += (size_t)snprintf(buf + n, sizeof buf - n, " %s,", lab);
 		}
 		if (buf[n - 1] == ',')
@@ -293,7 +295,7 @@ static void draw_menu(const struct view *v)
 	int w = COLS < 72 ? COLS : 72, x = COLS - w, top = 2;
 	attron(COLOR_PAIR(PAIR_MENU));
 	char buf[256];
-	snprintf(buf, sizeof buf, " %s: key or Up/Down+Enter, Esc back%s", menu_names[mn->kind],
+	snprintf(buf, sizeof buf, " %s: key or Up/Down+Enter, Esc back%s", client_command(mn->kind)->menu,
 	         mn->n > per ? ", PgUp/PgDn" : "");
 	mvhline(top, x, ' ', w);
 	put(top, x, w, buf);
@@ -350,10 +352,13 @@ static void draw_bars(const struct app *a, const struct view *v, int W, int H)
 	buf[0] = '\0';
 	if (a->mode == APP_PLAY) {
 		static struct menu probe;
-		for (int k = 0; k < ACT_COUNT && n < sizeof buf - 40; k++)
-			if (menu_build(&a->m, (enum menu_action)k, &probe) > 0)
+		int nk;
+		const enum cmd_type *kinds = client_menu_order(&nk);
+		for (int i = 0; i < nk && n < sizeof buf - 40; i++)
+			if (menu_build(&a->m, &a->cmds.legal, kinds[i], &probe) > 0)
 				n += (size_t)snprintf(buf + n, sizeof buf - n, "%c:%s ",
-				                      menu_keys[k], menu_names[k]);
+				                      client_command(kinds[i])->key,
+				                      client_command(kinds[i])->menu);
 		if (a->m.my_turn)
 			n += (size_t)snprintf(buf + n, sizeof buf - n, "r:Raw ");
 	} else if (a->mode == APP_REPLAY) {

@@ -134,8 +134,8 @@ static void view_characters(const struct game *g, struct game_view *v)
 		vc->loc = alive ? cs->loc : -1;
 		vc->wounds = alive ? cs->wounds : 0;
 		vc->frostbites = alive ? cs->frostbites : 0;
-		vc->moved = v->turn_known && cs->moved;
-		vc->uses = v->turn_known ? cs->uses : 0;
+		vc->moved = v->turn_known && alive && cs->moved;
+		vc->uses = v->turn_known && alive ? cs->uses : 0;
 	}
 	v->nspawned = g->nspawned;
 	memcpy(v->spawn_order, g->spawn_order, (size_t)g->nspawned * sizeof(int));
@@ -572,7 +572,14 @@ static const char *diff_board(const struct game_view *a, const struct game_view 
 const char *game_view_diff(const struct game_view *a, const struct game_view *b, char *buf,
                            size_t n)
 {
-	DIFF(a->cfg != b->cfg, "views of different configurations");
+	const struct config *x = a->cfg, *y = b->cfg;
+	DIFF(x->ncards != y->ncards || x->ncharacters != y->ncharacters ||
+	             x->nlocations != y->nlocations || x->ncrises != y->ncrises ||
+	             x->max_players != y->max_players,
+	     "views of different configurations");
+	for (int l = 0; l < x->nlocations; l++)
+		DIFF(x->locations[l].entrances != y->locations[l].entrances,
+		     "views of different configurations");
 	DIFF(a->rules != b->rules, "rules %d / %d", a->rules, b->rules);
 	DIFF(a->me != b->me || a->registered != b->registered, "viewer %d / %d, registered %d / %d",
 	     a->me, b->me, a->registered, b->registered);

@@ -94,8 +94,8 @@ struct game_view_character {
 	int loc;        /* alive: the location index; else -1 */
 	int wounds;     /* alive; else 0 */
 	int frostbites; /* alive; else 0 */
-	bool moved;     /* turn_known: moved this turn */
-	int uses;       /* turn_known: ability activations this turn */
+	bool moved;     /* turn_known and alive: moved this turn */
+	int uses;       /* turn_known and alive: ability activations this turn */
 };
 
 struct game_view_player {
@@ -173,8 +173,9 @@ int game_view_seat(const struct game_view *v);
 struct game *game_from_view(const struct game_view *v, int64_t sample_seed);
 
 /* NULL when a and b hold the same facts (names compared as strings), else
- * a description of the first difference, written into buf. For tests and
- * for clients that check their own view against a server's. */
+ * a description of the first difference, written into buf. a and b may be
+ * sized for two parses of one configuration (a client's and a server's).
+ * For tests and for clients that check their own view against a server's. */
 const char *game_view_diff(const struct game_view *a, const struct game_view *b, char *buf,
                            size_t n);
 
