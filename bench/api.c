@@ -114,8 +114,12 @@ void api_bench(const struct config *cfg, enum game_rules rules, int games, int r
 		for (size_t i = 0; i < rec.n; i++)
 			game_view_of(rec.state[i], rec.player[i], view);
 		uint64_t t6 = now_ns();
-		for (size_t i = 0; i < rec.n; i++)
-			game_free(game_from_view(view, (int64_t)i));
+		for (size_t i = 0; i < rec.n; i++) {
+			struct game *g = game_from_view(view, (int64_t)i);
+			if (!g)
+				die("a view no game can have");
+			game_free(g);
+		}
 		uint64_t t7 = now_ns();
 		if (rep == 0)
 			out->listed = 0;

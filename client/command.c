@@ -219,8 +219,14 @@ int client_cmds_update(struct client_cmds *cc, const struct model *m, char *err,
 	}
 	if (load_config(cc, m, err, errlen) != 0)
 		return -1;
+	if (!model_settled(m))
+		return 0; /* half way through a step: nothing to send yet */
 	client_view_of(m, cc->view);
+	/* NULL when the view is no state of a game: between the last selection
+	 * and the first round, or our EndTurn sent and its answer not come */
 	cc->game = game_from_view(cc->view, 1);
+	if (!cc->game)
+		return 0;
 	cc->seat = game_view_seat(cc->view);
 	game_legal_commands(cc->game, cc->seat, &cc->legal);
 	return 0;

@@ -49,7 +49,8 @@ void client_cmds_free(struct client_cmds *cc);
 
 /* Bring cc up to m: cc->legal lists every command the server would accept
  * from m's player now, in the engine's order (game_legal_commands). Before
- * the Config event that is Register with m's name (a watcher's model: none).
+ * the Config event that is Register with m's name (a watcher's model: none);
+ * while the model is half way through a step (!model_settled), nothing.
  * Returns 0, or -1 and a message in err when the engine cannot read the
  * Config text (then the list is empty). */
 int client_cmds_update(struct client_cmds *cc, const struct model *m, char *err, size_t errlen);

@@ -50,6 +50,23 @@ static int internal(struct model *m, const char *what)
 
 /* ---- reading ---------------------------------------------------------------------------- */
 
+/* A respawn still queued for a player who has left or has a character. */
+static bool moot_respawn(const struct model *m, const struct model_expect *x)
+{
+	int q = x->a[0];
+	return x->kind == MODEL_EXP_RESPAWN &&
+	       !(q >= 0 && q < m->nplayers && m->player_in[q] && model_living_of(m, q) == 0);
+}
+
+bool model_settled(const struct model *m)
+{
+	const struct model_checks *k = &m->chk;
+	for (int i = 0; i < k->nexq; i++)
+		if (!moot_respawn(m, &k->exq[i]))
+			return false;
+	return k->cp == MODEL_CP_OFF && !k->expect_waste_inc && !k->expect_game_lost;
+}
+
 bool model_is_equipment(enum model_card_type t)
 {
 	return t >= MODEL_CARD_HAMMER;
@@ -799,12 +816,8 @@ static int check_order(struct model *m, const struct model_event *ev)
 	k->order = 0;
 	if (t == MEV_COMMAND_FAILED || (t == MEV_GAME_END && m->moral <= 0))
 		return MODEL_OK;
-	while (k->nexq > 0 && k->exq[0].kind == MODEL_EXP_RESPAWN) {
-		int q = k->exq[0].a[0];
-		if (q >= 0 && q < m->nplayers && m->player_in[q] && model_living_of(m, q) == 0)
-			break;
+	while (k->nexq > 0 && moot_respawn(m, &k->exq[0]))
 		pop_expect(m);
-	}
 	if (k->nexq > 0) {
 		struct model_expect x = k->exq[0];
 		if (x.kind == MODEL_EXP_RESPAWN && !unused_exists(m))

@@ -333,6 +333,13 @@ void model_end_my_turn(struct model *m);
 
 /* ---- reading ---------------------------------------------------------------------------- */
 
+/* Whether the board is between two steps of the game: no event the model
+ * has folded still requires others to follow (the consequences of a death,
+ * the rest of a colony phase or of a round's dice, the card of a play). The
+ * events of one command or timeout end in such a state; in between, the
+ * board can be half way through a step. */
+bool model_settled(const struct model *m);
+
 /* Index by id, -1 when unknown. */
 int model_find_card(const struct model *m, int id);
 int model_find_char(const struct model *m, int id);

@@ -167,10 +167,13 @@ static void compare(struct table *t, struct seat *s, int player)
 		fail_msg("%s: %s", s->name, err);
 	struct game_cmd_list *legal = &t->legal;
 	game_legal_commands(t->g, player, legal);
-	if (s->cc.view && s->m.got_config) {
-		struct game_view *real = game_view_new(t->cfg);
+	if (s->m.got_config) {
+		if (!model_settled(&s->m))
+			fail_msg("%s: the model is not settled after a step", s->name);
+		struct game_view *real = game_view_new(t->cfg), *mine = game_view_new(s->cc.cfg);
 		game_view_of(t->g, player, real);
-		const char *d = game_view_diff(s->cc.view, real, buf, sizeof buf);
+		client_view_of(&s->m, mine);
+		const char *d = game_view_diff(mine, real, buf, sizeof buf);
 		if (d) {
 			if (getenv("SOPRA_TEST_DEBUG"))
 				game_describe(t->g, stdout);
@@ -178,6 +181,7 @@ static void compare(struct table *t, struct seat *s, int player)
 			         player, t->batches, d);
 		}
 		game_view_free(real);
+		game_view_free(mine);
 	}
 	if (s->cc.legal.n != legal->n)
 		fail_msg("%s (player %d), batch %ld: %zu legal commands from the model, %zu from "

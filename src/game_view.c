@@ -446,8 +446,208 @@ static void build_turn_state(struct game *g, const struct game_view *v)
 	}
 }
 
+/* ---- is a view one a game can have? ------------------------------------------------ */
+
+#define BAD(cond, ...)                                     \
+	do {                                               \
+		if (cond) {                                \
+			snprintf(buf, n, __VA_ARGS__);     \
+			return buf;                        \
+		}                                          \
+	} while (0)
+
+static const char *check_players(const struct game_view *v, char *buf, size_t n)
+{
+	const struct config *cfg = v->cfg;
+	BAD(v->nplayers < 0 || v->nplayers > cfg->max_players, "%d players", v->nplayers);
+	BAD(v->me < GAME_NO_PLAYER || v->me >= v->nplayers, "viewer %d of %d players", v->me,
+	    v->nplayers);
+	for (int p = 0; p < v->nplayers; p++) {
+		const struct game_view_player *vp = &v->players[p];
+		BAD(vp->ndice < 0 || vp->ndice > cfg->ncharacters + 1 ||
+		            (vp->ndice > 0 && !v->turn_known),
+		    "player %d: %d dice", p, vp->ndice);
+		for (int i = 0; i < vp->ndice; i++)
+			BAD(vp->dice[i] < 1 || vp->dice[i] > 6 ||
+			            (i > 0 && vp->dice[i - 1] > vp->dice[i]),
+			    "player %d: die %d", p, vp->dice[i]);
+		for (int i = 0; i < 4; i++)
+			BAD(vp->offered[i] < -1 || vp->offered[i] >= cfg->ncharacters ||
+			            (vp->offered[i] >= 0 &&
+			             v->characters[vp->offered[i]].life != VIEW_UNSPAWNED) ||
+			            (vp->offered[i] < 0) != (vp->offered[0] < 0),
+			    "player %d: offered %d", p, vp->offered[i]);
+	}
+	return NULL;
+}
+
+static const char *check_characters(const struct game_view *v, char *buf, size_t n)
+{
+	const struct config *cfg = v->cfg;
+	int spawned = 0;
+	for (int c = 0; c < cfg->ncharacters; c++) {
+		const struct game_view_character *vc = &v->characters[c];
+		spawned += vc->life != VIEW_UNSPAWNED;
+		if (vc->life != VIEW_ALIVE)
+			continue;
+		BAD(vc->owner < 0 || vc->owner >= v->nplayers ||
+		            (!v->players[vc->owner].in_game && v->phase != VIEW_OVER),
+		    "character %d: owner %d", c, vc->owner);
+		BAD(vc->loc < 0 || vc->loc >= cfg->nlocations, "character %d: location %d", c,
+		    vc->loc);
+		BAD(vc->wounds < 0 || vc->frostbites < 0 || vc->wounds + vc->frostbites >= 3,
+		    "character %d: %d wounds, %d frostbites", c, vc->wounds, vc->frostbites);
+	}
+	BAD(v->nspawned != spawned, "%d characters in the spawn order, %d spawned", v->nspawned,
+	    spawned);
+	for (int i = 0; i < v->nspawned; i++) {
+		int c = v->spawn_order[i];
+		BAD(c < 0 || c >= cfg->ncharacters || v->characters[c].life == VIEW_UNSPAWNED,
+		    "spawn order %d: character %d", i, c);
+		for (int j = 0; j < i; j++)
+			BAD(v->spawn_order[j] == c, "character %d spawned twice", c);
+	}
+	return NULL;
+}
+
+/* Whether card k is in the configuration's pile of location l. */
+static bool in_config_pile(const struct config *cfg, int l, int k)
+{
+	const struct config_location *cl = &cfg->locations[l];
+	for (int i = 0; i < cl->ncards; i++)
+		if (cl->cards[i] == cfg->cards[k].id)
+			return true;
+	return false;
+}
+
+static const char *check_cards(const struct game_view *v, char *buf, size_t n)
+{
+	const struct config *cfg = v->cfg;
+	BAD(v->nwaste < 0 || v->nwaste > cfg->ncards, "%d cards on the waste pile", v->nwaste);
+	int waste = 0;
+	for (int k = 0; k < cfg->ncards; k++) {
+		const struct game_view_card *vk = &v->cards[k];
+		switch (vk->place) {
+		case VIEW_PILE:
+			BAD(vk->holder < 0 || vk->holder >= cfg->nlocations ||
+			            !in_config_pile(cfg, vk->holder, k) ||
+			            (vk->holder == cfg->colony && v->round > 0),
+			    "card %d: in pile %d", k, vk->holder);
+			break;
+		case VIEW_HAND:
+			BAD(vk->holder < 0 || vk->holder >= v->nplayers, "card %d: in hand %d", k,
+			    vk->holder);
+			break;
+		case VIEW_WASTE:
+			waste++;
+			break;
+		case VIEW_GONE:
+			break;
+		case VIEW_EQUIPPED: {
+			int c = vk->holder, count = 0, same = 0;
+			BAD(c < 0 || c >= cfg->ncharacters || v->characters[c].life != VIEW_ALIVE,
+			    "card %d: on character %d", k, c);
+			for (int j = 0; j < cfg->ncards; j++)
+				if (v->cards[j].place == VIEW_EQUIPPED && v->cards[j].holder == c) {
+					count++;
+					same += v->cards[j].order == vk->order;
+				}
+			BAD(vk->order < 0 || vk->order >= count || same != 1,
+			    "card %d: item %d on character %d", k, vk->order, c);
+			break;
+		}
+		default:
+			BAD(true, "card %d: place %d", k, (int)vk->place);
+		}
+	}
+	BAD(waste != v->nwaste, "%d waste cards, a pile of %d", waste, v->nwaste);
+	for (int i = 0; i < v->nwaste; i++)
+		BAD(v->waste[i] < 0 || v->waste[i] >= cfg->ncards ||
+		            v->cards[v->waste[i]].place != VIEW_WASTE,
+		    "waste pile %d: card %d", i, v->waste[i]);
+	return NULL;
+}
+
+static const char *check_board(const struct game_view *v, char *buf, size_t n)
+{
+	const struct config *cfg = v->cfg;
+	BAD(v->round < 0 || v->round > cfg->ncrises || v->round > cfg->goal.rounds,
+	    "round %d", v->round);
+	for (int r = 0; r < v->round; r++) {
+		BAD(v->crises[r] < 0 || v->crises[r] >= cfg->ncrises, "crisis %d", v->crises[r]);
+		for (int q = 0; q < r; q++)
+			BAD(v->crises[q] == v->crises[r], "crisis %d drawn twice", v->crises[r]);
+	}
+	BAD(v->crisis != (v->round > 0 ? v->crises[v->round - 1] : -1), "crisis %d", v->crisis);
+	BAD(v->children < 0 || v->starvation < 0 || v->contributed < 0,
+	    "children %d, starvation %d, contributed %d", v->children, v->starvation,
+	    v->contributed);
+	for (int l = 0; l < cfg->nlocations; l++)
+		for (int e = 0; e < cfg->locations[l].entrances; e++) {
+			int z = v->locations[l].zombies[e], b = v->locations[l].barricades[e];
+			BAD(z < 0 || b < 0 || z + b > SPACES_PER_ENTRANCE,
+			    "location %d entrance %d: %d zombies, %d barricades", l, e, z, b);
+		}
+	return NULL;
+}
+
+/* Who may act: the phase's waiting_for, the turn's facts. */
+static const char *check_turn(const struct game_view *v, char *buf, size_t n)
+{
+	int w = v->waiting_for;
+	bool others = false;
+	for (int p = 0; p < v->nplayers; p++)
+		others |= v->players[p].in_game && p != v->me;
+	switch (v->phase) {
+	case VIEW_REGISTRATION:
+		BAD(w != GAME_WAIT_ANY || v->nplayers != 0 || v->result != VIEW_RUNNING,
+		    "a registration waiting for %d", w);
+		BAD(v->registered && v->cfg->max_players < 2, "registered, the game not started");
+		break;
+	case VIEW_SELECTION:
+		BAD(w < 0 || w >= v->nplayers || !v->players[w].in_game || v->round != 0,
+		    "a selection by player %d", w);
+		break;
+	case VIEW_TURNS:
+		BAD(v->round < 1 || v->result != VIEW_RUNNING, "the turns of round %d", v->round);
+		BAD(v->turn_known != (w == v->me && v->me >= 0) ||
+		            (w != v->me && w != GAME_VIEW_SOMEONE_ELSE),
+		    "the turns waiting for %d", w);
+		BAD(v->turn_known && !v->players[v->me].in_game, "the turn of a player who left");
+		BAD(!v->turn_known && !others, "another player's turn, but no other player");
+		break;
+	case VIEW_OVER:
+		BAD(w != GAME_WAIT_NONE || v->result == VIEW_RUNNING, "a game over waiting for %d",
+		    w);
+		break;
+	default:
+		BAD(true, "phase %d", (int)v->phase);
+	}
+	return NULL;
+}
+
+const char *game_view_check(const struct game_view *v, char *buf, size_t n)
+{
+	BAD(v->rules != RULES_BASE && v->rules != RULES_REVISED, "rules %d", (int)v->rules);
+	const char *bad = check_turn(v, buf, n);
+	if (!bad)
+		bad = check_players(v, buf, n);
+	if (!bad)
+		bad = check_characters(v, buf, n);
+	if (!bad)
+		bad = check_cards(v, buf, n);
+	if (!bad)
+		bad = check_board(v, buf, n);
+	return bad;
+}
+
+#undef BAD
+
 struct game *game_from_view(const struct game_view *v, int64_t sample_seed)
 {
+	char why[160];
+	if (game_view_check(v, why, sizeof why))
+		return NULL;
 	struct game *g = game_new(v->cfg, sample_seed, v->rules);
 	if (v->phase == VIEW_REGISTRATION || v->result == VIEW_ABORTED) {
 		build_registration(g, v);

@@ -426,7 +426,12 @@ static struct game *check_view(const struct config *cfg, const struct game *g, i
 {
 	struct game_view *v = game_view_new(cfg), *w = game_view_new(cfg);
 	game_view_of(g, player, v);
+	char why[160];
+	const char *wrong = game_view_check(v, why, sizeof why);
+	if (wrong)
+		fail_msg("player %d's view: %s", player, wrong);
 	struct game *h = game_from_view(v, seed);
+	assert_non_null(h);
 	const char *bad = game_check_invariants(h);
 	if (bad)
 		fail_msg("the game built from player %d's view: %s", player, bad);
@@ -671,11 +676,82 @@ static void test_random_play_revised(void **state)
 	play_all(RULES_REVISED);
 }
 
+/* A view no game can have is refused, whatever is wrong with it. */
+static void test_inconsistent_views(void **state)
+{
+	(void)state;
+	const struct config *cfg = configs[0];
+	struct game *g = game_new(cfg, 3, RULES_REVISED);
+	struct game_event_list ev;
+	struct game_cmd_list l;
+	game_event_list_init(&ev);
+	game_cmd_list_init(&l);
+	struct cmd reg = {.type = CMD_REGISTER, .name = "x"};
+	for (int i = 0; i < 2; i++)
+		game_apply(g, GAME_NO_PLAYER, &reg, &ev);
+	struct cmd start = {.type = CMD_START_GAME};
+	game_apply(g, 0, &start, &ev);
+	while (game_round(g) == 0 || game_waiting_for(g) != 1) { /* player 1's turn */
+		int w = game_waiting_for(g);
+		game_legal_commands(g, w, &l);
+		game_apply(g, w, &l.v[l.n - 1], &ev); /* selections, then EndTurn or the like */
+		assert_false(game_is_over(g));
+	}
+	struct game_view *v = game_view_new(cfg);
+	char why[160];
+	for (int broken = 0; broken < 9; broken++) {
+		game_view_of(g, 1, v);
+		assert_null(game_view_check(v, why, sizeof why));
+		switch (broken) {
+		case 0: /* another player's turn, the other one left */
+			v->waiting_for = GAME_VIEW_SOMEONE_ELSE;
+			v->turn_known = false;
+			v->players[0].in_game = false;
+			break;
+		case 1: /* dice, the turn not known */
+			v->turn_known = false;
+			v->waiting_for = GAME_VIEW_SOMEONE_ELSE;
+			break;
+		case 2:
+			v->cards[0] = (struct game_view_card){VIEW_HAND, 7, 0, false};
+			break;
+		case 3: /* equipment on a character not in play */
+			v->cards[0] = (struct game_view_card){VIEW_EQUIPPED, 0, 0, false};
+			v->characters[0].life = VIEW_DEAD;
+			break;
+		case 4:
+			v->nwaste = 1;
+			break;
+		case 5:
+			v->locations[0].zombies[0] = 4;
+			break;
+		case 6:
+			v->crisis = (v->crisis + 1) % cfg->ncrises;
+			break;
+		case 7:
+			v->players[1].dice[0] = 7;
+			break;
+		case 8:
+			v->nspawned--;
+			break;
+		}
+		const char *bad = game_view_check(v, why, sizeof why);
+		if (!bad)
+			fail_msg("broken view %d passes the check", broken);
+		assert_null(game_from_view(v, 1));
+	}
+	game_view_free(v);
+	game_cmd_list_free(&l);
+	game_event_list_free(&ev);
+	game_free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_random_play_base),
 	        cmocka_unit_test(test_random_play_revised),
+	        cmocka_unit_test(test_inconsistent_views),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
