@@ -95,7 +95,8 @@ void api_bench(const struct config *cfg, enum game_rules rules, int games, int r
 		double w = rep > 0 ? 1e-9 : 0;
 		uint64_t t0 = now_ns();
 		for (size_t i = 0; i < rec.n; i++)
-			out->listed += (long)game_legal_commands(rec.state[i], rec.player[i], &legal);
+			out->listed +=
+			        (long)game_legal_commands(rec.state[i], rec.player[i], &legal);
 		uint64_t t1 = now_ns();
 		for (size_t i = 0; i < rec.n; i++)
 			game_free(game_clone(rec.state[i]));

@@ -23,11 +23,11 @@ struct app {
 	struct model m;
 	struct client_cmds cmds; /* play: the commands we may send now (kept up to date) */
 	bool broken;             /* the model refused an event: no more folding */
-	bool closed;     /* the server closed the connection */
-	bool awaiting;   /* a command of ours is in flight */
-	int turn;        /* whose turn it is (inferred), -1 none / unknown */
-	bool dice_phase; /* between Crisis and the first turn */
-	long events;     /* lines folded */
+	bool closed;             /* the server closed the connection */
+	bool awaiting;           /* a command of ours is in flight */
+	int turn;                /* whose turn it is (inferred), -1 none / unknown */
+	bool dice_phase;         /* between Crisis and the first turn */
+	long events;             /* lines folded */
 	char status[512];
 	bool status_err;
 	/* the event log: one line per event, in words */

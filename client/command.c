@@ -103,14 +103,16 @@ static void view_cards(const struct model *m, struct game_view *v)
 		*vk = (struct game_view_card){VIEW_GONE, -1, 0, false};
 		if (cd->holder >= 0)
 			*vk = (struct game_view_card){VIEW_HAND, cd->holder, 0, false};
-		else if (!cd->drawn && cd->deck >= 0 && (cd->deck != m->colony || m->rounds_seen == 0))
+		else if (!cd->drawn && cd->deck >= 0 &&
+		         (cd->deck != m->colony || m->rounds_seen == 0))
 			*vk = (struct game_view_card){VIEW_PILE, cd->deck, 0, false};
 	}
 	for (int c = 0; c < m->nchars; c++) {
 		const struct model_character *ch = &m->chars[c];
 		for (int i = 0; ch->alive && i < ch->nequip; i++)
 			v->cards[ch->equip[i]] = (struct game_view_card){
-			        VIEW_EQUIPPED, c, i, v->turn_known && ch->owner == m->me && ch->equip_spent[i]};
+			        VIEW_EQUIPPED, c, i,
+			        v->turn_known && ch->owner == m->me && ch->equip_spent[i]};
 	}
 	v->nwaste = m->waste;
 	memcpy(v->waste, m->waste_pile, (size_t)m->waste * sizeof(int));
@@ -142,8 +144,8 @@ void client_view_of(const struct model *m, struct game_view *v)
 {
 	v->rules = m->revised ? RULES_REVISED : RULES_BASE;
 	v->phase = phase_of(m);
-	v->result = m->result == MODEL_WON    ? VIEW_WON
-	            : m->result == MODEL_LOST ? VIEW_LOST
+	v->result = m->result == MODEL_WON       ? VIEW_WON
+	            : m->result == MODEL_LOST    ? VIEW_LOST
 	            : m->result == MODEL_ABORTED ? VIEW_ABORTED
 	                                         : VIEW_RUNNING;
 	bool before_start = !m->game_started;
@@ -287,9 +289,9 @@ static const struct client_command client_commands[CMD_TYPE_COUNT] = {
 };
 
 static const enum cmd_type menu_order[] = {
-        CMD_START_GAME,  CMD_SELECT_CHARACTERS, CMD_MOVE,       CMD_SEARCH,
-        CMD_ATTACK,      CMD_BARRICADE,         CMD_CLEAN_WASTE, CMD_CONTRIBUTE_CARD,
-        CMD_USE_CARD,    CMD_USE_ABILITY,       CMD_END_TURN,   CMD_LEAVE,
+        CMD_START_GAME, CMD_SELECT_CHARACTERS, CMD_MOVE,        CMD_SEARCH,
+        CMD_ATTACK,     CMD_BARRICADE,         CMD_CLEAN_WASTE, CMD_CONTRIBUTE_CARD,
+        CMD_USE_CARD,   CMD_USE_ABILITY,       CMD_END_TURN,    CMD_LEAVE,
 };
 
 const struct client_command *client_command(enum cmd_type t)
@@ -389,8 +391,8 @@ static void label_select(const struct model *m, const struct cmd *c, char *buf, 
 	snprintf(buf, n, "%s + %s", char_name_of_id(m, a), char_name_of_id(m, b));
 }
 
-static void label_entrance(const struct model *m, const struct cmd *c, const char *verb,
-                           char *buf, size_t n)
+static void label_entrance(const struct model *m, const struct cmd *c, const char *verb, char *buf,
+                           size_t n)
 {
 	int ch = model_find_char(m, c->character);
 	int l = ch >= 0 ? m->chars[ch].loc : -1;

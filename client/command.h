@@ -73,16 +73,16 @@ void client_sent(struct model *m, const struct cmd *c);
 
 /* ---- words and roles -------------------------------------------------------------- */
 
-#define CLIENT_ENDS_TURN   0x1u /* sending it ends our turn */
-#define CLIENT_LEAVES      0x2u /* it takes the player out of the game */
-#define CLIENT_SILENT      0x4u /* the server may answer nothing at all */
-#define CLIENT_UNORDERED   0x8u /* character and character2 in either order: one choice */
-#define CLIENT_NO_PROMPT   0x10u /* answered without a new ActNow: registration, selection */
-#define CLIENT_STARTS      0x20u /* it starts the game before it is full */
+#define CLIENT_ENDS_TURN 0x1u  /* sending it ends our turn */
+#define CLIENT_LEAVES    0x2u  /* it takes the player out of the game */
+#define CLIENT_SILENT    0x4u  /* the server may answer nothing at all */
+#define CLIENT_UNORDERED 0x8u  /* character and character2 in either order: one choice */
+#define CLIENT_NO_PROMPT 0x10u /* answered without a new ActNow: registration, selection */
+#define CLIENT_STARTS    0x20u /* it starts the game before it is full */
 
 struct client_command {
 	char key;         /* its menu's key; 0: no menu */
-	const char *menu; /* its menu's name ("Move") */
+	const char *menu; /* its menu's name */
 	double weight;    /* random play: how often a bot picks this kind (0: never by chance) */
 	unsigned flags;   /* CLIENT_* */
 };

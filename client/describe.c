@@ -31,7 +31,8 @@ void model_card_label(const struct model *m, int k, char *buf, int n)
 	if (cd->type == MODEL_CARD_FOOD)
 		snprintf(buf, (size_t)n, "food(%d) #%d", cd->amount, cd->id);
 	else if (cd->type == MODEL_CARD_BLUEPRINT && cd->bp_loc >= 0)
-		snprintf(buf, (size_t)n, "blueprint(%s) #%d", model_loc_name(m, cd->bp_loc), cd->id);
+		snprintf(buf, (size_t)n, "blueprint(%s) #%d", model_loc_name(m, cd->bp_loc),
+		         cd->id);
 	else
 		snprintf(buf, (size_t)n, "%s #%d", model_card_type_names[cd->type], cd->id);
 }

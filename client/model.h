@@ -260,7 +260,7 @@ struct model {
 	                    crises that share an id, the first not drawn yet */
 	int contributed; /* cards contributed to it */
 	int food, moral, waste, children, tokens;
-	int *waste_pile; /* the cards on the waste pile (waste of them), bottom first */
+	int *waste_pile;   /* the cards on the waste pile (waste of them), bottom first */
 	bool colony_phase; /* between ColonyPhaseStarted and the next round */
 
 	/* our own side */

@@ -115,8 +115,7 @@ static int parse_int(const char *s)
 }
 
 /* Send a line (without "\n"); label NULL: it is the typed line itself. */
-static void send_line(struct client *cl, const char *line, const struct cmd *c,
-                      const char *label)
+static void send_line(struct client *cl, const char *line, const struct cmd *c, const char *label)
 {
 	if (!cl->connected || net_send_line(&cl->c, line) != 0) {
 		app_status(&cl->a, true, "Not connected: the command was not sent");
@@ -629,16 +628,15 @@ static int setup(struct client *cl)
 	cl->connected = true;
 	app_status(&cl->a, false, cl->watch ? "Watching %s:%d" : "Connected to %s:%d", cl->host,
 	           cl->port);
-	if (!cl->watch) {
-		char *reg = malloc(strlen(cl->name) * 6 + 64), *o = reg;
-		o += sprintf(o, "{\"command\":\"Register\",\"playerName\":\"");
-		for (const unsigned char *p = (const unsigned char *)cl->name; *p; p++)
-			o += *p == '"' || *p == '\\' ? sprintf(o, "\\%c", *p)
-			     : *p < 0x20             ? sprintf(o, "\\u%04x", *p)
-			                             : sprintf(o, "%c", *p);
-		sprintf(o, "\"}");
-		net_send_line(&cl->c, reg);
-		free(reg);
+	if (!cl->watch && cl->a.cmds.legal.n == 1) {
+		/* before the Config the one legal command: Register with our name */
+		struct proto_buf reg;
+		proto_buf_init(&reg);
+		proto_encode_cmd(&cl->a.cmds.legal.v[0], cl->revised ? RULES_REVISED : RULES_BASE,
+		                 &reg);
+		reg.data[reg.len - 1] = '\0'; /* net_send_line adds the "\n" */
+		net_send_line(&cl->c, reg.data);
+		proto_buf_free(&reg);
 	}
 	cl->bots = (struct bots){.exe = bots_find_tool("sopra-bot"),
 	                         .host = cl->host,

@@ -94,8 +94,8 @@ static int teardown(void **state)
 /* One connection: a player's (or the watcher's) model and command layer. */
 struct seat {
 	char name[16];
-	bool open;       /* registered and not left (the watcher: always) */
-	int player;      /* its id once registered */
+	bool open;  /* registered and not left (the watcher: always) */
+	int player; /* its id once registered */
 	struct model m;
 	struct client_cmds cc;
 };
@@ -326,8 +326,8 @@ static void play_all(enum game_rules rules)
 		for (int i = 0; i < games; i++)
 			play(&t, 1 + i % t.cfg->max_players, 100 * c + i);
 	}
-	printf("%s: %ld batches, %ld views and lists compared\n", game_rules_name(rules),
-	       t.batches, t.compared);
+	printf("%s: %ld batches, %ld views and lists compared\n", game_rules_name(rules), t.batches,
+	       t.compared);
 	assert_true(t.batches > 500);
 	game_event_list_free(&t.ev);
 	game_cmd_list_free(&t.legal);

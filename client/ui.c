@@ -295,8 +295,8 @@ static void draw_menu(const struct view *v)
 	int w = COLS < 72 ? COLS : 72, x = COLS - w, top = 2;
 	attron(COLOR_PAIR(PAIR_MENU));
 	char buf[256];
-	snprintf(buf, sizeof buf, " %s: key or Up/Down+Enter, Esc back%s", client_command(mn->kind)->menu,
-	         mn->n > per ? ", PgUp/PgDn" : "");
+	snprintf(buf, sizeof buf, " %s: key or Up/Down+Enter, Esc back%s",
+	         client_command(mn->kind)->menu, mn->n > per ? ", PgUp/PgDn" : "");
 	mvhline(top, x, ' ', w);
 	put(top, x, w, buf);
 	for (int i = 0; i < cnt; i++) {

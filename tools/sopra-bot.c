@@ -69,9 +69,11 @@
 #include <unistd.h>
 
 #include "toolutil.h" /* splitmix64, now_sec, tcp_connect_host */
+#include "command.h"
+#include "model.h"
+#include "sopra/proto.h"
 #include "sopra/usage.h"
 #include "sopra/xalloc.h"
-#include "model.h"
 
 #define EXIT_OK       0
 #define EXIT_USAGE    1
@@ -81,7 +83,6 @@
 
 #define MAX_LINE_IN       ((size_t)32 << 20) /* longest event line we accept */
 #define MAX_CMDS_PER_TURN 25
-#define MAX_CANDS         512
 
 /* ---- small helpers -------------------------------------------------------- */
 
@@ -113,14 +114,6 @@ struct seen_lines {
 	char **line;
 	size_t *len;
 	long n, cap;
-};
-
-/* one command the bot may send on ActNow, with its weight */
-struct cand {
-	double w;
-	char cmd[256];
-	enum model_pending pend;
-	int pend_char;
 };
 
 struct bot {
@@ -155,25 +148,24 @@ struct bot {
 	bool stalled;   /* --stall: we stopped answering, the server's --timeout must remove us */
 	bool oot_leave; /* we sent Leave out of turn: it may have been judged in our turn */
 
-	/* the board, folded from the events */
+	/* the board, folded from the events, and the commands legal on it */
 	struct model m;
+	struct client_cmds cc;
 
 	int cmds_this_turn;
 	bool sent_leave;
 	/* strict check: the next event to us must be CommandFailed */
 	bool expect_fail;
 	char expect_fail_what[160];
-	int oot_pending;     /* out-of-turn commands whose CommandFailed has not come yet */
-	bool act_after_fail; /* our bad input in turn: act again on its CommandFailed */
+	const char *expect_fail_msg; /* its message as the engine has it, or NULL: any */
+	int oot_pending;             /* out-of-turn commands whose CommandFailed has not come yet */
+	bool act_after_fail;         /* our bad input in turn: act again on its CommandFailed */
 	/* Out-of-turn lines are bad input (CommandFailed, nothing else, even if
 	 * one is judged in our turn) unless this bot also sends well-formed
 	 * commands out of turn: one of those judged in our turn gets its own
 	 * ActNow, which we cannot tell from a real one, so two of our commands
 	 * can be in flight from then on and the strict checks are off. */
 	bool oot_commands, strict_off;
-
-	struct cand cands[MAX_CANDS];
-	int ncands;
 
 	/* coming back (--reconnect) */
 	char secret[65];         /* from our Session line; "" before it */
@@ -332,20 +324,42 @@ static void send_str(struct bot *b, const char *s)
 	send_raw(b, s, strlen(s));
 }
 
-/* Send one JSON object built from fmt; sometimes with an extra unknown field
- * or a CRLF ending (both must be accepted). */
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static void
-sendf(struct bot *b, const char *fmt, ...)
+/* ---- decisions ------------------------------------------------------------------ */
+
+/*
+ * Every command the bot plays comes from the command layer (client/command.h):
+ * the legal commands of its player now, as the engine lists them from the
+ * bot's view of the game, and their wire lines. The bad lines of --invalid
+ * are made the same way and then broken (see "bad input" below), so no
+ * command is written out by hand here.
+ */
+
+/* The legal commands now, after the event just folded (empty on error). */
+static void update_legal(struct bot *b)
+{
+	char err[300];
+	if (client_cmds_update(&b->cc, &b->m, err, sizeof err) != 0)
+		die(b, EXIT_PROTOCOL, "%s", err);
+}
+
+/* The wire line of c into a static buffer (with "\n"). */
+static const char *line_of(const struct bot *b, const struct cmd *c)
+{
+	static char line[1024];
+	if (client_cmd_line(c, b->revised, line, sizeof line) < 0)
+		snprintf(line, sizeof line, "{}\n");
+	return line;
+}
+
+/* Send c (sometimes with an unknown member, a CRLF ending or spaces around
+ * it: all must be accepted) and tell the model it is in flight. */
+static void send_cmd(struct bot *b, const struct cmd *c)
 {
 	char body[1024], line[1200];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(body, sizeof body, fmt, ap);
-	va_end(ap);
+	snprintf(body, sizeof body, "%s", line_of(b, c));
 	size_t n = strlen(body);
+	if (n > 0 && body[n - 1] == '\n')
+		body[--n] = '\0';
 	int variant = rnd(&b->rng_oot, 20);
 	if (variant == 0 && n > 2 && body[n - 1] == '}') {
 		body[n - 1] = '\0';
@@ -357,321 +371,182 @@ sendf(struct bot *b, const char *fmt, ...)
 	} else {
 		snprintf(line, sizeof line, "%s\n", body);
 	}
+	client_sent(&b->m, c);
 	send_raw(b, line, strlen(line));
 }
 
-/* ---- decisions ------------------------------------------------------------------ */
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 5, 6)))
-#endif
-static void
-cand(struct bot *b, double w, enum model_pending pend, int pend_char, const char *fmt, ...)
+/* The legal command of the row with `flag` (EndTurn: CLIENT_SILENT, Leave:
+ * CLIENT_LEAVES, StartGame: CLIENT_STARTS), or NULL. */
+static const struct cmd *legal_with(const struct bot *b, unsigned flag)
 {
-	if (b->ncands >= MAX_CANDS)
-		return;
-	struct cand *c = &b->cands[b->ncands++];
-	c->w = w;
-	c->pend = pend;
-	c->pend_char = pend_char;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(c->cmd, sizeof c->cmd, fmt, ap);
-	va_end(ap);
+	for (size_t i = 0; i < b->cc.legal.n; i++)
+		if (client_command(b->cc.legal.v[i].type)->flags & flag)
+			return &b->cc.legal.v[i];
+	return NULL;
 }
 
-/* a random entrance of location l passing the filter: 0 zombie, 1 space */
-static int pick_entrance(struct bot *b, int l, int want)
+/* A random legal command: a kind by its weight (client_command's), then
+ * one of its commands. NULL when no kind has a weight. */
+static const struct cmd *pick_legal(struct bot *b)
 {
-	const struct model_location *L = &b->m.locs[l];
-	int opts[256], n = 0;
-	for (int e = 0; e < L->entrances && n < 256; e++) {
-		int z = L->zombies[e], bar = L->barricades[e];
-		if ((want == 0 && z > 0) || (want == 1 && z + bar < 3))
-			opts[n++] = e;
+	const struct game_cmd_list *l = &b->cc.legal;
+	double total = 0;
+	int count[CMD_TYPE_COUNT] = {0};
+	for (size_t i = 0; i < l->n; i++)
+		if (count[l->v[i].type]++ == 0)
+			total += client_command(l->v[i].type)->weight;
+	if (total <= 0)
+		return NULL;
+	double x = (double)(splitmix64(&b->rng) >> 11) / 9007199254740992.0 * total;
+	int kind = -1;
+	for (int t = 0; t < CMD_TYPE_COUNT && kind < 0; t++) {
+		double w = count[t] ? client_command((enum cmd_type)t)->weight : 0;
+		if (x < w)
+			kind = t;
+		x -= w;
 	}
-	return n ? opts[rnd(&b->rng, n)] : -1;
+	for (int t = CMD_TYPE_COUNT - 1; kind < 0 && t >= 0; t--)
+		if (count[t] && client_command((enum cmd_type)t)->weight > 0)
+			kind = t; /* rounding */
+	int k = rnd(&b->rng, count[kind]);
+	for (size_t i = 0; i < l->n; i++)
+		if (l->v[i].type == (enum cmd_type)kind && k-- == 0)
+			return &l->v[i];
+	return NULL;
 }
 
-static int pick_other_location(struct bot *b, int from)
-{
-	int opts[256], n = 0;
-	for (int l = 0; l < b->m.nlocs && n < 256; l++)
-		if (l != from && model_has_room(&b->m, l))
-			opts[n++] = l;
-	return n ? opts[rnd(&b->rng, n)] : -1;
-}
+/* ---- bad input (--invalid) -------------------------------------------------------- */
 
-/* a living character at location l, preferring injured ones when injured */
-static int pick_char_at(struct bot *b, int l, bool injured)
-{
-	int opts[256], n = 0;
-	for (int i = 0; i < b->m.nchars && n < 256; i++) {
-		const struct model_character *c = &b->m.chars[i];
-		if (c->alive && c->loc == l && (!injured || c->wounds + c->frost > 0))
-			opts[n++] = i;
-	}
-	return n ? opts[rnd(&b->rng, n)] : -1;
-}
-
-static bool holds_type(const struct bot *b, enum model_card_type t)
-{
-	for (int i = 0; i < b->m.ncards; i++)
-		if (b->m.cards[i].holder == b->m.me && b->m.cards[i].type == t)
-			return true;
-	return false;
-}
-
-/* Moves, searches, attacks, barricades, cleaning and abilities of our
- * character i. */
-static void character_candidates(struct bot *b, int i, int md)
-{
-	const struct model *m = &b->m;
-	const struct model_character *c = &m->chars[i];
-	int l = c->loc;
-	const struct model_location *L = &m->locs[l];
-	if (!c->moved) {
-		int to = pick_other_location(b, l);
-		if (to >= 0) {
-			if (!b->revised && holds_type(b, MODEL_CARD_FUEL) && rnd(&b->rng, 3) == 0)
-				cand(b, 2, MODEL_PEND_NONE, -1,
-				     "{\"command\":\"Move\",\"characterId\":%d,\"locationId\":%d,"
-				     "\"fuel\":true}",
-				     c->id, m->locs[to].id);
-			else if (!b->revised && rnd(&b->rng, 2))
-				cand(b, 2, MODEL_PEND_NONE, -1,
-				     "{\"command\":\"Move\",\"characterId\":%d,\"locationId\":%d,"
-				     "\"fuel\":false}",
-				     c->id, m->locs[to].id);
-			else
-				cand(b, 2, MODEL_PEND_NONE, -1,
-				     "{\"command\":\"Move\",\"characterId\":%d,\"locationId\":%d}",
-				     c->id, m->locs[to].id);
-		}
-	}
-	if (!L->colony && L->deck_left > 0 && md >= c->search)
-		cand(b, 4, MODEL_PEND_SEARCH, i, "{\"command\":\"Search\",\"characterId\":%d}",
-		     c->id);
-	if (md >= c->attack) {
-		int e = pick_entrance(b, l, 0);
-		if (e >= 0)
-			cand(b, 4, MODEL_PEND_ATTACK, i,
-			     "{\"command\":\"Attack\",\"characterId\":%d,\"entrance\":%d}", c->id,
-			     e);
-	}
-	if (m->ndice > 0 || (b->revised && model_unspent_equip(m, i, MODEL_CARD_HAMMER) >= 0)) {
-		int e = pick_entrance(b, l, 1);
-		if (e >= 0)
-			cand(b, 1.5, MODEL_PEND_BARRICADE, i,
-			     "{\"command\":\"Barricade\",\"characterId\":%d,\"entrance\":%d}",
-			     c->id, e);
-	}
-	if (L->colony && m->waste > 0 && m->ndice > 0 && (b->revised || !m->cleaned_this_round))
-		cand(b, m->waste >= 8 ? 5 : 1, MODEL_PEND_CLEAN, i,
-		     "{\"command\":\"CleanWaste\",\"characterId\":%d}", c->id);
-	switch (c->ability) {
-	case MODEL_AB_FEED:
-		if (c->uses == 0)
-			cand(b, 6, MODEL_PEND_NONE, -1,
-			     "{\"command\":\"UseAbility\",\"characterId\":%d}", c->id);
-		break;
-	case MODEL_AB_HEAL:
-		if (c->uses == 0) {
-			int t = pick_char_at(b, l, true);
-			if (t >= 0)
-				cand(b, 3, MODEL_PEND_NONE, -1,
-				     "{\"command\":\"UseAbility\",\"characterId\":%d,\"target\":%"
-				     "d}",
-				     c->id, m->chars[t].id);
-		}
-		break;
-	case MODEL_AB_BARRICADE:
-		if (c->uses < c->ab_max) {
-			int e = pick_entrance(b, l, 1);
-			if (e >= 0)
-				cand(b, 2, MODEL_PEND_NONE, -1,
-				     "{\"command\":\"UseAbility\",\"characterId\":%d,\"target\":%"
-				     "d}",
-				     c->id, e);
-		}
-		break;
-	case MODEL_AB_KILL:
-		if (c->uses < c->ab_max && l == c->ab_loc && md >= c->ab_die &&
-		    (!c->ab_children || m->children > 0)) {
-			int e = pick_entrance(b, l, 0);
-			if (e >= 0)
-				cand(b, 4, MODEL_PEND_KILL, i,
-				     "{\"command\":\"UseAbility\",\"characterId\":%d,\"target\":%"
-				     "d}",
-				     c->id, e);
-		}
-		break;
-	default:
-		break;
-	}
-}
-
-/* Our card k: contributed, or played through our character c where needed. */
-static void card_candidates(struct bot *b, int k, const int *mine, int nmine, bool hungry,
-                            bool crisis_open)
-{
-	const struct model *m = &b->m;
-	const struct model_card *cd = &m->cards[k];
-	if (model_crisis_accepts(m, cd->type) && !(cd->type == MODEL_CARD_FOOD && hungry))
-		cand(b, crisis_open ? 5 : 0.3, MODEL_PEND_NONE, -1,
-		     "{\"command\":\"ContributeCard\",\"cardId\":%d}", cd->id);
-	if (nmine == 0)
-		return;
-	const struct model_character *c = &m->chars[mine[rnd(&b->rng, nmine)]];
-	int l = c->loc;
-	switch (cd->type) {
-	case MODEL_CARD_FOOD:
-		cand(b, hungry ? 8 : 0.5, MODEL_PEND_NONE, -1,
-		     "{\"command\":\"UseCard\",\"cardId\":%d}", cd->id);
-		break;
-	case MODEL_CARD_STUFF:
-		if (m->ndice > 0)
-			cand(b, 0.7, MODEL_PEND_NONE, -1, "{\"command\":\"UseCard\",\"cardId\":%d}",
-			     cd->id);
-		break;
-	case MODEL_CARD_MEDICINE: {
-		int t = pick_char_at(b, l, true);
-		if (t >= 0)
-			cand(b, 2, MODEL_PEND_NONE, -1,
-			     "{\"command\":\"UseCard\",\"cardId\":%d,\"characterId\":%d,\"target\":"
-			     "%d}",
-			     cd->id, c->id, m->chars[t].id);
-		break;
-	}
-	case MODEL_CARD_LOCK: {
-		int e = pick_entrance(b, l, 1);
-		if (e >= 0)
-			cand(b, 1, MODEL_PEND_NONE, -1,
-			     "{\"command\":\"UseCard\",\"cardId\":%d,\"characterId\":%d,\"target\":"
-			     "%d}",
-			     cd->id, c->id, e);
-		break;
-	}
-	case MODEL_CARD_SCISSORS: {
-		int e = pick_entrance(b, l, 0);
-		if (e >= 0)
-			cand(b, 2, MODEL_PEND_NONE, -1,
-			     "{\"command\":\"UseCard\",\"cardId\":%d,\"characterId\":%d,\"target\":"
-			     "%d}",
-			     cd->id, c->id, e);
-		break;
-	}
-	case MODEL_CARD_FUEL:
-		if (b->revised && !c->moved) {
-			int to = pick_other_location(b, l);
-			if (to >= 0)
-				cand(b, 1.5, MODEL_PEND_NONE, -1,
-				     "{\"command\":\"UseCard\",\"cardId\":%d,\"characterId\":%d,"
-				     "\"target\":%d}",
-				     cd->id, c->id, m->locs[to].id);
-		}
-		break;
-	default: /* equipment */
-		if (b->revised) {
-			int t = pick_char_at(b, l, false);
-			if (t >= 0)
-				cand(b, 1.5, MODEL_PEND_NONE, -1,
-				     "{\"command\":\"UseCard\",\"cardId\":%d,\"characterId\":%d,"
-				     "\"target\":%d}",
-				     cd->id, c->id, m->chars[t].id);
-		}
-		break;
-	}
-}
-
-static void build_candidates(struct bot *b)
-{
-	const struct model *m = &b->m;
-	b->ncands = 0;
-	int md = model_max_die(m);
-	bool hungry = m->food < model_food_need(m);
-	bool crisis_open = m->crisis >= 0 && m->contributed < m->crises[m->crisis].required + 2;
-	for (int i = 0; i < m->nchars; i++)
-		if (m->chars[i].alive && m->chars[i].owner == m->me)
-			character_candidates(b, i, md);
-
-	/* cards in hand, played through one of our characters where needed */
-	int mine[64], nmine = 0;
-	for (int i = 0; i < m->nchars && nmine < 64; i++)
-		if (m->chars[i].alive && m->chars[i].owner == m->me)
-			mine[nmine++] = i;
-	for (int k = 0; k < m->ncards; k++)
-		if (m->cards[k].holder == m->me)
-			card_candidates(b, k, mine, nmine, hungry, crisis_open);
-}
-
-/* A plausible command with random arguments: may well fail. */
-static void chaos_command(struct bot *b)
-{
-	const struct model *m = &b->m;
-	int ci = rnd(&b->rng, m->nchars);
-	int cid = m->chars[ci].id;
-	int li = rnd(&b->rng, m->nlocs);
-	int e = rnd(&b->rng, m->locs[li].entrances + 1);
-	int card = m->cards[rnd(&b->rng, m->ncards)].id;
-	switch (rnd(&b->rng, 9)) {
-	case 0:
-		sendf(b, "{\"command\":\"Move\",\"characterId\":%d,\"locationId\":%d}", cid,
-		      m->locs[li].id);
-		break;
-	case 1:
-		sendf(b, "{\"command\":\"Search\",\"characterId\":%d}", cid);
-		break;
-	case 2:
-		sendf(b, "{\"command\":\"Attack\",\"characterId\":%d,\"entrance\":%d}", cid, e);
-		break;
-	case 3:
-		sendf(b, "{\"command\":\"Barricade\",\"characterId\":%d,\"entrance\":%d}", cid, e);
-		break;
-	case 4:
-		sendf(b, "{\"command\":\"CleanWaste\",\"characterId\":%d}", cid);
-		break;
-	case 5:
-		sendf(b, "{\"command\":\"ContributeCard\",\"cardId\":%d}", card);
-		break;
-	case 6:
-		sendf(b, "{\"command\":\"UseCard\",\"cardId\":%d,\"characterId\":%d,\"target\":%d}",
-		      card, cid, rnd(&b->rng, 2) ? e : m->chars[rnd(&b->rng, m->nchars)].id);
-		break;
-	case 7:
-		sendf(b, "{\"command\":\"UseAbility\",\"characterId\":%d,\"target\":%d}", cid, e);
-		break;
-	default:
-		sendf(b, "{\"command\":\"UseAbility\",\"characterId\":%d}", cid);
-		break;
-	}
-}
-
-static int unknown_char_id(struct bot *b)
+static int max_id(const int *ids, int n, size_t stride)
 {
 	int mx = 0;
-	for (int i = 0; i < b->m.nchars; i++)
-		if (b->m.chars[i].id > mx)
-			mx = b->m.chars[i].id;
-	return mx + 1000 + rnd(&b->rng_oot, 1000);
+	for (int i = 0; i < n; i++) {
+		int id = *(const int *)((const char *)ids + (size_t)i * stride);
+		if (id > mx)
+			mx = id;
+	}
+	return mx;
 }
 
-static int unknown_card_id(struct bot *b)
+/* An id no character of the configuration has. */
+static int unknown_char_id(struct bot *b, uint64_t *r)
 {
-	int mx = 0;
-	for (int i = 0; i < b->m.ncards; i++)
-		if (b->m.cards[i].id > mx)
-			mx = b->m.cards[i].id;
-	return mx + 1000 + rnd(&b->rng_oot, 1000);
+	if (!b->m.got_config)
+		return 1000 + rnd(r, 1000);
+	return max_id(&b->m.chars[0].id, b->m.nchars, sizeof b->m.chars[0]) + 1000 + rnd(r, 1000);
 }
 
-static int my_char_index(const struct bot *b, uint64_t *r)
+/* A value for parameter p of c: mostly an id of the configuration (any
+ * character, location, card; an entrance of any location), now and then
+ * one that does not exist. Without a configuration (the lurker) small
+ * numbers. */
+static int random_value(struct bot *b, uint64_t *r, const struct proto_param *p)
 {
-	int opts[64], n = 0;
-	for (int i = 0; i < b->m.nchars && n < 64; i++)
-		if (b->m.chars[i].alive && b->m.chars[i].owner == b->m.me)
-			opts[n++] = i;
-	return n ? opts[rnd(r, n)] : -1;
+	const struct model *m = &b->m;
+	size_t off = p->offset;
+	bool odd = rnd(r, 6) == 0 || !m->got_config;
+	if (p->type == PROTO_BOOL)
+		return rnd(r, 2);
+	if (off == offsetof(struct cmd, entrance) || off == offsetof(struct cmd, target)) {
+		int e = m->got_config ? m->locs[rnd(r, m->nlocs)].entrances : 2;
+		if (off == offsetof(struct cmd, target) && m->got_config && rnd(r, 2))
+			return rnd(r, 2) ? m->chars[rnd(r, m->nchars)].id
+			                 : m->locs[rnd(r, m->nlocs)].id;
+		return odd ? e + rnd(r, 3) - (rnd(r, 2) ? 0 : e + 3) : rnd(r, e);
+	}
+	if (off == offsetof(struct cmd, location))
+		return odd ? 1 + rnd(r, 100000) : m->locs[rnd(r, m->nlocs)].id;
+	if (off == offsetof(struct cmd, card))
+		return odd ? 1 + rnd(r, 100000) : m->cards[rnd(r, m->ncards)].id;
+	return odd ? unknown_char_id(b, r) : m->chars[rnd(r, m->nchars)].id;
+}
+
+/* A command of type t with random parameters (a name for Register). */
+static void random_command(struct bot *b, uint64_t *r, enum cmd_type t, struct cmd *c)
+{
+	memset(c, 0, sizeof *c);
+	c->type = t;
+	c->name = "again";
+	size_t n;
+	const struct proto_param *ps = proto_cmd_params(t, &n);
+	c->has_target = rnd(r, 2);
+	for (size_t i = 0; i < n; i++)
+		if (ps[i].type != PROTO_STRING)
+			proto_param_set(c, &ps[i], random_value(b, r, &ps[i]));
+}
+
+/* A random type whose table row has a parameter that `want` accepts
+ * (NULL: any type); -1 when none. *param gets that parameter. */
+static int type_with(uint64_t *r, bool (*want)(const struct proto_param *), size_t *param)
+{
+	int found = -1, seen = 0;
+	for (int t = 0; t < CMD_TYPE_COUNT; t++) {
+		size_t n;
+		const struct proto_param *ps = proto_cmd_params((enum cmd_type)t, &n);
+		for (size_t i = 0; i < n; i++)
+			if (want(&ps[i]) && rnd(r, ++seen) == 0) {
+				found = t;
+				*param = i;
+			}
+	}
+	return found;
+}
+
+static bool is_required(const struct proto_param *p)
+{
+	return !(p->flags & (PROTO_OPTIONAL | PROTO_PAIR | PROTO_BASE_ONLY));
+}
+
+static bool is_int(const struct proto_param *p)
+{
+	return p->type == PROTO_INT && !(p->flags & PROTO_BASE_ONLY);
+}
+
+static bool is_pair(const struct proto_param *p)
+{
+	return (p->flags & PROTO_PAIR) != 0;
+}
+
+static bool is_character(const struct proto_param *p)
+{
+	return is_required(p) && p->offset == offsetof(struct cmd, character);
+}
+
+/* line (a command's wire line) with the value of member `key` replaced by
+ * `value` (NULL: the member removed), into a new string. */
+static char *with_member(const char *line, const char *key, const char *value)
+{
+	char pat[64];
+	snprintf(pat, sizeof pat, ",\"%s\":", key);
+	const char *at = strstr(line, pat);
+	size_t len = strlen(line);
+	char *out = xcalloc(len + (value ? strlen(value) : 0) + 64, 1);
+	if (!at) {
+		memcpy(out, line, len);
+		return out;
+	}
+	const char *end = at + strlen(pat);
+	while (*end && *end != ',' && *end != '}')
+		end++;
+	memcpy(out, line, (size_t)(at - line));
+	if (value)
+		sprintf(out + strlen(out), "%s%s", pat, value);
+	strcat(out, end);
+	return out;
+}
+
+/* line with `extra` ("\"x\":1") added as its last member. */
+static char *with_extra(const char *line, const char *extra, size_t extra_len)
+{
+	size_t len = strlen(line);
+	while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '}'))
+		len--;
+	char *out = xcalloc(len + extra_len + 8, 1);
+	memcpy(out, line, len);
+	out[len] = ',';
+	memcpy(out + len + 1, extra, extra_len);
+	memcpy(out + len + 1 + extra_len, "}\n", 2);
+	return out;
 }
 
 /* How the server answers an invalid line (protocol.md, behaviour.md and the
@@ -682,195 +557,210 @@ enum inv_kind {
 	INV_BLANK,   /* empty / blank line: no answer at all */
 };
 
-/*
- * One line that must fail whatever the state: bad framing or JSON, bad
- * types, unknown ids, someone else's character, a card we do not hold, a
- * command of another phase (only lines that do not decode when bad_only).
- * Uses generator r. Returns a description and stores how the server answers
- * it in *kind.
- */
-static const char *send_invalid(struct bot *b, uint64_t *r, enum inv_kind *kind, bool bad_only)
+/* One line that does not decode, whatever the state: a command's wire line
+ * broken (cut, a member missing, a value of the wrong type, a pair half
+ * given, bytes that are not UTF-8, ...) or no command at all. Returns the
+ * line (owned by the caller; its length in *len) and says what it is. */
+static char *bad_line(struct bot *b, uint64_t *r, size_t *len, const char **what)
 {
-	static const int bad_cases[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 18, 19, 20, 21};
-	const struct model *m = &b->m;
-	*kind = INV_BAD;
-	char buf[512];
-	int mc = my_char_index(b, r);
-	int myid = mc >= 0 ? m->chars[mc].id : unknown_char_id(b);
-	int which = bad_only ? bad_cases[rnd(r, (int)(sizeof bad_cases / sizeof bad_cases[0]))]
-	                     : rnd(r, 23);
-	switch (which) {
-	case 0:
-		send_str(b, "{\"command\":\"Move\",\"characterId\":\n");
-		return "truncated JSON";
+	struct cmd c;
+	size_t pi = 0, n;
+	char *out = NULL;
+	int t = type_with(r, is_int, &pi);
+	random_command(b, r, (enum cmd_type)t, &c);
+	c.has_target = true;
+	const struct proto_param *p = &proto_cmd_params(c.type, &n)[pi];
+	char line[1024];
+	snprintf(line, sizeof line, "%s", line_of(b, &c));
+	switch (rnd(r, 14)) {
+	case 0: {
+		size_t cut = 1 + (size_t)rnd(r, (int)strlen(line) - 3);
+		out = xcalloc(cut + 2, 1);
+		memcpy(out, line, cut);
+		out[cut] = '\n';
+		*what = "truncated JSON";
+		break;
+	}
 	case 1:
-		send_str(b, "[1,2,3]\n");
-		return "a JSON array";
+		out = xstrdup("[1,2,3]\n");
+		*what = "a JSON array";
+		break;
 	case 2:
-		send_str(b, "\"EndTurn\"\n");
-		return "a JSON string";
+		out = xcalloc(strlen(cmd_name(c.type)) + 8, 1);
+		sprintf(out, "\"%s\"\n", cmd_name(c.type));
+		*what = "a JSON string";
+		break;
 	case 3:
-		send_str(b, "{}\n");
-		return "an object without command";
+		out = xstrdup("{}\n");
+		*what = "an object without command";
+		break;
 	case 4:
-		send_str(b, "{\"command\":\"Dance\",\"characterId\":1}\n");
-		return "an unknown command";
+		out = xstrdup("{\"command\":\"Dance\",\"characterId\":1}\n");
+		*what = "an unknown command";
+		break;
 	case 5:
-		send_str(b, "{\"command\":42}\n");
-		return "a numeric command name";
-	case 6:
-		send_str(b, "{\"command\":\"Search\"}\n");
-		return "a missing parameter";
-	case 7:
-		snprintf(buf, sizeof buf,
-		         "{\"command\":\"Attack\",\"characterId\":\"%d\",\"entrance\":0}\n", myid);
-		send_raw(b, buf, strlen(buf));
-		return "a string id";
-	case 8:
-		snprintf(buf, sizeof buf,
-		         "{\"command\":\"Move\",\"characterId\":%d,\"locationId\":%d.5}\n", myid,
-		         m->locs[rnd(r, m->nlocs)].id);
-		send_raw(b, buf, strlen(buf));
-		return "a fractional id";
+		out = xstrdup("{\"command\":42}\n");
+		*what = "a numeric command name";
+		break;
+	case 6: {
+		t = type_with(r, is_required, &pi);
+		random_command(b, r, (enum cmd_type)t, &c);
+		snprintf(line, sizeof line, "%s", line_of(b, &c));
+		out = with_member(line, proto_cmd_params(c.type, &n)[pi].key, NULL);
+		*what = "a missing parameter";
+		break;
+	}
+	case 7: {
+		char v[32];
+		snprintf(v, sizeof v, "\"%d\"", proto_param_get(&c, p));
+		out = with_member(line, p->key, v);
+		*what = "a string id";
+		break;
+	}
+	case 8: {
+		char v[32];
+		snprintf(v, sizeof v, "%d.5", proto_param_get(&c, p));
+		out = with_member(line, p->key, v);
+		*what = "a fractional id";
+		break;
+	}
 	case 9:
-		snprintf(buf, sizeof buf,
-		         "{\"command\":\"Move\",\"characterId\":%d,\"locationId\":1e300}\n", myid);
-		send_raw(b, buf, strlen(buf));
-		return "an id out of range";
-	case 10:
-		snprintf(buf, sizeof buf,
-		         "{\"command\":\"UseCard\",\"cardId\":%d,\"characterId\":%d}\n",
-		         m->cards[rnd(r, m->ncards)].id, myid);
-		send_raw(b, buf, strlen(buf));
-		return "characterId without target";
-	case 11:
-		snprintf(buf, sizeof buf, "{\"command\":\"Search\",\"characterId\":%d}\n",
-		         unknown_char_id(b));
-		send_raw(b, buf, strlen(buf));
-		*kind = INV_DECODED;
-		return "an unknown character";
+		out = with_member(line, p->key, "1e300");
+		*what = "an id out of range";
+		break;
+	case 10: {
+		t = type_with(r, is_pair, &pi);
+		random_command(b, r, (enum cmd_type)t, &c);
+		c.has_target = true;
+		snprintf(line, sizeof line, "%s", line_of(b, &c));
+		out = with_member(line, proto_cmd_params(c.type, &n)[pi].key, NULL);
+		*what = "half of a pair";
+		break;
+	}
+	case 11: {
+		static const char not_utf8[] = "\"x\":\"\xff\xfe\"";
+		out = with_extra(line, not_utf8, sizeof not_utf8 - 1);
+		*what = "invalid UTF-8";
+		break;
+	}
 	case 12: {
-		/* someone else's or an unspawned character */
-		int opts[256], n = 0;
-		for (int i = 0; i < m->nchars && n < 256; i++)
-			if (!(m->chars[i].alive && m->chars[i].owner == m->me))
-				opts[n++] = i;
-		int ci = n ? opts[rnd(r, n)] : -1;
-		int cid = ci >= 0 ? m->chars[ci].id : unknown_char_id(b);
-		snprintf(buf, sizeof buf,
-		         "{\"command\":\"Move\",\"characterId\":%d,\"locationId\":%d}\n", cid,
-		         m->locs[rnd(r, m->nlocs)].id);
-		send_raw(b, buf, strlen(buf));
-		*kind = INV_DECODED;
-		return "a character we do not own";
+		/* deep nesting (the server's limit is 64), ~12 KB */
+		int depth = 3000 + rnd(r, 3000);
+		char *nest = xcalloc((size_t)depth * 2 + 8, 1);
+		memcpy(nest, "\"x\":", 4);
+		memset(nest + 4, '[', (size_t)depth);
+		memset(nest + 4 + depth, ']', (size_t)depth);
+		out = with_extra(line, nest, 4 + 2 * (size_t)depth);
+		free(nest);
+		*what = "deeply nested JSON";
+		break;
 	}
-	case 13: {
-		int mx = 0;
-		for (int i = 0; i < m->nlocs; i++)
-			if (m->locs[i].id > mx)
-				mx = m->locs[i].id;
-		snprintf(buf, sizeof buf,
-		         "{\"command\":\"Move\",\"characterId\":%d,\"locationId\":%d}\n", myid,
-		         mx + 1 + rnd(r, 100));
-		send_raw(b, buf, strlen(buf));
-		*kind = INV_DECODED;
-		return "an unknown location";
+	default: {
+		size_t ll = strlen(line);
+		out = xcalloc(ll + 8, 1);
+		memcpy(out, line, ll - 1);
+		memcpy(out + ll - 1, " x\n", 3);
+		*what = "trailing garbage";
+		break;
 	}
-	case 14: {
-		int e = rnd(r, 2)
-		                ? -1 - rnd(r, 5)
-		                : (mc >= 0 ? m->locs[m->chars[mc].loc].entrances : 50) + rnd(r, 5);
-		snprintf(buf, sizeof buf,
-		         "{\"command\":\"%s\",\"characterId\":%d,\"entrance\":%d}\n",
-		         rnd(r, 2) ? "Attack" : "Barricade", myid, e);
-		send_raw(b, buf, strlen(buf));
-		*kind = INV_DECODED;
-		return "an entrance out of range";
 	}
-	case 15: {
-		int opts[1024], n = 0;
-		for (int i = 0; i < m->ncards && n < 1024; i++)
-			if (m->cards[i].holder != m->me)
-				opts[n++] = m->cards[i].id;
-		int card = n && rnd(r, 2) ? opts[rnd(r, n)] : unknown_card_id(b);
-		snprintf(buf, sizeof buf, "{\"command\":\"%s\",\"cardId\":%d}\n",
-		         rnd(r, 2) ? "ContributeCard" : "UseCard", card);
-		send_raw(b, buf, strlen(buf));
-		*kind = INV_DECODED;
-		return "a card we do not hold";
+	*len = strlen(out);
+	if (rnd(r, 15) == 0) {
+		/* a NUL byte before the end */
+		char *nul = xcalloc(*len + 2, 1);
+		memcpy(nul, out, *len - 2);
+		memcpy(nul + *len - 1, out + *len - 2, 2);
+		free(out);
+		out = nul;
+		(*len)++;
+		*what = "a NUL byte";
 	}
-	case 16:
-		switch (rnd(r, 3)) {
-		case 0:
-			send_str(b, "{\"command\":\"Register\",\"playerName\":\"again\"}\n");
-			break;
-		case 1:
-			send_str(b, "{\"command\":\"StartGame\"}\n");
-			break;
-		default:
-			snprintf(buf, sizeof buf,
-			         "{\"command\":\"SelectCharacters\",\"characterId0\":%d,"
-			         "\"characterId1\":%d}\n",
-			         m->chars[0].id, m->chars[m->nchars > 1 ? 1 : 0].id);
-			send_raw(b, buf, strlen(buf));
-			break;
+	return out;
+}
+
+/* A command the server must refuse now, as the engine says from the bot's
+ * view: one parameter of a legal command changed, or a random command.
+ * False when none was found in a few tries. *why: its CommandFailed. */
+static bool refused_command(struct bot *b, uint64_t *r, struct cmd *c, const char **why)
+{
+	for (int tries = 0; tries < 64; tries++) {
+		if (b->cc.legal.n > 0 && rnd(r, 2)) {
+			*c = b->cc.legal.v[rnd(r, (int)b->cc.legal.n)];
+			size_t n;
+			const struct proto_param *ps = proto_cmd_params(c->type, &n);
+			if (n > 0 && ps[0].type != PROTO_STRING) {
+				const struct proto_param *p = &ps[rnd(r, (int)n)];
+				proto_param_set(c, p, random_value(b, r, p));
+			}
+		} else {
+			random_command(b, r, (enum cmd_type)rnd(r, CMD_TYPE_COUNT), c);
 		}
-		*kind = INV_DECODED;
-		return "a command of another phase";
-	case 17:
-		if (rnd(r, 2))
-			send_str(b, "\n");
-		else
-			send_str(b, "   \r\n");
+		*why = client_cmds_refusal(&b->cc, c);
+		if (*why && strcmp(*why, "aborts the registration") != 0)
+			return true;
+	}
+	return false;
+}
+
+/* A command no state accepts: one that names a character by an id no
+ * character has (the only commands without such a parameter are those of
+ * the registration and Leave and EndTurn). */
+static void unknown_character_command(struct bot *b, uint64_t *r, struct cmd *c)
+{
+	size_t pi = 0;
+	int t = type_with(r, is_character, &pi);
+	random_command(b, r, (enum cmd_type)t, c);
+	c->character = unknown_char_id(b, r);
+}
+
+/*
+ * One line that must fail whatever the state (only lines that do not decode
+ * when bad_only): a broken line, a blank line, a command the engine refuses
+ * (from the bot's view, which is exact when the game waits for it: the
+ * server's CommandFailed message must be the engine's, *expect), or one
+ * over a long padding. Uses generator r. Returns a description and stores
+ * how the server answers in *kind.
+ */
+static const char *send_invalid(struct bot *b, uint64_t *r, enum inv_kind *kind, bool bad_only,
+                                const char **expect)
+{
+	*expect = NULL;
+	*kind = INV_BAD;
+	int which = bad_only ? 0 : rnd(r, 23);
+	if (which < 15) {
+		size_t len;
+		const char *what;
+		char *line = bad_line(b, r, &len, &what);
+		send_raw(b, line, len);
+		free(line);
+		return what;
+	}
+	if (which == 15) {
+		send_str(b, rnd(r, 2) ? "\n" : "   \r\n");
 		*kind = INV_BLANK;
 		return "an empty line";
-	case 18:
-		snprintf(buf, sizeof buf,
-		         "{\"command\":\"Search\",\"characterId\":%d,\"x\":\"\xff\xfe\"}\n",
-		         unknown_char_id(b));
-		send_raw(b, buf, strlen(buf));
-		return "invalid UTF-8";
-	case 19:
-		send_raw(b, "{\"command\":\"EndTurn\"\0}\n",
-		         sizeof "{\"command\":\"EndTurn\"\0}\n" - 1);
-		return "a NUL byte";
-	case 20: {
-		/* deep nesting (cJSON's limit is 1000), ~12 KB */
-		int depth = 3000 + rnd(r, 3000);
-		size_t cap = (size_t)depth * 2 + 128, n = 0;
-		char *p = xcalloc(cap, 1);
-		n += (size_t)snprintf(p, cap, "{\"command\":\"Search\",\"characterId\":%d,\"x\":",
-		                      unknown_char_id(b));
-		for (int i = 0; i < depth; i++)
-			p[n++] = '[';
-		for (int i = 0; i < depth; i++)
-			p[n++] = ']';
-		p[n++] = '}';
-		p[n++] = '\n';
-		send_raw(b, p, n);
-		free(p);
-		return "deeply nested JSON";
 	}
-	case 21:
-		send_str(b, "{\"command\":\"EndTurn\"} x\n");
-		return "trailing garbage";
-	default: {
-		/* a long line within the 64 KiB limit */
-		size_t len = 30000 + (size_t)rnd(r, 30000), n = 0;
-		char *p = xcalloc(len + 128, 1);
-		n += (size_t)snprintf(p, 128,
-		                      "{\"command\":\"Search\",\"characterId\":%d,\"pad\":\"",
-		                      unknown_char_id(b));
-		memset(p + n, 'a', len);
-		n += len;
-		memcpy(p + n, "\"}\n", 3);
-		n += 3;
-		send_raw(b, p, n);
-		free(p);
-		*kind = INV_DECODED;
+	struct cmd c;
+	const char *why = NULL;
+	if (!refused_command(b, r, &c, &why))
+		unknown_character_command(b, r, &c);
+	*kind = INV_DECODED;
+	*expect = why;
+	if (which == 22) {
+		/* a long line within the 64 KiB limit: padding as an unknown member */
+		size_t pad = 30000 + (size_t)rnd(r, 30000);
+		char *member = xcalloc(pad + 16, 1);
+		memcpy(member, "\"pad\":\"", 7);
+		memset(member + 7, 'a', pad);
+		member[7 + pad] = '"';
+		char *line = with_extra(line_of(b, &c), member, pad + 8);
+		send_raw(b, line, strlen(line));
+		free(line);
+		free(member);
 		return "a long line";
 	}
-	}
+	send_str(b, line_of(b, &c));
+	return why ? why : "a command with an unknown character";
 }
 
 /* --stall: stop answering for good; the server's --timeout removes us */
@@ -897,25 +787,40 @@ static bool maybe_disconnect(struct bot *b, uint64_t *r, double pct)
 		b->result = "disconnected";
 		return true;
 	}
-	size_t len = 65537 + (size_t)rnd(r, 40000), n = 0;
-	char *p = xcalloc(len + 64, 1);
-	n += (size_t)snprintf(p, 64, "{\"command\":\"EndTurn\",\"pad\":\"");
-	memset(p + n, 'z', len);
-	n += len;
-	memcpy(p + n, "\"}\n", 3);
-	n += 3;
-	send_raw(b, p, n);
+	/* any command with an unknown member of 64 KiB and more */
+	struct cmd c;
+	random_command(b, r, (enum cmd_type)rnd(r, CMD_TYPE_COUNT), &c);
+	size_t len = 65537 + (size_t)rnd(r, 40000);
+	char *pad = xcalloc(len + 16, 1);
+	memcpy(pad, "\"pad\":\"", 7);
+	memset(pad + 7, 'z', len);
+	pad[7 + len] = '"';
+	char *p = with_extra(line_of(b, &c), pad, len + 8);
+	send_raw(b, p, strlen(p));
 	free(p);
+	free(pad);
 	b->overlong_sent = true;
 	return true;
 }
 
 static void end_turn(struct bot *b)
 {
-	sendf(b, "{\"command\":\"EndTurn\"}");
+	const struct cmd *end = legal_with(b, CLIENT_SILENT);
+	if (!end)
+		return;
+	send_cmd(b, end);
 	outbox_of(b)->silent = true;
 	b->cmds_this_turn = 0;
-	model_end_my_turn(&b->m);
+}
+
+/* Expect CommandFailed for the bad line just sent (strict checks only). */
+static void expect_failure(struct bot *b, const char *what, const char *where, const char *msg)
+{
+	if (b->oot_pending != 0 || b->strict_off)
+		return;
+	b->expect_fail = true;
+	b->expect_fail_msg = msg;
+	snprintf(b->expect_fail_what, sizeof b->expect_fail_what, "%s%s", what, where);
 }
 
 /* One command on ActNow. */
@@ -924,93 +829,61 @@ static void act(struct bot *b)
 	if (b->overlong_sent || b->stalled)
 		return;
 	model_set_pending(&b->m, MODEL_PEND_NONE, -1);
+	update_legal(b);
 	if (b->cmds_this_turn++ >= MAX_CMDS_PER_TURN) {
 		end_turn(b);
 		return;
 	}
 	if (chance(&b->rng, b->leave_pct)) {
 		b->sent_leave = true;
-		model_end_my_turn(&b->m);
-		sendf(b, "{\"command\":\"Leave\"}");
+		send_cmd(b, legal_with(b, CLIENT_LEAVES));
 		return;
 	}
 	if (chance(&b->rng, b->invalid_pct)) {
-		bool strict = b->oot_pending == 0 && !b->strict_off;
 		enum inv_kind kind;
-		const char *what = send_invalid(b, &b->rng, &kind, false);
+		const char *msg;
+		const char *what = send_invalid(b, &b->rng, &kind, false, &msg);
 		if (kind != INV_BLANK) {
-			if (strict) {
-				b->expect_fail = true;
-				snprintf(b->expect_fail_what, sizeof b->expect_fail_what,
-				         "%s (in turn)", what);
-			}
+			expect_failure(b, what, " (in turn)", msg);
 			/* bad input gets no new ActNow: go on after its CommandFailed */
 			b->act_after_fail = kind == INV_BAD;
 			return;
 		}
 		/* a blank line gets no answer at all: go on with a real command */
 	}
-	build_candidates(b);
-	double end_w = b->ncands == 0 ? 1.0 : (b->m.ndice == 0 ? 0.4 : 0.12);
+	const struct cmd *c = pick_legal(b);
+	double end_w = !c ? 1.0 : (b->m.ndice == 0 ? 0.4 : 0.12);
 	if (chance(&b->rng, end_w * 100.0)) {
 		end_turn(b);
 		return;
 	}
 	if (chance(&b->rng, 4)) {
-		chaos_command(b);
+		/* a plausible command with random parameters: may well fail */
+		struct cmd any;
+		do
+			random_command(b, &b->rng, (enum cmd_type)rnd(&b->rng, CMD_TYPE_COUNT),
+			               &any);
+		while (client_command(any.type)->flags & (CLIENT_ENDS_TURN | CLIENT_NO_PROMPT));
+		send_cmd(b, &any);
 		return;
 	}
-	double total = 0;
-	for (int i = 0; i < b->ncands; i++)
-		total += b->cands[i].w;
-	double x = (double)(splitmix64(&b->rng) >> 11) / 9007199254740992.0 * total;
-	int pick = b->ncands - 1;
-	for (int i = 0; i < b->ncands; i++) {
-		if (x < b->cands[i].w) {
-			pick = i;
-			break;
-		}
-		x -= b->cands[i].w;
-	}
-	model_set_pending(&b->m, b->cands[pick].pend, b->cands[pick].pend_char);
-	sendf(b, "%s", b->cands[pick].cmd);
+	send_cmd(b, c);
 }
 
 static void select_characters(struct bot *b)
 {
-	const struct model *m = &b->m;
+	update_legal(b);
 	if (chance(&b->rng, b->invalid_pct)) {
-		char buf[256];
-		int a = m->offered[rnd(&b->rng, 4)], b2 = a;
-		if (rnd(&b->rng, 2)) {
-			/* one of them not offered */
-			for (int i = 0; i < m->nchars; i++) {
-				int id = m->chars[i].id;
-				if (id != m->offered[0] && id != m->offered[1] &&
-				    id != m->offered[2] && id != m->offered[3]) {
-					b2 = id;
-					break;
-				}
-			}
-			if (b2 == a)
-				b2 = unknown_char_id(b);
-		}
-		snprintf(buf, sizeof buf,
-		         "{\"command\":\"SelectCharacters\",\"characterId0\":%d,\"characterId1\":%"
-		         "d}\n",
-		         a, b2);
-		send_raw(b, buf, strlen(buf));
-		if (b->oot_pending == 0 && !b->strict_off) {
-			b->expect_fail = true;
-			snprintf(b->expect_fail_what, sizeof b->expect_fail_what,
-			         "SelectCharacters %d %d", a, b2);
-		}
+		struct cmd c;
+		const char *why = NULL;
+		if (!refused_command(b, &b->rng, &c, &why))
+			unknown_character_command(b, &b->rng, &c);
+		send_str(b, line_of(b, &c));
+		expect_failure(b, why ? why : "a character we were not offered", " (selection)",
+		               why);
 	}
-	int i = rnd(&b->rng, 4), j = rnd(&b->rng, 3);
-	if (j >= i)
-		j++;
-	sendf(b, "{\"command\":\"SelectCharacters\",\"characterId0\":%d,\"characterId1\":%d}",
-	      m->offered[i], m->offered[j]);
+	if (b->cc.legal.n > 0)
+		send_cmd(b, &b->cc.legal.v[rnd(&b->rng, (int)b->cc.legal.n)]);
 }
 
 /* Now and then, while the game runs and it is probably not our turn, a
@@ -1026,19 +899,20 @@ static void maybe_out_of_turn(struct bot *b)
 	if (b->oot_commands && rnd(&b->rng_oot, 4) == 0 && rnd(&b->rng_oot, 10) == 0) {
 		/* Leave is only for the active player (it may be judged in our
 		 * turn, then we leave for real) */
-		send_str(b, "{\"command\":\"Leave\"}\n");
+		struct cmd leave;
+		client_command_with(CLIENT_LEAVES, &leave);
+		send_str(b, line_of(b, &leave));
 		b->oot_leave = true;
 		kind = INV_DECODED;
 	} else if (b->oot_commands && rnd(&b->rng_oot, 4) == 0) {
-		/* a plausible command: out of turn, or else with an id no one owns */
-		char buf[160];
-		snprintf(buf, sizeof buf,
-		         "{\"command\":\"%s\",\"characterId\":%d,\"entrance\":0}\n",
-		         rnd(&b->rng_oot, 2) ? "Attack" : "Barricade", unknown_char_id(b));
-		send_raw(b, buf, strlen(buf));
+		/* a plausible command, out of turn, with an id no one owns */
+		struct cmd c;
+		unknown_character_command(b, &b->rng_oot, &c);
+		send_str(b, line_of(b, &c));
 		kind = INV_DECODED;
 	} else {
-		send_invalid(b, &b->rng_oot, &kind, !b->oot_commands);
+		const char *msg;
+		send_invalid(b, &b->rng_oot, &kind, true, &msg);
 	}
 	if (kind == INV_BLANK)
 		return; /* no answer to wait for */
@@ -1061,12 +935,18 @@ static void on_config(struct bot *b, const struct model_event *ev)
 		fflush(stdout);
 		b->announced = true;
 	}
-	if (b->invalid_pct > 0 && chance(&b->rng, b->invalid_pct * 3)) {
-		send_str(b, "{\"command\":\"Register\",\"playerName\":\"twice\"}\n");
-		b->oot_pending++; /* its CommandFailed may come at any time */
+	update_legal(b);
+	struct cmd again;
+	const char *why;
+	if (b->invalid_pct > 0 && chance(&b->rng, b->invalid_pct * 3) &&
+	    refused_command(b, &b->rng, &again, &why)) {
+		send_str(b,
+		         line_of(b, &again)); /* Register again: the only one that does not abort */
+		b->oot_pending++;             /* its CommandFailed may come at any time */
 	}
-	if (b->start)
-		sendf(b, "{\"command\":\"StartGame\"}");
+	const struct cmd *start = legal_with(b, CLIENT_STARTS);
+	if (b->start && start)
+		send_cmd(b, start);
 }
 
 static void on_act_now(struct bot *b, const struct model_event *ev)
@@ -1151,6 +1031,9 @@ static void handle_event(struct bot *b, const struct model_event *ev)
 		die(b, EXIT_SERVER,
 		    "the server accepted %s: answered with %s instead of CommandFailed",
 		    b->expect_fail_what, ev->name);
+	if (b->expect_fail && b->expect_fail_msg && ev->s && strcmp(ev->s, b->expect_fail_msg) != 0)
+		die(b, EXIT_SERVER, "the server refused %s with \"%s\", the engine says \"%s\"",
+		    b->expect_fail_what, ev->s, b->expect_fail_msg);
 	b->expect_fail = false;
 	char err[600];
 	int rc = model_fold(&b->m, ev, err, sizeof err);
@@ -1400,6 +1283,8 @@ static void restart_model(struct bot *b)
 {
 	model_free(&b->m);
 	model_init(&b->m, b->name, b->revised);
+	client_cmds_free(&b->cc);
+	client_cmds_init(&b->cc);
 	b->pos = 0;
 	b->rng = b->rng_start;
 	b->rng_oot = b->rng_oot_start;
@@ -1566,24 +1451,27 @@ static void run(struct bot *b)
 {
 	b->rcap = 1 << 16;
 	b->rbuf = xcalloc(b->rcap, 1);
+	update_legal(b); /* before the Config: Register with our name */
+	struct cmd reg = b->cc.legal.v[0];
 	if (b->invalid_pct > 0 && chance(&b->rng, b->invalid_pct * 3)) {
-		/* before registering: must fail, must not abort the registration */
-		if (rnd(&b->rng, 2))
-			send_str(b, "{\"command\":\"StartGame\"}\n");
-		else
-			send_str(b, "{\"command\":\"Register\"}\n");
+		/* before registering: must fail, must not abort the registration:
+		 * StartGame ("register first"), or Register without its name */
+		struct cmd start;
+		if (rnd(&b->rng, 2) && client_command_with(CLIENT_STARTS, &start)) {
+			send_str(b, line_of(b, &start));
+		} else {
+			size_t n;
+			char *bad = with_member(line_of(b, &reg),
+			                        proto_cmd_params(reg.type, &n)[0].key, NULL);
+			send_str(b, bad);
+			free(bad);
+		}
 		b->expect_fail = true;
+		b->expect_fail_msg = NULL;
 		snprintf(b->expect_fail_what, sizeof b->expect_fail_what,
 		         "a command before Register");
 	}
-	char reg[512];
-	cJSON *nm = cJSON_CreateString(b->name);
-	char *enc = cJSON_PrintUnformatted(nm);
-	snprintf(reg, sizeof reg, "{\"command\":\"Register\",\"playerName\":%s}\n",
-	         enc ? enc : "\"bot\"");
-	free(enc);
-	cJSON_Delete(nm);
-	send_raw(b, reg, strlen(reg));
+	send_str(b, line_of(b, &reg));
 	b->rng_start = b->rng;
 	b->rng_oot_start = b->rng_oot;
 	while (read_events(b))
@@ -1596,17 +1484,6 @@ static void run(struct bot *b)
  * ("restarted by every decoded command") nor abort the registration. */
 static void run_lurker(struct bot *b)
 {
-	static const char *const lines[] = {
-	        "not json\n",
-	        "{\"command\":\"Move\"}\n",
-	        "[]\n",
-	        "{\"command\":\"Register\"}\n",
-	        "{\"command\":\"Register\",\"playerName\":5}\n",
-	        "{\"command\":\"SelectCharacters\",\"characterId0\":\"a\"}\n",
-	        "\xff\xfe\n",
-	        "{\"command\":\"EndTurn\",\"x\":1} trailing\n",
-	};
-	const int nlines = (int)(sizeof lines / sizeof lines[0]);
 	char buf[65536];
 	size_t len = 0;
 	long sent = 0, answered = 0;
@@ -1615,8 +1492,14 @@ static void run_lurker(struct bot *b)
 		if (b->idle_sec > 0 && now_sec() - last > b->idle_sec)
 			die(b, EXIT_STALL, "no answer for %.0f s", b->idle_sec);
 		/* one line every ~20 ms, at most one unanswered at a time */
-		if (sent == answered && sent < 5000)
-			send_str(b, lines[(sent++) % nlines]);
+		if (sent == answered && sent < 5000) {
+			size_t n;
+			const char *what;
+			char *line = bad_line(b, &b->rng, &n, &what);
+			send_raw(b, line, n);
+			free(line);
+			sent++;
+		}
 		struct pollfd pfd = {.fd = b->fd, .events = POLLIN, .revents = 0};
 		int pr = poll(&pfd, 1, 20);
 		if (pr < 0 && errno != EINTR)
@@ -1828,6 +1711,7 @@ int main(int argc, char **argv)
 	}
 	b->revised = strcmp(rules, "revised") == 0;
 	model_init(&b->m, b->name, b->revised);
+	client_cmds_init(&b->cc);
 	uint64_t s = b->seed;
 	b->rng = splitmix64(&s);
 	b->rng_oot = splitmix64(&s) ^ 0x5DEECE66DULL;
@@ -1873,6 +1757,7 @@ int main(int argc, char **argv)
 	if (b->stream)
 		fclose(b->stream);
 	summary(b);
+	client_cmds_free(&b->cc);
 	model_free(&b->m);
 	for (long i = 0; i < b->seen.n; i++)
 		free(b->seen.line[i]);
