@@ -55,22 +55,120 @@ struct cmd *game_cmd_list_push(struct game_cmd_list *l, enum cmd_type type)
 	return c;
 }
 
+/* ---- one call's context ------------------------------------------------------------- */
+
+/* What every enumerator of one call needs, worked out once: the player's
+ * living characters and the cards of its hand, both in configuration order,
+ * and how many characters stand at each location. The arrays are small and
+ * on the stack; a configuration with more falls back to reading the game
+ * (the same answers, more slowly). */
+#define LEGAL_MAX_MINE 32
+#define LEGAL_MAX_HAND 128
+#define LEGAL_MAX_LOCS 64
+
+struct legal {
+	const struct game *g;
+	int p;
+	struct game_cmd_list *out;
+	int mine[LEGAL_MAX_MINE]; /* the player's living characters */
+	int nmine;                /* -1: more than fit (read the game) */
+	int hand[LEGAL_MAX_HAND]; /* the player's cards */
+	int nhand;                /* -1: more than fit */
+	int here[LEGAL_MAX_LOCS]; /* living characters per location */
+	bool counted;             /* here[] holds the counts */
+};
+
+static void sort_ints(int *v, int n)
+{
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			int t = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+}
+
+static void legal_init(struct legal *L, const struct game *g, int p, struct game_cmd_list *out)
+{
+	const struct config *cfg = g->cfg;
+	L->g = g;
+	L->p = p;
+	L->out = out;
+	L->nmine = 0;
+	L->nhand = 0;
+	L->counted = g->phase == PH_TURN && cfg->nlocations <= LEGAL_MAX_LOCS;
+	if (L->counted)
+		memset(L->here, 0, sizeof L->here);
+	for (int c = 0; c < cfg->ncharacters && g->phase == PH_TURN; c++) {
+		if (!is_alive(g, c))
+			continue;
+		if (L->counted)
+			L->here[g->chars[c].loc]++;
+		if (g->chars[c].owner != p || L->nmine < 0)
+			continue;
+		if (L->nmine == LEGAL_MAX_MINE)
+			L->nmine = -1;
+		else
+			L->mine[L->nmine++] = c;
+	}
+	if (p < 0 || g->phase != PH_TURN)
+		return;
+	const struct card_list *hand = &g->players[p].hand;
+	if (hand->n > LEGAL_MAX_HAND) {
+		L->nhand = -1;
+		return;
+	}
+	for (int k = hand->first; k >= 0; k = g->cards[k].next)
+		L->hand[L->nhand++] = k;
+	sort_ints(L->hand, L->nhand);
+}
+
+/* The i-th living character of the player (configuration order), -1 after
+ * the last. */
+static int mine(const struct legal *L, int i)
+{
+	if (L->nmine >= 0)
+		return i < L->nmine ? L->mine[i] : -1;
+	for (int c = 0, n = 0; c < L->g->cfg->ncharacters; c++)
+		if (owned(L->g, L->p, c) && n++ == i)
+			return c;
+	return -1;
+}
+
+/* The i-th card of the player's hand (configuration order), -1 after the last. */
+static int hand_card(const struct legal *L, int i)
+{
+	if (L->nhand >= 0)
+		return i < L->nhand ? L->hand[i] : -1;
+	for (int k = 0, n = 0; k < L->g->cfg->ncards; k++)
+		if (in_hand(L->g, L->p, k) && n++ == i)
+			return k;
+	return -1;
+}
+
+#define FOR_MINE(L, i, c) for (int i = 0, c; (c = mine((L), i)) >= 0; i++)
+#define FOR_HAND(L, i, k) for (int i = 0, k; (k = hand_card((L), i)) >= 0; i++)
+
 /* ---- helpers ---------------------------------------------------------------------- */
 
 /* A command of `type` for character c (index) of the list. */
-static struct cmd *push_char(const struct game *g, struct game_cmd_list *out, enum cmd_type type,
-                             int c)
+static struct cmd *push_char(const struct legal *L, enum cmd_type type, int c)
 {
-	struct cmd *x = game_cmd_list_push(out, type);
-	x->character = cchar(g, c)->id;
+	struct cmd *x = game_cmd_list_push(L->out, type);
+	x->character = cchar(L->g, c)->id;
 	return x;
 }
 
 /* Whether character c may move to location l now (Move's and FUEL's checks). */
-static bool may_move(const struct game *g, int c, int l)
+static bool may_move(const struct legal *L, int c, int l)
 {
+	const struct game *g = L->g;
 	const struct char_state *cs = &g->chars[c];
-	return !cs->moved && cs->loc != l && has_room(g, l);
+	if (cs->moved || cs->loc == l)
+		return false;
+	if (!L->counted)
+		return has_room(g, l);
+	return l == g->colony || L->here[l] < g->cfg->locations[l].survivor_spaces;
 }
 
 /* Whether entrance e of c's location has a zombie (want_zombie) or a free
@@ -83,13 +181,12 @@ static bool entrance_fits(const struct game *g, int c, int e, bool want_zombie)
 
 /* tmpl (UseCard or UseAbility) with target = each entrance of c's location
  * that has a zombie (want_zombie) or a free space. */
-static void push_entrances(const struct game *g, struct game_cmd_list *out, const struct cmd *tmpl,
-                           int c, bool want_zombie)
+static void push_entrances(const struct legal *L, const struct cmd *tmpl, int c, bool want_zombie)
 {
-	for (int e = 0; e < entrances(g, g->chars[c].loc); e++) {
-		if (!entrance_fits(g, c, e, want_zombie))
+	for (int e = 0; e < entrances(L->g, L->g->chars[c].loc); e++) {
+		if (!entrance_fits(L->g, c, e, want_zombie))
 			continue;
-		struct cmd *x = game_cmd_list_push(out, tmpl->type);
+		struct cmd *x = game_cmd_list_push(L->out, tmpl->type);
 		*x = *tmpl;
 		x->target = e;
 		x->has_target = true;
@@ -98,91 +195,85 @@ static void push_entrances(const struct game *g, struct game_cmd_list *out, cons
 
 /* tmpl with target = each living character at c's location (injured ones
  * only when `injured`). */
-static void push_char_targets(const struct game *g, struct game_cmd_list *out,
-                              const struct cmd *tmpl, int c, bool injured)
+static void push_char_targets(const struct legal *L, const struct cmd *tmpl, int c, bool injured)
 {
+	const struct game *g = L->g;
 	int l = g->chars[c].loc;
 	for (int t = 0; t < g->cfg->ncharacters; t++) {
 		const struct char_state *ts = &g->chars[t];
 		if (!is_alive(g, t) || ts->loc != l ||
 		    (injured && ts->wounds + ts->frostbites == 0))
 			continue;
-		struct cmd *x = game_cmd_list_push(out, tmpl->type);
+		struct cmd *x = game_cmd_list_push(L->out, tmpl->type);
 		*x = *tmpl;
 		x->target = cchar(g, t)->id;
 		x->has_target = true;
 	}
 }
 
-static int ndice(const struct game *g, int p)
+static int ndice(const struct legal *L)
 {
-	return g->players[p].ndice;
+	return L->g->players[L->p].ndice;
 }
 
-static bool has_fuel_card(const struct game *g, int p)
+static bool has_fuel_card(const struct legal *L)
 {
-	for (int k = g->players[p].hand.first; k >= 0; k = g->cards[k].next)
-		if (g->cfg->cards[k].type == CARD_FUEL)
-			return true;
+	FOR_HAND(L, i, k)
+	if (L->g->cfg->cards[k].type == CARD_FUEL)
+		return true;
 	return false;
 }
 
 /* ---- one enumerator per command ------------------------------------------------------ */
 
-static void legal_register(const struct game *g, int p, struct game_cmd_list *out)
+static void legal_register(const struct legal *L)
 {
-	(void)g;
-	if (p == GAME_NO_PLAYER)
-		game_cmd_list_push(out, CMD_REGISTER); /* name: the caller's */
+	if (L->p == GAME_NO_PLAYER)
+		game_cmd_list_push(L->out, CMD_REGISTER); /* name: the caller's */
 }
 
-static void legal_start_game(const struct game *g, int p, struct game_cmd_list *out)
+static void legal_start_game(const struct legal *L)
 {
-	(void)g;
-	if (p != GAME_NO_PLAYER)
-		game_cmd_list_push(out, CMD_START_GAME);
+	if (L->p != GAME_NO_PLAYER)
+		game_cmd_list_push(L->out, CMD_START_GAME);
 }
 
 /* Two different offered characters, in either order (both are accepted). */
-static void legal_select_characters(const struct game *g, int p, struct game_cmd_list *out)
+static void legal_select_characters(const struct legal *L)
 {
-	const int *offered = g->players[p].offered;
+	const int *offered = L->g->players[L->p].offered;
 	for (int i = 0; i < 4; i++)
 		for (int j = 0; j < 4; j++) {
 			if (i == j)
 				continue;
-			struct cmd *x = game_cmd_list_push(out, CMD_SELECT_CHARACTERS);
-			x->character = cchar(g, offered[i])->id;
-			x->character2 = cchar(g, offered[j])->id;
+			struct cmd *x = game_cmd_list_push(L->out, CMD_SELECT_CHARACTERS);
+			x->character = cchar(L->g, offered[i])->id;
+			x->character2 = cchar(L->g, offered[j])->id;
 		}
 }
 
-static void legal_leave(const struct game *g, int p, struct game_cmd_list *out)
+static void legal_leave(const struct legal *L)
 {
-	(void)g;
-	(void)p;
-	game_cmd_list_push(out, CMD_LEAVE);
+	game_cmd_list_push(L->out, CMD_LEAVE);
 }
 
-static void legal_end_turn(const struct game *g, int p, struct game_cmd_list *out)
+static void legal_end_turn(const struct legal *L)
 {
-	(void)g;
-	(void)p;
-	game_cmd_list_push(out, CMD_END_TURN);
+	game_cmd_list_push(L->out, CMD_END_TURN);
 }
 
-static void legal_move(const struct game *g, int p, struct game_cmd_list *out)
+static void legal_move(const struct legal *L)
 {
-	bool fuel = g->rules == RULES_BASE && has_fuel_card(g, p);
-	for (int c = 0; c < g->cfg->ncharacters; c++) {
-		if (!owned(g, p, c))
-			continue;
+	const struct game *g = L->g;
+	bool fuel = g->rules == RULES_BASE && has_fuel_card(L);
+	FOR_MINE(L, i, c)
+	{
 		for (int l = 0; l < g->cfg->nlocations; l++) {
-			if (!may_move(g, c, l))
+			if (!may_move(L, c, l))
 				continue;
-			push_char(g, out, CMD_MOVE, c)->location = loc_id(g, l);
+			push_char(L, CMD_MOVE, c)->location = loc_id(g, l);
 			if (fuel) {
-				struct cmd *x = push_char(g, out, CMD_MOVE, c);
+				struct cmd *x = push_char(L, CMD_MOVE, c);
 				x->location = loc_id(g, l);
 				x->fuel = true;
 			}
@@ -190,85 +281,92 @@ static void legal_move(const struct game *g, int p, struct game_cmd_list *out)
 	}
 }
 
-static void legal_search(const struct game *g, int p, struct game_cmd_list *out)
+static void legal_search(const struct legal *L)
 {
-	for (int c = 0; c < g->cfg->ncharacters; c++) {
-		if (!owned(g, p, c))
-			continue;
+	const struct game *g = L->g;
+	FOR_MINE(L, i, c)
+	{
 		int l = g->chars[c].loc;
-		if (die_at_least(&g->players[p], cchar(g, c)->search) >= 0 && l != g->colony &&
+		if (die_at_least(&g->players[L->p], cchar(g, c)->search) >= 0 && l != g->colony &&
 		    g->locs[l].ndeck > g->locs[l].top)
-			push_char(g, out, CMD_SEARCH, c);
+			push_char(L, CMD_SEARCH, c);
 	}
 }
 
-static void legal_attack(const struct game *g, int p, struct game_cmd_list *out)
+static void legal_attack(const struct legal *L)
 {
-	for (int c = 0; c < g->cfg->ncharacters; c++) {
-		if (!owned(g, p, c) || die_at_least(&g->players[p], cchar(g, c)->attack) < 0)
+	const struct game *g = L->g;
+	FOR_MINE(L, i, c)
+	{
+		if (die_at_least(&g->players[L->p], cchar(g, c)->attack) < 0)
 			continue;
 		for (int e = 0; e < entrances(g, g->chars[c].loc); e++)
 			if (entrance_fits(g, c, e, true))
-				push_char(g, out, CMD_ATTACK, c)->entrance = e;
+				push_char(L, CMD_ATTACK, c)->entrance = e;
 	}
 }
 
-static void legal_barricade(const struct game *g, int p, struct game_cmd_list *out)
+static void legal_barricade(const struct legal *L)
 {
-	for (int c = 0; c < g->cfg->ncharacters; c++) {
-		if (!owned(g, p, c) || (ndice(g, p) == 0 && equipment(g, c, CARD_HAMMER, -1) < 0))
+	const struct game *g = L->g;
+	FOR_MINE(L, i, c)
+	{
+		if (ndice(L) == 0 && equipment(g, c, CARD_HAMMER, -1) < 0)
 			continue;
 		for (int e = 0; e < entrances(g, g->chars[c].loc); e++)
 			if (entrance_fits(g, c, e, false))
-				push_char(g, out, CMD_BARRICADE, c)->entrance = e;
+				push_char(L, CMD_BARRICADE, c)->entrance = e;
 	}
 }
 
-static void legal_clean_waste(const struct game *g, int p, struct game_cmd_list *out)
+static void legal_clean_waste(const struct legal *L)
 {
-	if (ndice(g, p) == 0 || g->waste == 0 || (g->rules == RULES_BASE && g->players[p].cleaned))
+	const struct game *g = L->g;
+	if (ndice(L) == 0 || g->waste == 0 || (g->rules == RULES_BASE && g->players[L->p].cleaned))
 		return;
-	for (int c = 0; c < g->cfg->ncharacters; c++)
-		if (owned(g, p, c) && g->chars[c].loc == g->colony)
-			push_char(g, out, CMD_CLEAN_WASTE, c);
+	FOR_MINE(L, i, c)
+	if (g->chars[c].loc == g->colony)
+		push_char(L, CMD_CLEAN_WASTE, c);
 }
 
-static void legal_contribute_card(const struct game *g, int p, struct game_cmd_list *out)
+static void legal_contribute_card(const struct legal *L)
 {
+	const struct game *g = L->g;
 	enum crisis_type crisis = g->cfg->crises[g->crisis].type;
-	for (int k = 0; k < g->cfg->ncards; k++)
-		if (in_hand(g, p, k) && card_fits_crisis(g->cfg->cards[k].type, crisis))
-			game_cmd_list_push(out, CMD_CONTRIBUTE_CARD)->card = card_id(g, k);
+	FOR_HAND(L, i, k)
+	if (card_fits_crisis(g->cfg->cards[k].type, crisis))
+		game_cmd_list_push(L->out, CMD_CONTRIBUTE_CARD)->card = card_id(g, k);
 }
 
 /* UseCard(k, c, target) for card k played through character c. */
-static void card_on_target(const struct game *g, int k, int c, struct game_cmd_list *out)
+static void card_on_target(const struct legal *L, int k, int c)
 {
+	const struct game *g = L->g;
 	enum card_type type = g->cfg->cards[k].type;
 	struct cmd tmpl = {
 	        .type = CMD_USE_CARD, .card = card_id(g, k), .character = cchar(g, c)->id};
 	if (is_equipment(type)) {
 		if (g->rules == RULES_REVISED)
-			push_char_targets(g, out, &tmpl, c, false);
+			push_char_targets(L, &tmpl, c, false);
 		return;
 	}
 	switch (type) {
 	case CARD_MEDICINE:
-		push_char_targets(g, out, &tmpl, c, true);
+		push_char_targets(L, &tmpl, c, true);
 		break;
 	case CARD_LOCK:
-		push_entrances(g, out, &tmpl, c, false);
+		push_entrances(L, &tmpl, c, false);
 		break;
 	case CARD_SCISSORS:
-		push_entrances(g, out, &tmpl, c, true);
+		push_entrances(L, &tmpl, c, true);
 		break;
 	case CARD_FUEL:
 		if (g->rules == RULES_BASE)
 			break;
 		for (int l = 0; l < g->cfg->nlocations; l++) {
-			if (!may_move(g, c, l))
+			if (!may_move(L, c, l))
 				continue;
-			struct cmd *x = game_cmd_list_push(out, CMD_USE_CARD);
+			struct cmd *x = game_cmd_list_push(L->out, CMD_USE_CARD);
 			*x = tmpl;
 			x->target = loc_id(g, l);
 			x->has_target = true;
@@ -279,44 +377,44 @@ static void card_on_target(const struct game *g, int k, int c, struct game_cmd_l
 	}
 }
 
-static void legal_use_card(const struct game *g, int p, struct game_cmd_list *out)
+static void legal_use_card(const struct legal *L)
 {
-	for (int k = 0; k < g->cfg->ncards; k++) {
-		if (!in_hand(g, p, k))
-			continue;
+	const struct game *g = L->g;
+	FOR_HAND(L, i, k)
+	{
 		enum card_type type = g->cfg->cards[k].type;
-		if (type == CARD_FOOD || (type == CARD_STUFF && ndice(g, p) > 0))
-			game_cmd_list_push(out, CMD_USE_CARD)->card = card_id(g, k);
-		for (int c = 0; c < g->cfg->ncharacters; c++)
-			if (owned(g, p, c))
-				card_on_target(g, k, c, out);
+		if (type == CARD_FOOD || (type == CARD_STUFF && ndice(L) > 0))
+			game_cmd_list_push(L->out, CMD_USE_CARD)->card = card_id(g, k);
+		FOR_MINE(L, j, c)
+		card_on_target(L, k, c);
 	}
 }
 
 /* UseAbility of character c (KILL needs a die >= dieValue). */
-static void ability_of(const struct game *g, int p, int c, struct game_cmd_list *out)
+static void ability_of(const struct legal *L, int c)
 {
+	const struct game *g = L->g;
 	const struct config_ability *ab = &cchar(g, c)->ability;
 	const struct char_state *cs = &g->chars[c];
 	struct cmd tmpl = {.type = CMD_USE_ABILITY, .character = cchar(g, c)->id};
 	switch (ab->type) {
 	case ABILITY_FEED:
 		if (cs->uses < 1)
-			push_char(g, out, CMD_USE_ABILITY, c);
+			push_char(L, CMD_USE_ABILITY, c);
 		break;
 	case ABILITY_HEAL:
 		if (cs->uses < 1)
-			push_char_targets(g, out, &tmpl, c, true);
+			push_char_targets(L, &tmpl, c, true);
 		break;
 	case ABILITY_BARRICADE:
 		if (cs->uses < ab->max_activations)
-			push_entrances(g, out, &tmpl, c, false);
+			push_entrances(L, &tmpl, c, false);
 		break;
 	case ABILITY_KILL:
 		if (cs->uses < ab->max_activations && loc_id(g, cs->loc) == ab->location &&
 		    (!ab->children || g->locs[g->colony].children > 0) &&
-		    die_at_least(&g->players[p], ab->die_value) >= 0)
-			push_entrances(g, out, &tmpl, c, true);
+		    die_at_least(&g->players[L->p], ab->die_value) >= 0)
+			push_entrances(L, &tmpl, c, true);
 		break;
 	case ABILITY_WOUND:
 	case ABILITY_NO_INFECTION:
@@ -326,14 +424,13 @@ static void ability_of(const struct game *g, int p, int c, struct game_cmd_list 
 	}
 }
 
-static void legal_use_ability(const struct game *g, int p, struct game_cmd_list *out)
+static void legal_use_ability(const struct legal *L)
 {
-	for (int c = 0; c < g->cfg->ncharacters; c++)
-		if (owned(g, p, c))
-			ability_of(g, p, c, out);
+	FOR_MINE(L, i, c)
+	ability_of(L, c);
 }
 
-typedef void legal_fn(const struct game *g, int p, struct game_cmd_list *out);
+typedef void legal_fn(const struct legal *L);
 
 /* One row per command: the phase it belongs to (as game.c's command
  * table) and its enumerator, which runs only in that phase and only for a
@@ -380,10 +477,12 @@ size_t game_legal_commands(const struct game *g, int player, struct game_cmd_lis
 	game_cmd_list_clear(out);
 	if (!may_speak(g, player))
 		return 0;
+	struct legal L;
+	legal_init(&L, g, player, out);
 	for (int t = 0; t < CMD_TYPE_COUNT; t++) {
 		assert(legal_of[t].fn);
 		if (legal_of[t].phase == g->phase)
-			legal_of[t].fn(g, player, out);
+			legal_of[t].fn(&L);
 	}
 	return out->n;
 }
