@@ -146,9 +146,6 @@ static int hand_card(const struct legal *L, int i)
 	return -1;
 }
 
-#define FOR_MINE(L, i, c) for (int i = 0, c; (c = mine((L), i)) >= 0; i++)
-#define FOR_HAND(L, i, k) for (int i = 0, k; (k = hand_card((L), i)) >= 0; i++)
-
 /* ---- helpers ---------------------------------------------------------------------- */
 
 /* A command of `type` for character c (index) of the list. */
@@ -218,9 +215,9 @@ static int ndice(const struct legal *L)
 
 static bool has_fuel_card(const struct legal *L)
 {
-	FOR_HAND(L, i, k)
-	if (L->g->cfg->cards[k].type == CARD_FUEL)
-		return true;
+	for (int i = 0, k; (k = hand_card(L, i)) >= 0; i++)
+		if (L->g->cfg->cards[k].type == CARD_FUEL)
+			return true;
 	return false;
 }
 
@@ -266,8 +263,7 @@ static void legal_move(const struct legal *L)
 {
 	const struct game *g = L->g;
 	bool fuel = g->rules == RULES_BASE && has_fuel_card(L);
-	FOR_MINE(L, i, c)
-	{
+	for (int i = 0, c; (c = mine(L, i)) >= 0; i++) {
 		for (int l = 0; l < g->cfg->nlocations; l++) {
 			if (!may_move(L, c, l))
 				continue;
@@ -284,8 +280,7 @@ static void legal_move(const struct legal *L)
 static void legal_search(const struct legal *L)
 {
 	const struct game *g = L->g;
-	FOR_MINE(L, i, c)
-	{
+	for (int i = 0, c; (c = mine(L, i)) >= 0; i++) {
 		int l = g->chars[c].loc;
 		if (die_at_least(&g->players[L->p], cchar(g, c)->search) >= 0 && l != g->colony &&
 		    g->locs[l].ndeck > g->locs[l].top)
@@ -296,8 +291,7 @@ static void legal_search(const struct legal *L)
 static void legal_attack(const struct legal *L)
 {
 	const struct game *g = L->g;
-	FOR_MINE(L, i, c)
-	{
+	for (int i = 0, c; (c = mine(L, i)) >= 0; i++) {
 		if (die_at_least(&g->players[L->p], cchar(g, c)->attack) < 0)
 			continue;
 		for (int e = 0; e < entrances(g, g->chars[c].loc); e++)
@@ -309,8 +303,7 @@ static void legal_attack(const struct legal *L)
 static void legal_barricade(const struct legal *L)
 {
 	const struct game *g = L->g;
-	FOR_MINE(L, i, c)
-	{
+	for (int i = 0, c; (c = mine(L, i)) >= 0; i++) {
 		if (ndice(L) == 0 && equipment(g, c, CARD_HAMMER, -1) < 0)
 			continue;
 		for (int e = 0; e < entrances(g, g->chars[c].loc); e++)
@@ -324,18 +317,18 @@ static void legal_clean_waste(const struct legal *L)
 	const struct game *g = L->g;
 	if (ndice(L) == 0 || g->waste == 0 || (g->rules == RULES_BASE && g->players[L->p].cleaned))
 		return;
-	FOR_MINE(L, i, c)
-	if (g->chars[c].loc == g->colony)
-		push_char(L, CMD_CLEAN_WASTE, c);
+	for (int i = 0, c; (c = mine(L, i)) >= 0; i++)
+		if (g->chars[c].loc == g->colony)
+			push_char(L, CMD_CLEAN_WASTE, c);
 }
 
 static void legal_contribute_card(const struct legal *L)
 {
 	const struct game *g = L->g;
 	enum crisis_type crisis = g->cfg->crises[g->crisis].type;
-	FOR_HAND(L, i, k)
-	if (card_fits_crisis(g->cfg->cards[k].type, crisis))
-		game_cmd_list_push(L->out, CMD_CONTRIBUTE_CARD)->card = card_id(g, k);
+	for (int i = 0, k; (k = hand_card(L, i)) >= 0; i++)
+		if (card_fits_crisis(g->cfg->cards[k].type, crisis))
+			game_cmd_list_push(L->out, CMD_CONTRIBUTE_CARD)->card = card_id(g, k);
 }
 
 /* UseCard(k, c, target) for card k played through character c. */
@@ -380,13 +373,12 @@ static void card_on_target(const struct legal *L, int k, int c)
 static void legal_use_card(const struct legal *L)
 {
 	const struct game *g = L->g;
-	FOR_HAND(L, i, k)
-	{
+	for (int i = 0, k; (k = hand_card(L, i)) >= 0; i++) {
 		enum card_type type = g->cfg->cards[k].type;
 		if (type == CARD_FOOD || (type == CARD_STUFF && ndice(L) > 0))
 			game_cmd_list_push(L->out, CMD_USE_CARD)->card = card_id(g, k);
-		FOR_MINE(L, j, c)
-		card_on_target(L, k, c);
+		for (int j = 0, c; (c = mine(L, j)) >= 0; j++)
+			card_on_target(L, k, c);
 	}
 }
 
@@ -426,8 +418,8 @@ static void ability_of(const struct legal *L, int c)
 
 static void legal_use_ability(const struct legal *L)
 {
-	FOR_MINE(L, i, c)
-	ability_of(L, c);
+	for (int i = 0, c; (c = mine(L, i)) >= 0; i++)
+		ability_of(L, c);
 }
 
 typedef void legal_fn(const struct legal *L);
