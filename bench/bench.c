@@ -294,14 +294,23 @@ static void bench_rtt(int server_cpu, const char *placement)
 
 /* ---- 2. the in-process engine --------------------------------------------------- */
 
-static void bench_engine(void)
+static const enum game_rules both_rules[2] = { RULES_BASE, RULES_REVISED };
+
+/* The example configuration (--example), or the run dies. */
+static struct config *load_example(void)
 {
-	fprintf(stderr, "engine: in-process command rate\n");
 	struct config_errors errs = { 0 };
 	struct config *cfg = config_load(opt_example, &errs);
 	if (!cfg)
 		die("%s: %s", opt_example, errs.n ? errs.msgs[0] : "invalid");
-	static const enum game_rules rules[2] = { RULES_BASE, RULES_REVISED };
+	return cfg;
+}
+
+static void bench_engine(void)
+{
+	fprintf(stderr, "engine: in-process command rate\n");
+	struct config *cfg = load_example();
+	const enum game_rules *rules = both_rules;
 	for (int i = 0; i < 2; i++) {
 		struct engine_result r;
 		engine_bench(cfg, rules[i], cfg->max_players, opt_quick ? 100 : 400, 3, &r);
@@ -324,11 +333,8 @@ static void bench_engine(void)
 static void bench_api(void)
 {
 	fprintf(stderr, "api: legal commands, clones, views\n");
-	struct config_errors errs = { 0 };
-	struct config *cfg = config_load(opt_example, &errs);
-	if (!cfg)
-		die("%s: %s", opt_example, errs.n ? errs.msgs[0] : "invalid");
-	static const enum game_rules rules[2] = { RULES_BASE, RULES_REVISED };
+	struct config *cfg = load_example();
+	const enum game_rules *rules = both_rules;
 	for (int i = 0; i < 2; i++) {
 		struct api_result r;
 		api_bench(cfg, rules[i], opt_quick ? 40 : 200, 3, &r);

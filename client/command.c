@@ -35,14 +35,10 @@ static int choosing(const struct model *m)
 	return -1;
 }
 
-static void sort_ints(int *v, int n)
+static int cmp_int(const void *a, const void *b)
 {
-	for (int i = 1; i < n; i++)
-		for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
-			int t = v[j];
-			v[j] = v[j - 1];
-			v[j - 1] = t;
-		}
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
 }
 
 /* Dice when the turn is ours: the players before us have ended their
@@ -57,7 +53,7 @@ static void view_dice(const struct model *m, struct game_view_player *vp, int p)
 		vp->ndice = m->nrolled[p];
 		memcpy(vp->dice, m->rolled[p], (size_t)m->nrolled[p] * sizeof(int));
 	}
-	sort_ints(vp->dice, vp->ndice);
+	qsort(vp->dice, (size_t)vp->ndice, sizeof vp->dice[0], cmp_int); /* the view's order */
 }
 
 static void view_players(const struct model *m, struct game_view *v)

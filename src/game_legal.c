@@ -26,29 +26,11 @@
 
 /* ---- the list ------------------------------------------------------------------- */
 
-void game_cmd_list_init(struct game_cmd_list *l)
-{
-	l->v = NULL;
-	l->n = l->cap = 0;
-}
-
-void game_cmd_list_clear(struct game_cmd_list *l)
-{
-	l->n = 0;
-}
-
-void game_cmd_list_free(struct game_cmd_list *l)
-{
-	free(l->v);
-	game_cmd_list_init(l);
-}
+XGROWABLE_FUNCTIONS(game_cmd_list, clear, v, n)
 
 struct cmd *game_cmd_list_push(struct game_cmd_list *l, enum cmd_type type)
 {
-	if (l->n == l->cap) {
-		l->cap = l->cap ? l->cap * 2 : 64;
-		l->v = xreallocarray(l->v, l->cap, sizeof *l->v);
-	}
+	l->v = xgrow(l->v, &l->cap, l->n + 1, sizeof *l->v, 64);
 	struct cmd *c = &l->v[l->n++];
 	memset(c, 0, sizeof *c);
 	c->type = type;

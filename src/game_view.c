@@ -18,6 +18,16 @@
 #include "game_internal.h"
 #include "sopra/xalloc.h"
 
+/* When cond holds: the message into buf (n bytes), and return buf. The
+ * checks and the comparison below report their first finding this way. */
+#define SAY(cond, ...)                                 \
+	do {                                           \
+		if (cond) {                            \
+			snprintf(buf, n, __VA_ARGS__); \
+			return buf;                    \
+		}                                      \
+	} while (0)
+
 /* ---- the view's memory ---------------------------------------------------------- */
 
 /* Point v's arrays into its block (v NULL: only measure); returns the size. */
@@ -448,31 +458,23 @@ static void build_turn_state(struct game *g, const struct game_view *v)
 
 /* ---- is a view one a game can have? ------------------------------------------------ */
 
-#define BAD(cond, ...)                                     \
-	do {                                               \
-		if (cond) {                                \
-			snprintf(buf, n, __VA_ARGS__);     \
-			return buf;                        \
-		}                                          \
-	} while (0)
-
 static const char *check_players(const struct game_view *v, char *buf, size_t n)
 {
 	const struct config *cfg = v->cfg;
-	BAD(v->nplayers < 0 || v->nplayers > cfg->max_players, "%d players", v->nplayers);
-	BAD(v->me < GAME_NO_PLAYER || v->me >= v->nplayers, "viewer %d of %d players", v->me,
+	SAY(v->nplayers < 0 || v->nplayers > cfg->max_players, "%d players", v->nplayers);
+	SAY(v->me < GAME_NO_PLAYER || v->me >= v->nplayers, "viewer %d of %d players", v->me,
 	    v->nplayers);
 	for (int p = 0; p < v->nplayers; p++) {
 		const struct game_view_player *vp = &v->players[p];
-		BAD(vp->ndice < 0 || vp->ndice > cfg->ncharacters + 1 ||
+		SAY(vp->ndice < 0 || vp->ndice > cfg->ncharacters + 1 ||
 		            (vp->ndice > 0 && !v->turn_known),
 		    "player %d: %d dice", p, vp->ndice);
 		for (int i = 0; i < vp->ndice; i++)
-			BAD(vp->dice[i] < 1 || vp->dice[i] > 6 ||
+			SAY(vp->dice[i] < 1 || vp->dice[i] > 6 ||
 			            (i > 0 && vp->dice[i - 1] > vp->dice[i]),
 			    "player %d: die %d", p, vp->dice[i]);
 		for (int i = 0; i < 4; i++)
-			BAD(vp->offered[i] < -1 || vp->offered[i] >= cfg->ncharacters ||
+			SAY(vp->offered[i] < -1 || vp->offered[i] >= cfg->ncharacters ||
 			            (vp->offered[i] >= 0 &&
 			             v->characters[vp->offered[i]].life != VIEW_UNSPAWNED) ||
 			            (vp->offered[i] < 0) != (vp->offered[0] < 0),
@@ -490,22 +492,22 @@ static const char *check_characters(const struct game_view *v, char *buf, size_t
 		spawned += vc->life != VIEW_UNSPAWNED;
 		if (vc->life != VIEW_ALIVE)
 			continue;
-		BAD(vc->owner < 0 || vc->owner >= v->nplayers ||
+		SAY(vc->owner < 0 || vc->owner >= v->nplayers ||
 		            (!v->players[vc->owner].in_game && v->phase != VIEW_OVER),
 		    "character %d: owner %d", c, vc->owner);
-		BAD(vc->loc < 0 || vc->loc >= cfg->nlocations, "character %d: location %d", c,
+		SAY(vc->loc < 0 || vc->loc >= cfg->nlocations, "character %d: location %d", c,
 		    vc->loc);
-		BAD(vc->wounds < 0 || vc->frostbites < 0 || vc->wounds + vc->frostbites >= 3,
+		SAY(vc->wounds < 0 || vc->frostbites < 0 || vc->wounds + vc->frostbites >= 3,
 		    "character %d: %d wounds, %d frostbites", c, vc->wounds, vc->frostbites);
 	}
-	BAD(v->nspawned != spawned, "%d characters in the spawn order, %d spawned", v->nspawned,
+	SAY(v->nspawned != spawned, "%d characters in the spawn order, %d spawned", v->nspawned,
 	    spawned);
 	for (int i = 0; i < v->nspawned; i++) {
 		int c = v->spawn_order[i];
-		BAD(c < 0 || c >= cfg->ncharacters || v->characters[c].life == VIEW_UNSPAWNED,
+		SAY(c < 0 || c >= cfg->ncharacters || v->characters[c].life == VIEW_UNSPAWNED,
 		    "spawn order %d: character %d", i, c);
 		for (int j = 0; j < i; j++)
-			BAD(v->spawn_order[j] == c, "character %d spawned twice", c);
+			SAY(v->spawn_order[j] == c, "character %d spawned twice", c);
 	}
 	return NULL;
 }
@@ -523,19 +525,19 @@ static bool in_config_pile(const struct config *cfg, int l, int k)
 static const char *check_cards(const struct game_view *v, char *buf, size_t n)
 {
 	const struct config *cfg = v->cfg;
-	BAD(v->nwaste < 0 || v->nwaste > cfg->ncards, "%d cards on the waste pile", v->nwaste);
+	SAY(v->nwaste < 0 || v->nwaste > cfg->ncards, "%d cards on the waste pile", v->nwaste);
 	int waste = 0;
 	for (int k = 0; k < cfg->ncards; k++) {
 		const struct game_view_card *vk = &v->cards[k];
 		switch (vk->place) {
 		case VIEW_PILE:
-			BAD(vk->holder < 0 || vk->holder >= cfg->nlocations ||
+			SAY(vk->holder < 0 || vk->holder >= cfg->nlocations ||
 			            !in_config_pile(cfg, vk->holder, k) ||
 			            (vk->holder == cfg->colony && v->round > 0),
 			    "card %d: in pile %d", k, vk->holder);
 			break;
 		case VIEW_HAND:
-			BAD(vk->holder < 0 || vk->holder >= v->nplayers, "card %d: in hand %d", k,
+			SAY(vk->holder < 0 || vk->holder >= v->nplayers, "card %d: in hand %d", k,
 			    vk->holder);
 			break;
 		case VIEW_WASTE:
@@ -545,24 +547,24 @@ static const char *check_cards(const struct game_view *v, char *buf, size_t n)
 			break;
 		case VIEW_EQUIPPED: {
 			int c = vk->holder, count = 0, same = 0;
-			BAD(c < 0 || c >= cfg->ncharacters || v->characters[c].life != VIEW_ALIVE,
+			SAY(c < 0 || c >= cfg->ncharacters || v->characters[c].life != VIEW_ALIVE,
 			    "card %d: on character %d", k, c);
 			for (int j = 0; j < cfg->ncards; j++)
 				if (v->cards[j].place == VIEW_EQUIPPED && v->cards[j].holder == c) {
 					count++;
 					same += v->cards[j].order == vk->order;
 				}
-			BAD(vk->order < 0 || vk->order >= count || same != 1,
+			SAY(vk->order < 0 || vk->order >= count || same != 1,
 			    "card %d: item %d on character %d", k, vk->order, c);
 			break;
 		}
 		default:
-			BAD(true, "card %d: place %d", k, (int)vk->place);
+			SAY(true, "card %d: place %d", k, (int)vk->place);
 		}
 	}
-	BAD(waste != v->nwaste, "%d waste cards, a pile of %d", waste, v->nwaste);
+	SAY(waste != v->nwaste, "%d waste cards, a pile of %d", waste, v->nwaste);
 	for (int i = 0; i < v->nwaste; i++)
-		BAD(v->waste[i] < 0 || v->waste[i] >= cfg->ncards ||
+		SAY(v->waste[i] < 0 || v->waste[i] >= cfg->ncards ||
 		            v->cards[v->waste[i]].place != VIEW_WASTE,
 		    "waste pile %d: card %d", i, v->waste[i]);
 	return NULL;
@@ -571,21 +573,21 @@ static const char *check_cards(const struct game_view *v, char *buf, size_t n)
 static const char *check_board(const struct game_view *v, char *buf, size_t n)
 {
 	const struct config *cfg = v->cfg;
-	BAD(v->round < 0 || v->round > cfg->ncrises || v->round > cfg->goal.rounds,
-	    "round %d", v->round);
+	SAY(v->round < 0 || v->round > cfg->ncrises || v->round > cfg->goal.rounds, "round %d",
+	    v->round);
 	for (int r = 0; r < v->round; r++) {
-		BAD(v->crises[r] < 0 || v->crises[r] >= cfg->ncrises, "crisis %d", v->crises[r]);
+		SAY(v->crises[r] < 0 || v->crises[r] >= cfg->ncrises, "crisis %d", v->crises[r]);
 		for (int q = 0; q < r; q++)
-			BAD(v->crises[q] == v->crises[r], "crisis %d drawn twice", v->crises[r]);
+			SAY(v->crises[q] == v->crises[r], "crisis %d drawn twice", v->crises[r]);
 	}
-	BAD(v->crisis != (v->round > 0 ? v->crises[v->round - 1] : -1), "crisis %d", v->crisis);
-	BAD(v->children < 0 || v->starvation < 0 || v->contributed < 0,
+	SAY(v->crisis != (v->round > 0 ? v->crises[v->round - 1] : -1), "crisis %d", v->crisis);
+	SAY(v->children < 0 || v->starvation < 0 || v->contributed < 0,
 	    "children %d, starvation %d, contributed %d", v->children, v->starvation,
 	    v->contributed);
 	for (int l = 0; l < cfg->nlocations; l++)
 		for (int e = 0; e < cfg->locations[l].entrances; e++) {
 			int z = v->locations[l].zombies[e], b = v->locations[l].barricades[e];
-			BAD(z < 0 || b < 0 || z + b > SPACES_PER_ENTRANCE,
+			SAY(z < 0 || b < 0 || z + b > SPACES_PER_ENTRANCE,
 			    "location %d entrance %d: %d zombies, %d barricades", l, e, z, b);
 		}
 	return NULL;
@@ -600,35 +602,35 @@ static const char *check_turn(const struct game_view *v, char *buf, size_t n)
 		others |= v->players[p].in_game && p != v->me;
 	switch (v->phase) {
 	case VIEW_REGISTRATION:
-		BAD(w != GAME_WAIT_ANY || v->nplayers != 0 || v->result != VIEW_RUNNING,
+		SAY(w != GAME_WAIT_ANY || v->nplayers != 0 || v->result != VIEW_RUNNING,
 		    "a registration waiting for %d", w);
-		BAD(v->registered && v->cfg->max_players < 2, "registered, the game not started");
+		SAY(v->registered && v->cfg->max_players < 2, "registered, the game not started");
 		break;
 	case VIEW_SELECTION:
-		BAD(w < 0 || w >= v->nplayers || !v->players[w].in_game || v->round != 0,
+		SAY(w < 0 || w >= v->nplayers || !v->players[w].in_game || v->round != 0,
 		    "a selection by player %d", w);
 		break;
 	case VIEW_TURNS:
-		BAD(v->round < 1 || v->result != VIEW_RUNNING, "the turns of round %d", v->round);
-		BAD(v->turn_known != (w == v->me && v->me >= 0) ||
+		SAY(v->round < 1 || v->result != VIEW_RUNNING, "the turns of round %d", v->round);
+		SAY(v->turn_known != (w == v->me && v->me >= 0) ||
 		            (w != v->me && w != GAME_VIEW_SOMEONE_ELSE),
 		    "the turns waiting for %d", w);
-		BAD(v->turn_known && !v->players[v->me].in_game, "the turn of a player who left");
-		BAD(!v->turn_known && !others, "another player's turn, but no other player");
+		SAY(v->turn_known && !v->players[v->me].in_game, "the turn of a player who left");
+		SAY(!v->turn_known && !others, "another player's turn, but no other player");
 		break;
 	case VIEW_OVER:
-		BAD(w != GAME_WAIT_NONE || v->result == VIEW_RUNNING, "a game over waiting for %d",
+		SAY(w != GAME_WAIT_NONE || v->result == VIEW_RUNNING, "a game over waiting for %d",
 		    w);
 		break;
 	default:
-		BAD(true, "phase %d", (int)v->phase);
+		SAY(true, "phase %d", (int)v->phase);
 	}
 	return NULL;
 }
 
 const char *game_view_check(const struct game_view *v, char *buf, size_t n)
 {
-	BAD(v->rules != RULES_BASE && v->rules != RULES_REVISED, "rules %d", (int)v->rules);
+	SAY(v->rules != RULES_BASE && v->rules != RULES_REVISED, "rules %d", (int)v->rules);
 	const char *bad = check_turn(v, buf, n);
 	if (!bad)
 		bad = check_players(v, buf, n);
@@ -640,8 +642,6 @@ const char *game_view_check(const struct game_view *v, char *buf, size_t n)
 		bad = check_board(v, buf, n);
 	return bad;
 }
-
-#undef BAD
 
 struct game *game_from_view(const struct game_view *v, int64_t sample_seed)
 {
@@ -676,32 +676,24 @@ struct game *game_from_view(const struct game_view *v, int64_t sample_seed)
 
 /* ---- comparing ------------------------------------------------------------------- */
 
-#define DIFF(cond, ...)                                \
-	do {                                           \
-		if (cond) {                            \
-			snprintf(buf, n, __VA_ARGS__); \
-			return buf;                    \
-		}                                      \
-	} while (0)
-
 static const char *diff_players(const struct game_view *a, const struct game_view *b, char *buf,
                                 size_t n)
 {
 	for (int p = 0; p < a->nplayers; p++) {
 		const struct game_view_player *x = &a->players[p], *y = &b->players[p];
-		DIFF(strcmp(x->name ? x->name : "", y->name ? y->name : "") != 0,
-		     "player %d: name \"%s\" / \"%s\"", p, x->name ? x->name : "",
-		     y->name ? y->name : "");
-		DIFF(x->in_game != y->in_game || x->cleaned != y->cleaned,
-		     "player %d: in game %d / %d, cleaned %d / %d", p, x->in_game, y->in_game,
-		     x->cleaned, y->cleaned);
-		DIFF(x->ndice != y->ndice, "player %d: %d / %d dice", p, x->ndice, y->ndice);
+		SAY(strcmp(x->name ? x->name : "", y->name ? y->name : "") != 0,
+		    "player %d: name \"%s\" / \"%s\"", p, x->name ? x->name : "",
+		    y->name ? y->name : "");
+		SAY(x->in_game != y->in_game || x->cleaned != y->cleaned,
+		    "player %d: in game %d / %d, cleaned %d / %d", p, x->in_game, y->in_game,
+		    x->cleaned, y->cleaned);
+		SAY(x->ndice != y->ndice, "player %d: %d / %d dice", p, x->ndice, y->ndice);
 		for (int i = 0; i < x->ndice; i++)
-			DIFF(x->dice[i] != y->dice[i], "player %d: die %d is %d / %d", p, i,
-			     x->dice[i], y->dice[i]);
+			SAY(x->dice[i] != y->dice[i], "player %d: die %d is %d / %d", p, i,
+			    x->dice[i], y->dice[i]);
 		for (int i = 0; i < 4; i++)
-			DIFF(x->offered[i] != y->offered[i], "player %d: offered[%d] %d / %d", p, i,
-			     x->offered[i], y->offered[i]);
+			SAY(x->offered[i] != y->offered[i], "player %d: offered[%d] %d / %d", p, i,
+			    x->offered[i], y->offered[i]);
 	}
 	return NULL;
 }
@@ -711,20 +703,20 @@ static const char *diff_characters(const struct game_view *a, const struct game_
 {
 	for (int c = 0; c < a->cfg->ncharacters; c++) {
 		const struct game_view_character *x = &a->characters[c], *y = &b->characters[c];
-		DIFF(x->life != y->life || x->owner != y->owner || x->loc != y->loc,
-		     "character %d: life %d / %d, owner %d / %d, location %d / %d", c, x->life,
-		     y->life, x->owner, y->owner, x->loc, y->loc);
-		DIFF(x->wounds != y->wounds || x->frostbites != y->frostbites,
-		     "character %d: wounds %d / %d, frostbites %d / %d", c, x->wounds, y->wounds,
-		     x->frostbites, y->frostbites);
-		DIFF(x->moved != y->moved || x->uses != y->uses,
-		     "character %d: moved %d / %d, uses %d / %d", c, x->moved, y->moved, x->uses,
-		     y->uses);
+		SAY(x->life != y->life || x->owner != y->owner || x->loc != y->loc,
+		    "character %d: life %d / %d, owner %d / %d, location %d / %d", c, x->life,
+		    y->life, x->owner, y->owner, x->loc, y->loc);
+		SAY(x->wounds != y->wounds || x->frostbites != y->frostbites,
+		    "character %d: wounds %d / %d, frostbites %d / %d", c, x->wounds, y->wounds,
+		    x->frostbites, y->frostbites);
+		SAY(x->moved != y->moved || x->uses != y->uses,
+		    "character %d: moved %d / %d, uses %d / %d", c, x->moved, y->moved, x->uses,
+		    y->uses);
 	}
-	DIFF(a->nspawned != b->nspawned, "%d / %d characters spawned", a->nspawned, b->nspawned);
+	SAY(a->nspawned != b->nspawned, "%d / %d characters spawned", a->nspawned, b->nspawned);
 	for (int i = 0; i < a->nspawned; i++)
-		DIFF(a->spawn_order[i] != b->spawn_order[i], "spawn order %d: %d / %d", i,
-		     a->spawn_order[i], b->spawn_order[i]);
+		SAY(a->spawn_order[i] != b->spawn_order[i], "spawn order %d: %d / %d", i,
+		    a->spawn_order[i], b->spawn_order[i]);
 	return NULL;
 }
 
@@ -733,39 +725,39 @@ static const char *diff_cards(const struct game_view *a, const struct game_view 
 {
 	for (int k = 0; k < a->cfg->ncards; k++) {
 		const struct game_view_card *x = &a->cards[k], *y = &b->cards[k];
-		DIFF(x->place != y->place || x->holder != y->holder || x->order != y->order ||
-		             x->spent != y->spent,
-		     "card %d (id %d): place %d / %d, holder %d / %d, order %d / %d, spent %d / %d",
-		     k, a->cfg->cards[k].id, x->place, y->place, x->holder, y->holder, x->order,
-		     y->order, x->spent, y->spent);
+		SAY(x->place != y->place || x->holder != y->holder || x->order != y->order ||
+		            x->spent != y->spent,
+		    "card %d (id %d): place %d / %d, holder %d / %d, order %d / %d, spent %d / %d",
+		    k, a->cfg->cards[k].id, x->place, y->place, x->holder, y->holder, x->order,
+		    y->order, x->spent, y->spent);
 	}
-	DIFF(a->nwaste != b->nwaste, "%d / %d cards on the waste pile", a->nwaste, b->nwaste);
+	SAY(a->nwaste != b->nwaste, "%d / %d cards on the waste pile", a->nwaste, b->nwaste);
 	for (int i = 0; i < a->nwaste; i++)
-		DIFF(a->waste[i] != b->waste[i], "waste pile %d: card %d / %d", i, a->waste[i],
-		     b->waste[i]);
+		SAY(a->waste[i] != b->waste[i], "waste pile %d: card %d / %d", i, a->waste[i],
+		    b->waste[i]);
 	return NULL;
 }
 
 static const char *diff_board(const struct game_view *a, const struct game_view *b, char *buf,
                               size_t n)
 {
-	DIFF(a->food != b->food || a->moral != b->moral || a->starvation != b->starvation,
-	     "food %d / %d, morale %d / %d, starvation %d / %d", a->food, b->food, a->moral,
-	     b->moral, a->starvation, b->starvation);
-	DIFF(a->children != b->children || a->contributed != b->contributed,
-	     "children %d / %d, contributed %d / %d", a->children, b->children, a->contributed,
-	     b->contributed);
-	DIFF(a->crisis != b->crisis, "crisis %d / %d", a->crisis, b->crisis);
+	SAY(a->food != b->food || a->moral != b->moral || a->starvation != b->starvation,
+	    "food %d / %d, morale %d / %d, starvation %d / %d", a->food, b->food, a->moral,
+	    b->moral, a->starvation, b->starvation);
+	SAY(a->children != b->children || a->contributed != b->contributed,
+	    "children %d / %d, contributed %d / %d", a->children, b->children, a->contributed,
+	    b->contributed);
+	SAY(a->crisis != b->crisis, "crisis %d / %d", a->crisis, b->crisis);
 	for (int r = 0; r < a->round; r++)
-		DIFF(a->crises[r] != b->crises[r], "crisis of round %d: %d / %d", r + 1,
-		     a->crises[r], b->crises[r]);
+		SAY(a->crises[r] != b->crises[r], "crisis of round %d: %d / %d", r + 1,
+		    a->crises[r], b->crises[r]);
 	for (int l = 0; l < a->cfg->nlocations; l++)
 		for (int e = 0; e < a->cfg->locations[l].entrances; e++)
-			DIFF(a->locations[l].zombies[e] != b->locations[l].zombies[e] ||
-			             a->locations[l].barricades[e] != b->locations[l].barricades[e],
-			     "location %d entrance %d: zombies %d / %d, barricades %d / %d", l, e,
-			     a->locations[l].zombies[e], b->locations[l].zombies[e],
-			     a->locations[l].barricades[e], b->locations[l].barricades[e]);
+			SAY(a->locations[l].zombies[e] != b->locations[l].zombies[e] ||
+			            a->locations[l].barricades[e] != b->locations[l].barricades[e],
+			    "location %d entrance %d: zombies %d / %d, barricades %d / %d", l, e,
+			    a->locations[l].zombies[e], b->locations[l].zombies[e],
+			    a->locations[l].barricades[e], b->locations[l].barricades[e]);
 	return NULL;
 }
 
@@ -773,23 +765,23 @@ const char *game_view_diff(const struct game_view *a, const struct game_view *b,
                            size_t n)
 {
 	const struct config *x = a->cfg, *y = b->cfg;
-	DIFF(x->ncards != y->ncards || x->ncharacters != y->ncharacters ||
-	             x->nlocations != y->nlocations || x->ncrises != y->ncrises ||
-	             x->max_players != y->max_players,
-	     "views of different configurations");
+	SAY(x->ncards != y->ncards || x->ncharacters != y->ncharacters ||
+	            x->nlocations != y->nlocations || x->ncrises != y->ncrises ||
+	            x->max_players != y->max_players,
+	    "views of different configurations");
 	for (int l = 0; l < x->nlocations; l++)
-		DIFF(x->locations[l].entrances != y->locations[l].entrances,
-		     "views of different configurations");
-	DIFF(a->rules != b->rules, "rules %d / %d", a->rules, b->rules);
-	DIFF(a->me != b->me || a->registered != b->registered, "viewer %d / %d, registered %d / %d",
-	     a->me, b->me, a->registered, b->registered);
-	DIFF(a->phase != b->phase || a->result != b->result, "phase %d / %d, result %d / %d",
-	     a->phase, b->phase, a->result, b->result);
-	DIFF(a->waiting_for != b->waiting_for || a->turn_known != b->turn_known,
-	     "waiting for %d / %d, turn known %d / %d", a->waiting_for, b->waiting_for,
-	     a->turn_known, b->turn_known);
-	DIFF(a->round != b->round, "round %d / %d", a->round, b->round);
-	DIFF(a->nplayers != b->nplayers, "%d / %d players", a->nplayers, b->nplayers);
+		SAY(x->locations[l].entrances != y->locations[l].entrances,
+		    "views of different configurations");
+	SAY(a->rules != b->rules, "rules %d / %d", a->rules, b->rules);
+	SAY(a->me != b->me || a->registered != b->registered, "viewer %d / %d, registered %d / %d",
+	    a->me, b->me, a->registered, b->registered);
+	SAY(a->phase != b->phase || a->result != b->result, "phase %d / %d, result %d / %d",
+	    a->phase, b->phase, a->result, b->result);
+	SAY(a->waiting_for != b->waiting_for || a->turn_known != b->turn_known,
+	    "waiting for %d / %d, turn known %d / %d", a->waiting_for, b->waiting_for,
+	    a->turn_known, b->turn_known);
+	SAY(a->round != b->round, "round %d / %d", a->round, b->round);
+	SAY(a->nplayers != b->nplayers, "%d / %d players", a->nplayers, b->nplayers);
 	const char *d = diff_board(a, b, buf, n);
 	if (!d)
 		d = diff_players(a, b, buf, n);
@@ -799,5 +791,3 @@ const char *game_view_diff(const struct game_view *a, const struct game_view *b,
 		d = diff_cards(a, b, buf, n);
 	return d;
 }
-
-#undef DIFF

@@ -549,6 +549,19 @@ static char *with_extra(const char *line, const char *extra, size_t extra_len)
 	return out;
 }
 
+/* Send c's line with an unknown member "pad" of `len` letters added. */
+static void send_padded(struct bot *b, const struct cmd *c, size_t len)
+{
+	char *member = xcalloc(len + 16, 1);
+	memcpy(member, "\"pad\":\"", 7);
+	memset(member + 7, 'a', len);
+	member[7 + len] = '"';
+	char *line = with_extra(line_of(b, c), member, len + 8);
+	send_raw(b, line, strlen(line));
+	free(line);
+	free(member);
+}
+
 /* How the server answers an invalid line (protocol.md, behaviour.md and the
  * project's systemtests/scenarios/h_bytes.scn): */
 enum inv_kind {
@@ -747,16 +760,8 @@ static const char *send_invalid(struct bot *b, uint64_t *r, enum inv_kind *kind,
 	*kind = INV_DECODED;
 	*expect = why;
 	if (which == 22) {
-		/* a long line within the 64 KiB limit: padding as an unknown member */
-		size_t pad = 30000 + (size_t)rnd(r, 30000);
-		char *member = xcalloc(pad + 16, 1);
-		memcpy(member, "\"pad\":\"", 7);
-		memset(member + 7, 'a', pad);
-		member[7 + pad] = '"';
-		char *line = with_extra(line_of(b, &c), member, pad + 8);
-		send_raw(b, line, strlen(line));
-		free(line);
-		free(member);
+		/* a long line within the 64 KiB limit */
+		send_padded(b, &c, 30000 + (size_t)rnd(r, 30000));
 		return "a long line";
 	}
 	send_str(b, line_of(b, &c));
@@ -790,15 +795,7 @@ static bool maybe_disconnect(struct bot *b, uint64_t *r, double pct)
 	/* any command with an unknown member of 64 KiB and more */
 	struct cmd c;
 	random_command(b, r, (enum cmd_type)rnd(r, CMD_TYPE_COUNT), &c);
-	size_t len = 65537 + (size_t)rnd(r, 40000);
-	char *pad = xcalloc(len + 16, 1);
-	memcpy(pad, "\"pad\":\"", 7);
-	memset(pad + 7, 'z', len);
-	pad[7 + len] = '"';
-	char *p = with_extra(line_of(b, &c), pad, len + 8);
-	send_raw(b, p, strlen(p));
-	free(p);
-	free(pad);
+	send_padded(b, &c, 65537 + (size_t)rnd(r, 40000));
 	b->overlong_sent = true;
 	return true;
 }
