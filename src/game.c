@@ -148,12 +148,33 @@ static int cmp_id_index(const void *a, const void *b)
 	return (x->id > y->id) - (x->id < y->id);
 }
 
+/* A binary search of card_ids, written out: it runs for every card of every
+ * pile when a game is built (game_new, game_from_view). */
 int game_card_index(const struct game *g, int id)
 {
-	struct id_index key = {id, 0};
-	const struct id_index *f =
-	        bsearch(&key, g->card_ids, (size_t)g->cfg->ncards, sizeof key, cmp_id_index);
-	return f ? f->index : -1;
+	int lo = 0, hi = g->cfg->ncards - 1;
+	while (lo <= hi) {
+		int mid = lo + (hi - lo) / 2;
+		int at = g->card_ids[mid].id;
+		if (at == id)
+			return g->card_ids[mid].index;
+		if (at < id)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return -1;
+}
+
+/* Sort v[0..n) by id, unless it is sorted already (cards are usually
+ * listed in ascending id). */
+static void sort_by_id(struct id_index *v, int n)
+{
+	for (int i = 1; i < n; i++)
+		if (v[i - 1].id > v[i].id) {
+			qsort(v, (size_t)n, sizeof *v, cmp_id_index);
+			return;
+		}
 }
 
 int game_loc_index(const struct game *g, int id)
@@ -1726,12 +1747,12 @@ struct game *game_new(const struct config *cfg, int64_t seed, enum game_rules ru
 		g->cards[k].prev = g->cards[k].next = -1;
 		g->card_ids[k] = (struct id_index){cfg->cards[k].id, k};
 	}
-	qsort(g->card_ids, (size_t)cfg->ncards, sizeof *g->card_ids, cmp_id_index);
+	sort_by_id(g->card_ids, cfg->ncards);
 
 	struct id_index *order = xcalloc((size_t)cfg->nlocations, sizeof *order);
 	for (int l = 0; l < cfg->nlocations; l++)
 		order[l] = (struct id_index){cfg->locations[l].id, l};
-	qsort(order, (size_t)cfg->nlocations, sizeof *order, cmp_id_index);
+	sort_by_id(order, cfg->nlocations);
 	for (int l = 0; l < cfg->nlocations; l++)
 		g->loc_order[l] = order[l].index;
 	free(order);

@@ -333,22 +333,31 @@ static void build_cards(struct game *g, const struct game_view *v)
 }
 
 /* Each pile: the cards drawn from it below its top, the rest (the view's
- * VIEW_PILE cards of that location) shuffled above. rest: room for the
- * largest pile. */
-static void build_piles(struct game *g, const struct game_view *v, int *rest)
+ * VIEW_PILE cards of that location) shuffled above. The piles of a new game
+ * hold the configuration's cards in file order. scratch: room for ncards +
+ * nlocations ints. False when the view has a card in a pile it was never
+ * dealt to (nothing else is checked here: game_view_check did). */
+static bool build_piles(struct game *g, const struct game_view *v, int *scratch)
 {
 	const struct config *cfg = g->cfg;
+	int *rest = scratch, *claimed = scratch + cfg->ncards;
+	memset(claimed, 0, (size_t)cfg->nlocations * sizeof(int));
+	for (int k = 0; k < cfg->ncards; k++)
+		if (v->cards[k].place == VIEW_PILE)
+			claimed[v->cards[k].holder]++;
 	for (int l = 0; l < cfg->nlocations; l++) {
 		struct loc_state *ls = &g->locs[l];
 		const struct game_view_location *vl = &v->locations[l];
 		int below = 0, left = 0;
 		for (int i = 0; i < ls->ndeck; i++) {
-			int k = game_card_index(g, cfg->locations[l].cards[i]);
+			int k = ls->deck[i];
 			if (v->cards[k].place == VIEW_PILE && v->cards[k].holder == l)
 				rest[left++] = k;
 			else
 				ls->deck[below++] = k;
 		}
+		if (left != claimed[l])
+			return false;
 		rng_shuffle_ints(&g->rng, rest, (size_t)left);
 		memcpy(&ls->deck[below], rest, (size_t)left * sizeof(int));
 		ls->top = below;
@@ -357,6 +366,7 @@ static void build_piles(struct game *g, const struct game_view *v, int *rest)
 		memcpy(ls->barricades, vl->barricades, n);
 	}
 	g->locs[g->colony].children = v->children;
+	return true;
 }
 
 /* The crises drawn, then the others shuffled. */
@@ -512,16 +522,6 @@ static const char *check_characters(const struct game_view *v, char *buf, size_t
 	return NULL;
 }
 
-/* Whether card k is in the configuration's pile of location l. */
-static bool in_config_pile(const struct config *cfg, int l, int k)
-{
-	const struct config_location *cl = &cfg->locations[l];
-	for (int i = 0; i < cl->ncards; i++)
-		if (cl->cards[i] == cfg->cards[k].id)
-			return true;
-	return false;
-}
-
 static const char *check_cards(const struct game_view *v, char *buf, size_t n)
 {
 	const struct config *cfg = v->cfg;
@@ -532,7 +532,6 @@ static const char *check_cards(const struct game_view *v, char *buf, size_t n)
 		switch (vk->place) {
 		case VIEW_PILE:
 			SAY(vk->holder < 0 || vk->holder >= cfg->nlocations ||
-			            !in_config_pile(cfg, vk->holder, k) ||
 			            (vk->holder == cfg->colony && v->round > 0),
 			    "card %d: in pile %d", k, vk->holder);
 			break;
@@ -665,9 +664,13 @@ struct game *game_from_view(const struct game_view *v, int64_t sample_seed)
 	build_players(g, v);
 	build_characters(g, v);
 	build_cards(g, v);
-	int *rest = xcalloc((size_t)v->cfg->ncards, sizeof(int)); /* no pile holds more */
-	build_piles(g, v, rest);
-	free(rest);
+	int *scratch = xcalloc((size_t)v->cfg->ncards + (size_t)v->cfg->nlocations, sizeof(int));
+	bool dealt = build_piles(g, v, scratch);
+	free(scratch);
+	if (!dealt) {
+		game_free(g);
+		return NULL;
+	}
 	build_crises(g, v);
 	build_unused(g, v);
 	build_turn_state(g, v);

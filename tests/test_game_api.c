@@ -740,6 +740,16 @@ static void test_inconsistent_views(void **state)
 			fail_msg("broken view %d passes the check", broken);
 		assert_null(game_from_view(v, 1));
 	}
+	/* a card in a pile it was never dealt to: only game_from_view can tell */
+	game_view_of(g, 1, v);
+	int k = 0;
+	while (v->cards[k].place != VIEW_PILE)
+		k++;
+	v->cards[k].holder = (v->cards[k].holder + 1) % cfg->nlocations;
+	if (v->cards[k].holder == cfg->colony)
+		v->cards[k].holder = (v->cards[k].holder + 1) % cfg->nlocations;
+	assert_null(game_view_check(v, why, sizeof why));
+	assert_null(game_from_view(v, 1));
 	game_view_free(v);
 	game_cmd_list_free(&l);
 	game_event_list_free(&ev);

@@ -167,14 +167,17 @@ int game_view_seat(const struct game_view *v);
  * another player, and -- when the turn is not the viewer's -- whose turn it
  * is (the first player in the game but the viewer) and the dice left (a
  * fresh roll for that player and everyone after it). v must be one a game
- * can have (game_view_check); NULL when it is not. The game borrows v->cfg; free it
+ * can have (game_view_check) whose pile cards each lie in the pile they
+ * were dealt to; NULL when it is not. The game borrows v->cfg; free it
  * with game_free.
  */
 struct game *game_from_view(const struct game_view *v, int64_t sample_seed);
 
 /* NULL when v is a view a game can have (every index in range, every card
  * in one place it can be, the turn's facts known only for the viewer's own
- * turn, someone to wait for, ...), else what is wrong, written into buf.
+ * turn, someone to wait for, ...; only whether each card in a pile was
+ * dealt to that pile is left to game_from_view), else what is wrong,
+ * written into buf.
  * game_view_of's views always are; a view filled in by a client half way
  * through a step (an event whose consequences have not come yet) need not be. */
 const char *game_view_check(const struct game_view *v, char *buf, size_t n);
