@@ -222,20 +222,21 @@ void engine_bench(const struct config *cfg, enum game_rules rules, int players, 
 /* ---- the game API of bots and clients (api.c) ---------------------------- */
 
 struct api_result {
-	long states;  /* recorded states of random legal play */
-	long ops;     /* of each kind timed: states x repetitions */
-	long listed;  /* legal commands listed in all */
-	double legal_s, clone_s, apply_s, view_s, from_view_s; /* total seconds per kind */
+	long states; /* recorded states of random legal play */
+	long ops;    /* calls of each kind per repetition (one per state) */
+	long listed; /* legal commands listed in one repetition */
+	double legal_s, clone_s, apply_s, view_s, from_view_s; /* seconds per call, best rep */
 	long rollouts, rollout_commands;
 	double rollout_s; /* random legal play from a state to the end, clone included */
 };
 
 /* Play `games` random games (1..maxPlayers players), record every state the
  * game waits for a player, and time over them, `reps` times interleaved
- * after one round to warm up: game_legal_commands, game_clone + game_free,
- * game_apply of the recorded command (on the clones), game_view_of, and
- * game_from_view (of the last view) + game_free; then random rollouts to
- * the end from every 8th state. */
+ * after one round to warm up (each kind's best round counts):
+ * game_legal_commands, game_clone + game_free, game_apply of the recorded
+ * command on a clone (the clone's time subtracted), game_view_of, and
+ * game_from_view + game_free (the view's time subtracted); then random
+ * rollouts to the end from every 8th state. */
 void api_bench(const struct config *cfg, enum game_rules rules, int games, int reps,
                struct api_result *out);
 

@@ -1,6 +1,6 @@
 /*
- * sopra-bot: a client that registers with a sopra-server, plays random but
- * mostly legal moves until the game ends, and checks what the server says.
+ * sopra-bot: a client that registers with a sopra-server, plays random legal
+ * moves until the game ends, and checks what the server says.
  *
  *   sopra-bot --port N [--host H] [--seed S] [--name NAME] [--start]
  *             [--invalid PERCENT] [--leave PERCENT] [--disconnect PERCENT]
@@ -21,10 +21,13 @@
  * Decisions come from the bot's own splitmix64 generators seeded by --seed
  * (never the game's), drawn from only in reaction to events: the same seed
  * and the same events give the same commands, also when the bot re-reads the
- * events after a reconnect. On Characters it selects two of the four
- * offered, on ActNow it sends one plausible command (or, with --invalid, a
- * deliberately bad one: malformed JSON, wrong types, unknown ids, commands
- * not allowed in the phase; plus now and then a command out of turn).
+ * events after a reconnect. The commands are the legal ones of the client's
+ * command layer (client/command.h: the engine's game_legal_commands on the
+ * bot's view) and their wire lines: on Characters it selects one of the
+ * pairs offered, on ActNow it sends one legal command (or, with --invalid, a
+ * deliberately bad line -- a command broken on purpose, or one the engine
+ * refuses, whose CommandFailed message the bot then expects; plus now and
+ * then a line out of turn).
  *
  * With --reconnect it comes back when the connection drops before the end
  * (the server was restarted with --resume, say): it connects again, sends
@@ -49,8 +52,9 @@
  * back within --reconnect SECONDS); 2 protocol
  * violation (unparseable line, unknown event, bad parameters, an event after
  * GameEnd / Left, an impossible board); 3 stall (--max-events exceeded or no
- * event for --idle seconds); 4 the server accepted a command that must fail
- * or removed this bot without a reason (e.g. its --timeout fired).
+ * event for --idle seconds); 4 the server accepted a command that must fail,
+ * refused it with another message than the engine's, or removed this bot
+ * without a reason (e.g. its --timeout fired).
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
