@@ -504,6 +504,18 @@ static const struct cmd *pick(struct play *pl)
 	return NULL;
 }
 
+/* game_describe's text of g (every hand, pile size, character...). */
+static char *describe(const struct game *g)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	assert_non_null(f);
+	game_describe(g, f);
+	fclose(f);
+	return text;
+}
+
 /* Apply to the game and its follower; the follower's events must match. */
 static void step_apply(struct play *pl, int player, const struct cmd *c)
 {
@@ -637,6 +649,10 @@ static void play_game(struct play *pl, int64_t seed)
 		for (int p = 0; p < game_player_count(pl->g); p++)
 			assert_same_views(pl->cfg, pl->g, p, pl->follower, p);
 		assert_true(game_rng_peek(pl->g).state == game_rng_peek(pl->follower).state);
+		char *a = describe(pl->g), *b = describe(pl->follower);
+		assert_string_equal(a, b);
+		free(a);
+		free(b);
 		game_free(pl->follower);
 	}
 	game_free(pl->g);
