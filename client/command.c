@@ -210,6 +210,7 @@ int client_cmds_update(struct client_cmds *cc, const struct model *m, char *err,
 	game_free(cc->game);
 	cc->game = NULL;
 	cc->seat = GAME_NO_PLAYER;
+	snprintf(cc->why_none, sizeof cc->why_none, "no Config yet");
 	if (!m->got_config) {
 		if (m->my_name && m->result == MODEL_RUNNING)
 			game_cmd_list_push(&cc->legal, CMD_REGISTER)->name = m->my_name;
@@ -217,14 +218,19 @@ int client_cmds_update(struct client_cmds *cc, const struct model *m, char *err,
 	}
 	if (load_config(cc, m, err, errlen) != 0)
 		return -1;
+	snprintf(cc->why_none, sizeof cc->why_none, "half way through a step");
 	if (!model_settled(m))
-		return 0; /* half way through a step: nothing to send yet */
+		return 0; /* nothing to send until the step's events are all in */
 	client_view_of(m, cc->view);
 	/* NULL when the view is no state of a game: between the last selection
 	 * and the first round, or our EndTurn sent and its answer not come */
 	cc->game = game_from_view(cc->view, 1);
-	if (!cc->game)
+	if (!cc->game) {
+		if (!game_view_check(cc->view, cc->why_none, sizeof cc->why_none))
+			snprintf(cc->why_none, sizeof cc->why_none, "a card in the wrong pile");
 		return 0;
+	}
+	cc->why_none[0] = '\0';
 	cc->seat = game_view_seat(cc->view);
 	game_legal_commands(cc->game, cc->seat, &cc->legal);
 	return 0;

@@ -42,6 +42,7 @@ struct client_cmds {
 	struct game *game;          /* built from the last view; owned, NULL before Config */
 	struct game_cmd_list legal; /* the legal commands after the last update */
 	int seat;                   /* the player's id in game */
+	char why_none[160];         /* why the last update built no game ("" when it did) */
 };
 
 void client_cmds_init(struct client_cmds *cc);

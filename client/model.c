@@ -213,6 +213,11 @@ void model_set_pending(struct model *m, enum model_pending what, int char_index)
 	m->chk.pend_char = char_index;
 }
 
+void model_other_failure_next(struct model *m)
+{
+	m->chk.other_failure = true;
+}
+
 void model_end_my_turn(struct model *m)
 {
 	m->my_turn = false;
@@ -910,7 +915,9 @@ static int fold_command_failed(struct model *m, const struct model_event *ev)
 {
 	if (!ev->s || !*ev->s)
 		FAIL("CommandFailed with an empty message");
-	m->chk.pend = MODEL_PEND_NONE;
+	if (!m->chk.other_failure)
+		m->chk.pend = MODEL_PEND_NONE;
+	m->chk.other_failure = false;
 	return MODEL_OK;
 }
 

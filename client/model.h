@@ -296,6 +296,7 @@ struct model {
 		int round_dice;        /* DieRolled events of the round's roll still due */
 		bool expect_game_lost; /* morale <= 0: the next event must be GameEnd(false) */
 		enum model_pending pend;
+		bool other_failure; /* the next CommandFailed is not pend's */
 		int pend_char;
 		int order; /* of the event being folded: 0 free, 1 queued, 2 colony phase */
 		char err[512];
@@ -330,6 +331,10 @@ int model_fold_line(struct model *m, const char *line, size_t len, char *err, si
 void model_set_pending(struct model *m, enum model_pending what, int char_index);
 /* We sent EndTurn or Leave. */
 void model_end_my_turn(struct model *m);
+/* The next CommandFailed answers another line of ours, sent before the
+ * command in flight (a client that sends lines out of turn knows, as the
+ * server answers in order): the command stays in flight. */
+void model_other_failure_next(struct model *m);
 
 /* ---- reading ---------------------------------------------------------------------------- */
 

@@ -806,10 +806,10 @@ static bool maybe_disconnect(struct bot *b, uint64_t *r, double pct)
 
 static void end_turn(struct bot *b)
 {
-	const struct cmd *end = legal_with(b, CLIENT_SILENT);
-	if (!end)
+	struct cmd end;
+	if (!client_command_with(CLIENT_SILENT, &end))
 		return;
-	send_cmd(b, end);
+	send_cmd(b, &end);
 	outbox_of(b)->silent = true;
 	b->cmds_this_turn = 0;
 }
@@ -817,8 +817,8 @@ static void end_turn(struct bot *b)
 /* Expect CommandFailed for the bad line just sent (strict checks only). */
 static void expect_failure(struct bot *b, const char *what, const char *where, const char *msg)
 {
-	if (b->oot_pending != 0 || b->strict_off)
-		return;
+	if (b->oot_pending != 0 || b->strict_off || b->overlong_sent)
+		return; /* another answer of ours may come first */
 	b->expect_fail = true;
 	b->expect_fail_msg = msg;
 	snprintf(b->expect_fail_what, sizeof b->expect_fail_what, "%s%s", what, where);
@@ -831,6 +831,16 @@ static void act(struct bot *b)
 		return;
 	model_set_pending(&b->m, MODEL_PEND_NONE, -1);
 	update_legal(b);
+	if (b->cc.legal.n == 0) {
+		/* in our turn EndTurn and Leave always are legal, unless another
+		 * of our commands in flight (strict checks off) has answered this
+		 * prompt already on our board: then EndTurn may just fail */
+		if (b->oot_pending == 0 && !b->strict_off)
+			VIOLATION(b, "ActNow, but our board gives no legal command: %s",
+			          b->cc.why_none);
+		end_turn(b);
+		return;
+	}
 	if (b->cmds_this_turn++ >= MAX_CMDS_PER_TURN) {
 		end_turn(b);
 		return;
@@ -874,6 +884,8 @@ static void act(struct bot *b)
 static void select_characters(struct bot *b)
 {
 	update_legal(b);
+	if (b->cc.legal.n == 0)
+		VIOLATION(b, "Characters, but our board gives no selection: %s", b->cc.why_none);
 	if (chance(&b->rng, b->invalid_pct)) {
 		struct cmd c;
 		const char *why = NULL;
@@ -1036,6 +1048,8 @@ static void handle_event(struct bot *b, const struct model_event *ev)
 		die(b, EXIT_SERVER, "the server refused %s with \"%s\", the engine says \"%s\"",
 		    b->expect_fail_what, ev->s, b->expect_fail_msg);
 	b->expect_fail = false;
+	if (ev->type == MEV_COMMAND_FAILED && b->oot_pending > 0)
+		model_other_failure_next(&b->m); /* the answer to a line out of turn */
 	char err[600];
 	int rc = model_fold(&b->m, ev, err, sizeof err);
 	if (rc == MODEL_INTERNAL)
