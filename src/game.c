@@ -16,6 +16,10 @@
  * (enum command_needs, resolved into a struct command before the handler
  * runs) and its handler.
  * Every CommandFailed message comes from GAME_ERRORS.
+ *
+ * The state (struct game) is in game_internal.h, shared with game_legal.c
+ * (the legal commands) and game_view.c (a player's view); a game is one
+ * allocation, laid out by game_layout, so that game_clone is a copy.
  */
 #include "sopra/game.h"
 

@@ -10,6 +10,10 @@
  * --timeout timer:
  *   waiting for anyone (registration), waiting for one player (character
  *   selection or a turn), or over (nothing more will happen).
+ *
+ * For bots and clients the module also copies a game cheaply (game_clone),
+ * lists the commands a player may send now (game_legal_commands), and takes
+ * a player's view and builds games from one (game_view.h).
  */
 #ifndef SOPRA_GAME_H
 #define SOPRA_GAME_H
