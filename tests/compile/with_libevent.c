@@ -9,6 +9,7 @@
 #include "sopra/config.h"
 #include "sopra/game.h"
 #include "sopra/game_event.h"
+#include "sopra/game_view.h"
 #include "sopra/json.h"
 #include "sopra/net.h"
 #include "sopra/proto.h"
