@@ -524,5 +524,9 @@ void client_cmd_label(const struct model *m, const struct cmd *c, char *buf, siz
 	case CMD_USE_ABILITY:
 		label_ability(m, c, buf, n);
 		break;
+	default: /* a command without words here: its wire form */
+		if (client_cmd_line(c, m->revised, buf, n) > 0)
+			buf[strcspn(buf, "\n")] = '\0';
+		break;
 	}
 }

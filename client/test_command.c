@@ -238,15 +238,22 @@ static void send(struct table *t, int k, const struct cmd *c)
 	compare_all(t);
 }
 
+/* A random legal command that the client has words for (a command without
+ * them, like the example build's Wait, changes the board without an event
+ * the model could follow): Leave rarely, EndTurn less than the rest. */
 static const struct cmd *pick(struct table *t, const struct game_cmd_list *l)
 {
-	int n = (int)l->n;
-	const struct cmd *c = &l->v[rng_next_int(&t->r, n)];
-	/* Leave rarely, EndTurn less than the rest */
-	for (int tries = 0; tries < 3 && c->type == CMD_LEAVE; tries++)
-		c = &l->v[rng_next_int(&t->r, n)];
-	if (c->type == CMD_END_TURN && rng_next_int(&t->r, 3) > 0)
-		c = &l->v[rng_next_int(&t->r, n)];
+	const struct cmd *known[1024];
+	int n = 0;
+	for (size_t i = 0; i < l->n && n < 1024; i++)
+		if (client_command(l->v[i].type)->menu)
+			known[n++] = &l->v[i];
+	assert_true(n > 0);
+	const struct cmd *c = known[rng_next_int(&t->r, n)];
+	for (int tries = 0; tries < 3 && client_command(c->type)->flags & CLIENT_LEAVES; tries++)
+		c = known[rng_next_int(&t->r, n)];
+	if ((client_command(c->type)->flags & CLIENT_SILENT) && rng_next_int(&t->r, 3) > 0)
+		c = known[rng_next_int(&t->r, n)];
 	return c;
 }
 

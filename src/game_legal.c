@@ -2,12 +2,15 @@
  * game_legal: the commands a player may send now (game_legal_commands in
  * include/sopra/game.h).
  *
- * One enumerator per command (legal_of[]), each writing every fully
+ * One enumerator per command (enumerator[]), each writing every fully
  * parameterised command of its type that game_apply would accept: the same
  * checks as the command's row and handler in game.c, in the form "which
  * parameters pass them all". tests/test_game_api.c holds the two in step:
  * over thousands of random states, every listed command is accepted and
- * every other command of the parameter space is refused.
+ * every other command of the parameter space is refused. A command of the
+ * table without an enumerator is found by trying its parameters' domains
+ * (proto.h) on a copy of the game: exact, since game_apply decides, but
+ * slow -- the enumerators are the fast path of the commands bots use.
  *
  * Order (part of the contract: deterministic, the same for a state and for
  * a game built from a player's view of it): command types in enum cmd_type
@@ -22,6 +25,8 @@
 #include <string.h>
 
 #include "game_internal.h"
+#include "sopra/cmd_table.h"
+#include "sopra/proto.h"
 #include "sopra/xalloc.h"
 
 /* ---- the list ------------------------------------------------------------------- */
@@ -404,29 +409,175 @@ static void legal_use_ability(const struct legal *L)
 		ability_of(L, c);
 }
 
+/* ---- a command without an enumerator: its domains tried ---------------------------- */
+
+/* A growing list of values to try (owned: values_free). */
+struct values {
+	int *v;
+	size_t n, cap;
+};
+
+/* x, unless the list has it (a target's domains overlap: id 1, entrance 1). */
+static void add_value(struct values *vs, int x)
+{
+	for (size_t i = 0; i < vs->n; i++)
+		if (vs->v[i] == x)
+			return;
+	vs->v = xgrow(vs->v, &vs->cap, vs->n + 1, sizeof *vs->v, 16);
+	vs->v[vs->n++] = x;
+}
+
+static void add_locations(const struct game *g, struct values *vs)
+{
+	for (int l = 0; l < g->cfg->nlocations; l++)
+		add_value(vs, loc_id(g, l));
+}
+
+static void add_entrances(const struct game *g, struct values *vs)
+{
+	int most = 0;
+	for (int l = 0; l < g->cfg->nlocations; l++)
+		if (entrances(g, l) > most)
+			most = entrances(g, l);
+	for (int e = 0; e < most; e++)
+		add_value(vs, e);
+}
+
+/* The values parameter p of a command takes in a try: its domain (proto.h)
+ * in the game now. */
+static void domain_values(const struct legal *L, const struct proto_param *p, struct values *vs)
+{
+	const struct game *g = L->g;
+	*vs = (struct values){0};
+	switch (p->domain) {
+	case PROTO_DOMAIN_NAME:
+		add_value(vs, 0);
+		break;
+	case PROTO_DOMAIN_OFFERED_CHARACTER:
+		for (int i = 0; i < 4; i++)
+			add_value(vs, cchar(g, g->players[L->p].offered[i])->id);
+		break;
+	case PROTO_DOMAIN_OWN_CHARACTER:
+		for (int i = 0, c; (c = mine(L, i)) >= 0; i++)
+			add_value(vs, cchar(g, c)->id);
+		break;
+	case PROTO_DOMAIN_HAND_CARD:
+		for (int i = 0, k; (k = hand_card(L, i)) >= 0; i++)
+			add_value(vs, card_id(g, k));
+		break;
+	case PROTO_DOMAIN_TARGET: /* a character, a location or an entrance */
+		for (int c = 0; c < g->cfg->ncharacters; c++)
+			if (is_alive(g, c))
+				add_value(vs, cchar(g, c)->id);
+		add_locations(g, vs);
+		add_entrances(g, vs);
+		break;
+	case PROTO_DOMAIN_LOCATION:
+		add_locations(g, vs);
+		break;
+	case PROTO_DOMAIN_ENTRANCE:
+		add_entrances(g, vs);
+		break;
+	case PROTO_DOMAIN_FLAG:
+		add_value(vs, 0);
+		if (!(p->flags & PROTO_BASE_ONLY) || g->rules == RULES_BASE)
+			add_value(vs, 1);
+		break;
+	}
+}
+
+/* Try c on *scratch (a copy of the game); push it when accepted. A refused
+ * command changed nothing, so the copy serves the next try; an accepted one
+ * is replaced by a fresh copy. */
+static void try_command(const struct legal *L, const struct cmd *c, struct game **scratch,
+                        struct game_event_list *ev)
+{
+	game_event_list_clear(ev);
+	game_apply(*scratch, L->p, c, ev);
+	for (size_t k = 0; k < ev->n; k++)
+		if (ev->v[k].type == GEV_COMMAND_FAILED ||
+		    ev->v[k].type == GEV_REGISTRATION_ABORTED)
+			return;
+	*game_cmd_list_push(L->out, c->type) = *c;
+	game_free(*scratch);
+	*scratch = game_clone(L->g);
+}
+
+#define MAX_PARAMS 8
+
+/* The commands of `type` found by trying every combination of its
+ * parameters' domains (with and without a target) on a copy: exact, since
+ * game_apply decides, but slow. Parameters vary like an odometer, the last
+ * fastest. */
+static void legal_by_trying(const struct legal *L, enum cmd_type type)
+{
+	size_t n;
+	const struct proto_param *ps = proto_cmd_params(type, &n);
+	assert(n <= MAX_PARAMS);
+	bool with_target = false;
+	for (size_t i = 0; i < n; i++)
+		with_target |= proto_param_with_target(&ps[i]);
+	struct values vs[MAX_PARAMS];
+	for (size_t i = 0; i < n; i++)
+		domain_values(L, &ps[i], &vs[i]);
+	struct game *scratch = game_clone(L->g);
+	struct game_event_list ev;
+	game_event_list_init(&ev);
+	for (int target = 0; target <= (with_target ? 1 : 0); target++) {
+		struct cmd c = {.type = type, .has_target = target};
+		size_t vary[MAX_PARAMS]; /* the parameters carried, but the name */
+		int m = 0;
+		size_t at[MAX_PARAMS] = {0};
+		bool none = false;
+		for (size_t i = 0; i < n; i++)
+			if (proto_param_carried(&c, &ps[i]) && ps[i].type != PROTO_STRING) {
+				vary[m++] = i;
+				none |= vs[i].n == 0;
+			}
+		for (int j = 0; !none && j >= 0;) {
+			for (int k = 0; k < m; k++)
+				proto_param_set(&c, &ps[vary[k]], vs[vary[k]].v[at[k]]);
+			try_command(L, &c, &scratch, &ev);
+			/* the next combination, the last parameter fastest; none left: j < 0 */
+			for (j = m - 1; j >= 0 && ++at[j] == vs[vary[j]].n; j--)
+				at[j] = 0;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		free(vs[i].v);
+	game_event_list_free(&ev);
+	game_free(scratch);
+}
+
+/* ---- the table ---------------------------------------------------------------------- */
+
 typedef void legal_fn(const struct legal *L);
 
-/* One row per command: the phase it belongs to (as game.c's command
- * table) and its enumerator, which runs only in that phase and only for a
- * player who may speak then (game_apply's sender gate: in the selection the
- * player choosing, in the turns the active player). */
-static const struct legal_row {
-	enum phase phase;
-	legal_fn *fn;
-} legal_of[CMD_TYPE_COUNT] = {
-        [CMD_REGISTER] = {PH_REGISTRATION, legal_register},
-        [CMD_START_GAME] = {PH_REGISTRATION, legal_start_game},
-        [CMD_SELECT_CHARACTERS] = {PH_SELECTION, legal_select_characters},
-        [CMD_LEAVE] = {PH_TURN, legal_leave},
-        [CMD_END_TURN] = {PH_TURN, legal_end_turn},
-        [CMD_MOVE] = {PH_TURN, legal_move},
-        [CMD_SEARCH] = {PH_TURN, legal_search},
-        [CMD_ATTACK] = {PH_TURN, legal_attack},
-        [CMD_BARRICADE] = {PH_TURN, legal_barricade},
-        [CMD_CLEAN_WASTE] = {PH_TURN, legal_clean_waste},
-        [CMD_CONTRIBUTE_CARD] = {PH_TURN, legal_contribute_card},
-        [CMD_USE_CARD] = {PH_TURN, legal_use_card},
-        [CMD_USE_ABILITY] = {PH_TURN, legal_use_ability},
+/* Each command's phase, from the command table: its enumerator (or its
+ * trial) runs only then, and only for a player who may speak then
+ * (game_apply's sender gate: in the selection the player choosing, in the
+ * turns the active player). */
+static const enum phase phase_of[CMD_TYPE_COUNT] = {
+#define PHASE_OF(id, name, phase, needs, handler, params) [CMD_##id] = PH_##phase,
+        SOPRA_COMMANDS(PHASE_OF)
+#undef PHASE_OF
+};
+
+/* The enumerators: a command without one is tried (legal_by_trying). */
+static legal_fn *const enumerator[CMD_TYPE_COUNT] = {
+        [CMD_REGISTER] = legal_register,
+        [CMD_START_GAME] = legal_start_game,
+        [CMD_SELECT_CHARACTERS] = legal_select_characters,
+        [CMD_LEAVE] = legal_leave,
+        [CMD_END_TURN] = legal_end_turn,
+        [CMD_MOVE] = legal_move,
+        [CMD_SEARCH] = legal_search,
+        [CMD_ATTACK] = legal_attack,
+        [CMD_BARRICADE] = legal_barricade,
+        [CMD_CLEAN_WASTE] = legal_clean_waste,
+        [CMD_CONTRIBUTE_CARD] = legal_contribute_card,
+        [CMD_USE_CARD] = legal_use_card,
+        [CMD_USE_ABILITY] = legal_use_ability,
 };
 
 /* Whether player may send anything now: game_apply's sender gate. */
@@ -445,7 +596,9 @@ static bool may_speak(const struct game *g, int player)
 	return false;
 }
 
-size_t game_legal_commands(const struct game *g, int player, struct game_cmd_list *out)
+/* game_legal_commands, or with `tried` the reference: every command tried. */
+static size_t legal_commands(const struct game *g, int player, struct game_cmd_list *out,
+                             bool tried)
 {
 	assert(player == GAME_NO_PLAYER || (player >= 0 && player < g->cfg->max_players));
 	game_cmd_list_clear(out);
@@ -454,9 +607,22 @@ size_t game_legal_commands(const struct game *g, int player, struct game_cmd_lis
 	struct legal L;
 	legal_init(&L, g, player, out);
 	for (int t = 0; t < CMD_TYPE_COUNT; t++) {
-		assert(legal_of[t].fn);
-		if (legal_of[t].phase == g->phase)
-			legal_of[t].fn(&L);
+		if (phase_of[t] != g->phase)
+			continue;
+		if (enumerator[t] && !tried)
+			enumerator[t](&L);
+		else
+			legal_by_trying(&L, (enum cmd_type)t);
 	}
 	return out->n;
+}
+
+size_t game_legal_commands(const struct game *g, int player, struct game_cmd_list *out)
+{
+	return legal_commands(g, player, out, false);
+}
+
+size_t game_legal_commands_tried(const struct game *g, int player, struct game_cmd_list *out)
+{
+	return legal_commands(g, player, out, true);
 }

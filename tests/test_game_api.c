@@ -251,24 +251,42 @@ static void build_space(const struct game *g, const struct config *cfg, int p, s
 	dom_add(&s->few_chars, max_char + 1);
 }
 
+/* Whether the commands of type t are many: a hand card with a target (the
+ * scan then takes the player's cards and characters and a few others: one
+ * not the player's fails whatever the rest). */
+static bool many(enum cmd_type t)
+{
+	size_t n;
+	const struct proto_param *ps = proto_cmd_params(t, &n);
+	bool card = false, target = false;
+	for (size_t i = 0; i < n; i++) {
+		card |= ps[i].domain == PROTO_DOMAIN_HAND_CARD;
+		target |= ps[i].domain == PROTO_DOMAIN_TARGET;
+	}
+	return card && target;
+}
+
 /* The domain of parameter p of a command of type t. */
 static const struct domain *domain_of(const struct space *s, enum cmd_type t,
                                       const struct proto_param *p)
 {
 	static const struct domain bools = {{0, 1}, 2};
-	size_t off = p->offset;
-	if (p->type == PROTO_BOOL)
+	switch (p->domain) {
+	case PROTO_DOMAIN_FLAG:
+	case PROTO_DOMAIN_NAME:
 		return &bools;
-	if (off == offsetof(struct cmd, character) || off == offsetof(struct cmd, character2))
-		return t == CMD_USE_CARD ? &s->few_chars : &s->chars;
-	if (off == offsetof(struct cmd, location))
+	case PROTO_DOMAIN_OFFERED_CHARACTER:
+	case PROTO_DOMAIN_OWN_CHARACTER:
+		return many(t) ? &s->few_chars : &s->chars;
+	case PROTO_DOMAIN_LOCATION:
 		return &s->locs;
-	if (off == offsetof(struct cmd, entrance))
+	case PROTO_DOMAIN_ENTRANCE:
 		return &s->entrances;
-	if (off == offsetof(struct cmd, card))
-		return t == CMD_USE_CARD ? &s->few_cards : &s->cards;
-	if (off == offsetof(struct cmd, target))
+	case PROTO_DOMAIN_HAND_CARD:
+		return many(t) ? &s->few_cards : &s->cards;
+	case PROTO_DOMAIN_TARGET:
 		return &s->targets;
+	}
 	fail_msg("a parameter of an unknown kind");
 	return NULL;
 }
@@ -401,6 +419,17 @@ static void check_legal(const struct config *cfg, const struct game *g, int play
 			assert_false(same_cmd(&legal.v[i], &legal.v[j]));
 	check_listed(g, player, &legal);
 	if (scan_all) {
+		/* the reference, every command's domains tried, finds the same set */
+		struct game_cmd_list ref;
+		game_cmd_list_init(&ref);
+		assert_int_equal(game_legal_commands_tried(g, player, &ref), n);
+		for (size_t i = 0; i < n; i++)
+			if (!listed(&legal, &ref.v[i])) {
+				char line[256];
+				describe_cmd(&ref.v[i], game_rules_of(g), line, sizeof line);
+				fail_msg("player %d: %s found by trying, not listed", player, line);
+			}
+		game_cmd_list_free(&ref);
 		struct space s;
 		build_space(g, cfg, player, r, &s);
 		struct scan sc = {

@@ -447,21 +447,27 @@ static int unknown_char_id(struct bot *b, uint64_t *r)
 static int random_value(struct bot *b, uint64_t *r, const struct proto_param *p)
 {
 	const struct model *m = &b->m;
-	size_t off = p->offset;
 	bool odd = rnd(r, 6) == 0 || !m->got_config;
-	if (p->type == PROTO_BOOL)
+	int e = m->got_config ? m->locs[rnd(r, m->nlocs)].entrances : 2;
+	switch (p->domain) {
+	case PROTO_DOMAIN_NAME:
+	case PROTO_DOMAIN_FLAG:
 		return rnd(r, 2);
-	if (off == offsetof(struct cmd, entrance) || off == offsetof(struct cmd, target)) {
-		int e = m->got_config ? m->locs[rnd(r, m->nlocs)].entrances : 2;
-		if (off == offsetof(struct cmd, target) && m->got_config && rnd(r, 2))
+	case PROTO_DOMAIN_TARGET:
+		if (m->got_config && rnd(r, 2))
 			return rnd(r, 2) ? m->chars[rnd(r, m->nchars)].id
 			                 : m->locs[rnd(r, m->nlocs)].id;
 		return odd ? e + rnd(r, 3) - (rnd(r, 2) ? 0 : e + 3) : rnd(r, e);
-	}
-	if (off == offsetof(struct cmd, location))
+	case PROTO_DOMAIN_ENTRANCE:
+		return odd ? e + rnd(r, 3) - (rnd(r, 2) ? 0 : e + 3) : rnd(r, e);
+	case PROTO_DOMAIN_LOCATION:
 		return odd ? 1 + rnd(r, 100000) : m->locs[rnd(r, m->nlocs)].id;
-	if (off == offsetof(struct cmd, card))
+	case PROTO_DOMAIN_HAND_CARD:
 		return odd ? 1 + rnd(r, 100000) : m->cards[rnd(r, m->ncards)].id;
+	case PROTO_DOMAIN_OFFERED_CHARACTER:
+	case PROTO_DOMAIN_OWN_CHARACTER:
+		break;
+	}
 	return odd ? unknown_char_id(b, r) : m->chars[rnd(r, m->nchars)].id;
 }
 
@@ -513,7 +519,8 @@ static bool is_pair(const struct proto_param *p)
 
 static bool is_character(const struct proto_param *p)
 {
-	return is_required(p) && p->offset == offsetof(struct cmd, character);
+	return is_required(p) && (p->domain == PROTO_DOMAIN_OWN_CHARACTER ||
+	                          p->domain == PROTO_DOMAIN_OFFERED_CHARACTER);
 }
 
 /* line (a command's wire line) with the value of member `key` replaced by

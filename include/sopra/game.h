@@ -112,6 +112,15 @@ struct cmd *game_cmd_list_push(struct game_cmd_list *l, enum cmd_type type);
  */
 size_t game_legal_commands(const struct game *g, int player, struct game_cmd_list *out);
 
+/* The same commands found the slow way, the reference for the above: every
+ * command of the table (cmd_table.h) with every combination of its
+ * parameters' domains (proto.h: the player's characters and cards, every
+ * location, entrance and living character, ...), each tried on a copy of g
+ * with game_apply. In type order, then the domains' order (not necessarily
+ * game_legal_commands' order within a type). game_legal_commands itself
+ * does this only for a command that has no enumerator of its own. */
+size_t game_legal_commands_tried(const struct game *g, int player, struct game_cmd_list *out);
+
 /* GAME_WAIT_ANY, GAME_WAIT_NONE, or the player id the game waits for. */
 int game_waiting_for(const struct game *g);
 bool game_is_over(const struct game *g);
