@@ -77,7 +77,7 @@ if [ -n "$all" ] || [ -n "$only" ]; then
 fi
 [ -n "$journal" ] || exit 0
 
-# The journal (docs/performance.md, "Journal (issue 11)"): the round-trip
+# The journal (docs/performance.md, "Journal"): the round-trip
 # section again, the server started through a wrapper that adds --journal and
 # one --journal-sync policy; the echo floors are measured in the same run,
 # with a third one, the blocking echo that appends each line to a file

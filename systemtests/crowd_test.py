@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Crowd cases: the server stays bounded under many hostile connections
-(issue 10; docs/robustness.md, "Resource model").
+(docs/robustness.md, "Resource model").
 
 Every case starts the real sopra-server on a free port and checks exact
 outcomes (who got which event, who was dropped, exit code 0) plus the

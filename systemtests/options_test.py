@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Server options for people and hosts (issue 12): where it listens, what
+"""Server options for people and hosts: where it listens, what
 watchers see, what the log says about a game's outcome.
 
   dual_stack   without --bind the server takes IPv6 and IPv4 clients

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Real games resumed after SIGKILLs in the middle of play (issue 11, part 4).
+"""Real games resumed after SIGKILLs in the middle of play (docs/journal.md, "Resuming").
 
 For each game (its own seeds, 2-4 sopra-bots, base or revised rules):
 

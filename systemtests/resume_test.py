@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Sessions, reconnecting and --resume (issue 11, part 4).
+"""Sessions, reconnecting and --resume (docs/protocol.md, "Reconnecting";
+docs/journal.md, "Resuming").
 
   uninterrupted  a scripted 2-player game (SelectCharacters, then always
                  EndTurn) with --journal --reconnect-grace 0: every player
