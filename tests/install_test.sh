@@ -36,8 +36,41 @@ has $data/config.schema.json
 n=0
 for f in "$prefix"/$data/example*.json; do [ -s "$f" ] && n=$((n + 1)); done
 [ "$n" -ge 3 ] && ok || bad "$data: $n example configurations, want 3 or more"
-has share/doc/sopra-server/LICENSE
-has share/doc/sopra-server/README.md
+doc=share/doc/sopra-server
+has $doc/LICENSE
+has $doc/README.md
+has $doc/docs/protocol.md
+
+# the installed documents' relative links lead to installed files: the
+# README's to docs/*.md and the tools' READMEs, theirs to each other
+for f in $(cd "$prefix/$doc" && find . -name '*.md' | sort); do
+	for target in $(grep -o '](\([^)#:]*\)[)#]' "$prefix/$doc/$f" | sed 's/^](//; s/[)#]$//' | sort -u); do
+		case "$target" in /* | *://*) continue ;; esac
+		if [ -e "$(dirname "$prefix/$doc/$f")/$target" ]; then
+			ok
+		else
+			bad "$doc/${f#./} links to $target, which is not installed"
+		fi
+	done
+done
+
+# the installed man pages name the files where this prefix put them: no
+# default-prefix path is left, and every path under the prefix exists
+for page in "$prefix"/share/man/man[16]/*; do
+	if grep -q '/usr/local/share' "$page"; then
+		bad "$page names /usr/local/share, not the prefix $prefix"
+	else
+		ok
+	fi
+	for path in $(sed 's/\\%//g' "$page" | grep -o "$prefix/[^ ]*" | sort -u); do
+		# shellcheck disable=SC2086 # a glob (example*.json) must expand
+		if compgen -G "$path" >/dev/null; then
+			ok
+		else
+			bad "$page names $path, which is not installed"
+		fi
+	done
+done
 # nothing else in bin/: tests, benchmarks and fuzzers are not installed
 extra=$(cd "$prefix/bin" && ls | grep -vxF -f <(printf '%s\n' "$@"))
 [ -z "$extra" ] && ok || bad "bin/ also holds: $extra"
