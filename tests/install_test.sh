@@ -44,14 +44,14 @@ has $doc/docs/protocol.md
 # the installed documents' relative links lead to installed files: the
 # README's to docs/*.md and the tools' READMEs, theirs to each other
 for f in $(cd "$prefix/$doc" && find . -name '*.md' | sort); do
-	for target in $(grep -o '](\([^)#:]*\)[)#]' "$prefix/$doc/$f" | sed 's/^](//; s/[)#]$//' | sort -u); do
+	while IFS= read -r target; do
 		case "$target" in /* | *://*) continue ;; esac
 		if [ -e "$(dirname "$prefix/$doc/$f")/$target" ]; then
 			ok
 		else
 			bad "$doc/${f#./} links to $target, which is not installed"
 		fi
-	done
+	done < <(grep -o '](\([^)#:]*\)[)#]' "$prefix/$doc/$f" | sed 's/^](//; s/[)#]$//' | sort -u)
 done
 
 # the installed man pages name the files where this prefix put them: no
@@ -62,14 +62,14 @@ for page in "$prefix"/share/man/man[16]/*; do
 	else
 		ok
 	fi
-	for path in $(sed 's/\\%//g' "$page" | grep -o "$prefix/[^ ]*" | sort -u); do
-		# shellcheck disable=SC2086 # a glob (example*.json) must expand
+	while IFS= read -r path; do
+		# a path may be a glob (example*.json)
 		if compgen -G "$path" >/dev/null; then
 			ok
 		else
 			bad "$page names $path, which is not installed"
 		fi
-	done
+	done < <(sed 's/\\%//g' "$page" | grep -o "$prefix/[^ ]*" | sort -u)
 done
 # nothing else in bin/: tests, benchmarks and fuzzers are not installed
 extra=$(cd "$prefix/bin" && ls | grep -vxF -f <(printf '%s\n' "$@"))
