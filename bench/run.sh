@@ -2,10 +2,10 @@
 # The benchmark, in one command (docs/performance.md):
 #
 #   bench/run.sh                     build in Release mode (build-bench/) and run
-#                                    everything (about a minute on 2 cores)
-#   bench/run.sh --quick             fewer iterations (a smoke run, ~15 s)
-#   bench/run.sh --only rtt,engine   some sections: rtt engine rss startup bots
-#                                    concurrent scaling journal (journal: the
+#                                    everything (1-3 minutes on 2 cores)
+#   bench/run.sh --quick             fewer iterations (a smoke run)
+#   bench/run.sh --only rtt,engine   some sections: rtt engine api rss startup
+#                                    bots concurrent scaling journal (journal: the
 #                                    round trips again with --journal, once
 #                                    per --journal-sync policy)
 #   bench/run.sh --help              this text
