@@ -1,0 +1,208 @@
+/*
+ * bot_eval: the score of a state (bot_eval.h).
+ *
+ * Each term is an estimate in morale points. The weights were set by
+ * measuring win rates with the benchmark (bench/winrate.c, docs/bots.md),
+ * not derived.
+ */
+#include "bot_eval.h"
+
+#include "bot_board.h"
+
+/* What the terms need to know about the moment. */
+struct outlook {
+	const struct game_view *v;
+	int first;       /* first_to_act */
+	bool round_open; /* this round's colony phase is still ahead */
+	int phases;      /* colony phases ahead, this round's included */
+};
+
+static bool acts(const struct outlook *o, int p)
+{
+	return o->round_open && p >= o->first && p < o->v->nplayers && o->v->players[p].in_game;
+}
+
+/* Food player p can still add this round: its FOOD cards, and its FEED
+ * abilities not used yet. */
+static int food_to_come(const struct outlook *o, int p)
+{
+	const struct game_view *v = o->v;
+	int food = bot_hand_food(v, p);
+	for (int c = 0; c < v->cfg->ncharacters; c++) {
+		const struct game_view_character *ch = &v->characters[c];
+		const struct config_ability *ab = &v->cfg->characters[c].ability;
+		if (ch->life == VIEW_ALIVE && ch->owner == p && ab->type == ABILITY_FEED &&
+		    ch->uses == 0)
+			food += ab->num_food;
+	}
+	return food;
+}
+
+/* Food: a shortfall at the coming colony phase brings a starvation token,
+ * which costs a point of morale in that phase and every later one; a
+ * shortfall in the rounds after it will have to be searched for. */
+static double food_term(const struct outlook *o)
+{
+	const struct game_view *v = o->v;
+	int need = bot_food_need(v);
+	double s = 0;
+	int later = o->round_open ? o->phases - 1 : o->phases;
+	int left = v->food; /* after this round's colony phase */
+	if (o->round_open) {
+		int supply = v->food;
+		for (int p = 0; p < v->nplayers; p++)
+			if (acts(o, p))
+				supply += food_to_come(o, p);
+		if (supply < need)
+			s -= o->phases;
+		left = supply >= need ? supply - need : supply;
+	}
+	for (int p = 0; p < v->nplayers; p++)
+		if (!acts(o, p))
+			left += bot_hand_food(v, p);
+	int long_need = need * later;
+	if (left < long_need)
+		s -= 0.15 * (long_need - left);
+	return s;
+}
+
+/* Waste: ten cards or more on the pile cost a point in every colony phase
+ * until cleaned; a growing pile will have to be cleaned. */
+static double waste_term(const struct outlook *o)
+{
+	int w = o->v->nwaste;
+	return -(double)(w / 10) * (o->round_open ? 1.0 : 0.5) - 0.04 * w;
+}
+
+/* What a living character is worth: a die and hands for every round
+ * left, and a point of morale when it dies. */
+static double character_value(int phases)
+{
+	return 0.4 + 0.3 * phases;
+}
+
+/* Zombies: deaths the next colony phase brings at each location as the
+ * board stands, and (weighed less) the one after it. */
+static double zombie_term(const struct outlook *o)
+{
+	const struct game_view *v = o->v;
+	double death = 1.0 + 0.5 * character_value(o->phases);
+	double s = 0;
+	for (int l = 0; l < v->cfg->nlocations; l++) {
+		int arrivals = bot_zombie_arrivals(v, l);
+		if (arrivals == 0)
+			continue;
+		int next = bot_zombie_deaths(v, l, arrivals);
+		int two = bot_zombie_deaths(v, l, 2 * arrivals);
+		s -= death * (next + 0.35 * (two - next));
+	}
+	return s;
+}
+
+/* The crisis of this round, while its colony phase is ahead. Cards
+ * contributed count fully, cards that fit it in the hands of the players
+ * still to act three quarters (they may be needed elsewhere). */
+static double crisis_term(const struct outlook *o)
+{
+	const struct game_view *v = o->v;
+	if (!o->round_open || v->crisis < 0)
+		return 0;
+	const struct config_crisis *cr = &v->cfg->crises[v->crisis];
+	int req = cr->required_cards, bonus = req + 2;
+	int fitting = 0;
+	for (int k = 0; k < v->cfg->ncards; k++)
+		fitting += v->cards[k].place == VIEW_HAND && acts(o, v->cards[k].holder) &&
+		           bot_card_fits_crisis(v, k);
+	int room = bonus - v->contributed;
+	double eff = v->contributed + 0.75 * (fitting < room ? fitting : room);
+	if (eff >= bonus)
+		return 1.0;
+	if (eff >= req)
+		return 0.5 * (eff - req);
+	return -(double)cr->moral_change * (req - eff) / req;
+}
+
+/* The crises still to come: each crisis not drawn yet comes with the same
+ * chance. The cards in hand of each kind they take are worth the morale
+ * at stake in proportion to how much of the expected demand they cover. */
+static double future_crises_term(const struct game_view *v)
+{
+	const struct config *cfg = v->cfg;
+	int rem = bot_rounds_after(v);
+	int undrawn = cfg->ncrises - v->round;
+	if (rem <= 0 || undrawn <= 0)
+		return 0;
+	enum { KINDS = 4 };
+	double demand[KINDS] = {0}, stake[KINDS] = {0};
+	int held[KINDS] = {0};
+	double p = (double)rem / undrawn;
+	for (int i = 0; i < cfg->ncrises; i++) {
+		bool drawn = false;
+		for (int r = 0; r < v->round && !drawn; r++)
+			drawn = v->crises[r] == i;
+		if (drawn)
+			continue;
+		demand[cfg->crises[i].type] += p * cfg->crises[i].required_cards;
+		stake[cfg->crises[i].type] += p * (cfg->crises[i].moral_change + 0.5);
+	}
+	for (int k = 0; k < cfg->ncards; k++)
+		if (v->cards[k].place == VIEW_HAND)
+			held[bot_card_crisis_kind(cfg->cards[k].type)]++;
+	double s = 0;
+	for (int t = 0; t < KINDS; t++)
+		if (demand[t] > 0)
+			s += stake[t] * (held[t] < demand[t] ? held[t] / demand[t] : 1.0);
+	return s;
+}
+
+static double characters_term(const struct outlook *o)
+{
+	const struct game_view *v = o->v;
+	double value = character_value(o->phases);
+	double s = 0;
+	for (int c = 0; c < v->cfg->ncharacters; c++) {
+		const struct game_view_character *ch = &v->characters[c];
+		if (ch->life != VIEW_ALIVE)
+			continue;
+		int hurt = ch->wounds + ch->frostbites;
+		/* the chance it dies before long: one more injury kills at two,
+		 * and every frostbite brings a wound each round */
+		double doom = hurt >= 2 ? 0.35 : 0.1 * hurt;
+		if (ch->frostbites > 0)
+			doom += hurt >= 2 ? 0.45 : 0.15;
+		s += value * (1 - doom) - doom;
+	}
+	return s;
+}
+
+static double cards_term(const struct game_view *v)
+{
+	int n = 0;
+	for (int k = 0; k < v->cfg->ncards; k++)
+		n += v->cards[k].place == VIEW_HAND;
+	return 0.1 * n;
+}
+
+double bot_evaluate(const struct game_view *v, int first_to_act)
+{
+	if (v->result == VIEW_WON)
+		return BOT_EVAL_WON;
+	if (v->result != VIEW_RUNNING)
+		return BOT_EVAL_LOST + 5.0 * v->round;
+	struct outlook o = {
+	        .v = v,
+	        .first = first_to_act,
+	        .round_open = v->phase == VIEW_TURNS,
+	        .phases = bot_rounds_after(v) + (v->phase == VIEW_TURNS ? 1 : 0),
+	};
+	double s = v->moral;
+	s -= (double)v->starvation * o.phases;
+	s += food_term(&o);
+	s += waste_term(&o);
+	s += zombie_term(&o);
+	s += crisis_term(&o);
+	s += future_crises_term(v);
+	s += characters_term(&o);
+	s += cards_term(v);
+	return s;
+}

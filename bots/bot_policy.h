@@ -1,0 +1,45 @@
+/*
+ * bot_policy: a fast rule of thumb for which command to send, without looking
+ * ahead.
+ *
+ * Each legal command gets a score from the acting player's view: what it
+ * does for the colony's needs (food for the colony phase, cards for the
+ * crisis, zombies at a crowded entrance, waste near ten, wounds to heal)
+ * less what it risks (an infection roll) and spends (a die, a card).
+ * EndTurn scores 0: a command worth less is not sent. The search plays
+ * every player's rest of the round with this policy (its rollouts) and
+ * tries the commands it rates best first; it never peeks at the future, so
+ * it plays alike in a sampled and in the real game.
+ */
+#ifndef SOPRA_BOTS_POLICY_H
+#define SOPRA_BOTS_POLICY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bot_board.h"
+#include "sopra/game.h"
+#include "sopra/game_view.h"
+
+/* The score of sending c now for player v->me (v: its view, turn_known in
+ * its turn). Leave scores far below everything. */
+double bot_policy_score(const struct bot_ids *ids, const struct game_view *v,
+                        const struct cmd *c);
+
+/* Scores of legal[0..n) into score[0..n). */
+void bot_policy_scores(const struct bot_ids *ids, const struct game_view *v,
+                       const struct cmd *legal, size_t n, double *score);
+
+/* The index in legal[0..n) of the best command by bot_policy_score (n > 0).
+ * With noise > 0 each score gets a uniform random bonus in [0, noise) from
+ * *rng first, so that rollouts vary; with 0 the first best wins. */
+size_t bot_policy_pick(const struct bot_ids *ids, const struct game_view *v,
+                       const struct cmd *legal, size_t n, double noise, uint64_t *rng);
+
+/* A splitmix64 step: the bots' own generator (never the game's). */
+uint64_t bot_rand(uint64_t *state);
+
+/* A uniform double in [0, 1) from bot_rand. */
+double bot_rand_unit(uint64_t *state);
+
+#endif

@@ -1,0 +1,352 @@
+/*
+ * bot_search: information-set MCTS over one player's commands (search.h).
+ */
+#include "bot_search.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bot_eval.h"
+#include "bot_policy.h"
+#include "sopra/game_view.h"
+#include "sopra/xalloc.h"
+
+#define UCB_C         1.5 /* exploration, in the evaluation's morale points */
+#define MAX_DEPTH     14  /* own commands in the tree; below it the policy plays */
+#define ROLLOUT_NOISE 0.3 /* random bonus on the policy's scores in rollouts */
+#define MAX_TURN_CMDS 40  /* a rollout ends a turn after this many commands */
+#define WIDEN_FIRST   3   /* commands a node considers from its first visit */
+#define WIDEN_RATE    1.0 /* and more with the square root of its visits */
+
+struct node {
+	struct cmd cmd; /* the command that leads here (the root: none) */
+	int child;      /* first child, -1 */
+	int sibling;    /* next sibling, -1 */
+	int visits;
+	int avail; /* iterations in which its command was legal here */
+	double total;
+};
+
+struct bot_search {
+	const struct config *cfg;
+	const struct bot_ids *ids;
+	struct node *nodes;
+	int nnodes, cap;
+	struct game_cmd_list legal;
+	struct game_event_list ev;
+	struct game_view *view;
+	double *scores;
+	size_t nscores;
+	size_t *order; /* s->legal's indices, best first by the policy */
+	size_t norder;
+	int *path;
+	int npath, path_cap;
+	uint64_t rng;
+	int me;            /* the searching player */
+	bool turn_horizon; /* the horizon is the end of me's turn */
+};
+
+struct bot_search *bot_search_new(const struct config *cfg, const struct bot_ids *ids)
+{
+	struct bot_search *s = xcalloc(1, sizeof *s);
+	s->cfg = cfg;
+	s->ids = ids;
+	game_cmd_list_init(&s->legal);
+	game_event_list_init(&s->ev);
+	s->view = game_view_new(cfg);
+	return s;
+}
+
+void bot_search_free(struct bot_search *s)
+{
+	if (!s)
+		return;
+	free(s->nodes);
+	game_cmd_list_free(&s->legal);
+	game_event_list_free(&s->ev);
+	game_view_free(s->view);
+	free(s->scores);
+	free(s->order);
+	free(s->path);
+	free(s);
+}
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static bool same_cmd(const struct cmd *a, const struct cmd *b)
+{
+	return a->type == b->type && a->character == b->character &&
+	       a->character2 == b->character2 && a->location == b->location &&
+	       a->entrance == b->entrance && a->card == b->card && a->target == b->target &&
+	       a->has_target == b->has_target && a->fuel == b->fuel;
+}
+
+/* Commands a bot never sends, or tries in one form only. */
+static bool skipped(const struct cmd *c)
+{
+	return c->type == CMD_LEAVE ||
+	       (c->type == CMD_SELECT_CHARACTERS && c->character > c->character2);
+}
+
+/* The legal commands of player p in g, less the skipped ones. */
+static size_t legal_of(struct bot_search *s, const struct game *g, int p)
+{
+	game_legal_commands(g, p, &s->legal);
+	size_t n = 0;
+	for (size_t i = 0; i < s->legal.n; i++)
+		if (!skipped(&s->legal.v[i]))
+			s->legal.v[n++] = s->legal.v[i];
+	s->legal.n = n;
+	return n;
+}
+
+static int new_node(struct bot_search *s, const struct cmd *c)
+{
+	if (s->nnodes == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 4096;
+		s->nodes = xreallocarray(s->nodes, (size_t)s->cap, sizeof *s->nodes);
+	}
+	struct node *n = &s->nodes[s->nnodes];
+	memset(n, 0, sizeof *n);
+	if (c)
+		n->cmd = *c;
+	n->child = n->sibling = -1;
+	return s->nnodes++;
+}
+
+static int find_child(const struct bot_search *s, int parent, const struct cmd *c)
+{
+	for (int k = s->nodes[parent].child; k >= 0; k = s->nodes[k].sibling)
+		if (same_cmd(&s->nodes[k].cmd, c))
+			return k;
+	return -1;
+}
+
+static void apply(struct bot_search *s, struct game *g, int p, const struct cmd *c)
+{
+	game_event_list_clear(&s->ev);
+	game_apply(g, p, c, &s->ev);
+}
+
+/* The policy's scores of s->legal for player p in g, into s->scores. */
+static void score_legal(struct bot_search *s, const struct game *g, int p)
+{
+	if (s->nscores < s->legal.n) {
+		s->nscores = s->legal.n;
+		s->scores = xreallocarray(s->scores, s->nscores, sizeof *s->scores);
+	}
+	game_view_of(g, p, s->view);
+	bot_policy_scores(s->ids, s->view, s->legal.v, s->legal.n, s->scores);
+}
+
+/* The order of s->legal by the policy's scores, best first, into s->order. */
+static void rank_legal(struct bot_search *s, const struct game *g, int p)
+{
+	score_legal(s, g, p);
+	size_t n = s->legal.n;
+	if (s->norder < n) {
+		s->norder = n;
+		s->order = xreallocarray(s->order, n, sizeof *s->order);
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t j = i;
+		for (; j > 0 && s->scores[s->order[j - 1]] < s->scores[i]; j--)
+			s->order[j] = s->order[j - 1];
+		s->order[j] = i;
+	}
+}
+
+/* How many of a node's best commands (by the policy) it considers after
+ * `visits` visits: a few at first, more as it is visited more
+ * (progressive widening), so that the iterations go to plausible
+ * commands. */
+static size_t widening(int visits)
+{
+	return WIDEN_FIRST + (size_t)(WIDEN_RATE * sqrt((double)visits));
+}
+
+/* One step down from node `at` in g (legal commands in s->legal): of the
+ * commands the widening lets in, the best untried one by the policy gets
+ * a new child; when all have been tried, the legal child with the best
+ * upper confidence bound is taken. Returns the child. */
+static int select_child(struct bot_search *s, int at, const struct game *g, int me)
+{
+	rank_legal(s, g, me);
+	size_t allowed = widening(s->nodes[at].visits);
+	int best = -1;
+	double best_ucb = -INFINITY;
+	for (size_t r = 0; r < s->legal.n && r < allowed; r++) {
+		const struct cmd *c = &s->legal.v[s->order[r]];
+		int k = find_child(s, at, c);
+		if (k < 0) {
+			k = new_node(s, c);
+			s->nodes[k].sibling = s->nodes[at].child;
+			s->nodes[at].child = k;
+			s->nodes[k].avail = 1;
+			return k;
+		}
+		struct node *n = &s->nodes[k];
+		n->avail++;
+		double ucb = n->total / n->visits + UCB_C * sqrt(log((double)n->avail) / n->visits);
+		if (ucb > best_ucb) {
+			best_ucb = ucb;
+			best = k;
+		}
+	}
+	return best;
+}
+
+static void push_path(struct bot_search *s, int k)
+{
+	if (s->npath == s->path_cap) {
+		s->path_cap = s->path_cap ? 2 * s->path_cap : 64;
+		s->path = xreallocarray(s->path, (size_t)s->path_cap, sizeof *s->path);
+	}
+	s->path[s->npath++] = k;
+}
+
+/* Whether g has reached the horizon: over, past round `horizon`, or (with
+ * turn_horizon) the searching player's turn over. */
+static bool at_horizon(const struct bot_search *s, const struct game *g, int horizon)
+{
+	if (game_is_over(g) || game_round(g) > horizon)
+		return true;
+	return s->turn_horizon && game_round(g) > 0 && game_waiting_for(g) != s->me;
+}
+
+/* Every player plays the policy until the horizon. */
+static void rollout(struct bot_search *s, struct game *g, int horizon)
+{
+	int turn_of = -2, turn_cmds = 0;
+	while (!at_horizon(s, g, horizon)) {
+		int p = game_waiting_for(g);
+		if (p < 0)
+			break; /* registration: nothing for a bot to play */
+		if (p != turn_of) {
+			turn_of = p;
+			turn_cmds = 0;
+		}
+		size_t n = legal_of(s, g, p);
+		if (n == 0)
+			break;
+		size_t pick = 0;
+		const struct cmd *end = NULL;
+		for (size_t i = 0; i < n && !end; i++)
+			if (s->legal.v[i].type == CMD_END_TURN)
+				end = &s->legal.v[i];
+		if (end && ++turn_cmds > MAX_TURN_CMDS) {
+			pick = (size_t)(end - s->legal.v);
+		} else if (n > 1) {
+			game_view_of(g, p, s->view);
+			pick = bot_policy_pick(s->ids, s->view, s->legal.v, n, ROLLOUT_NOISE, &s->rng);
+		}
+		struct cmd c = s->legal.v[pick];
+		apply(s, g, p, &c);
+	}
+}
+
+static double score(struct bot_search *s, const struct game *g)
+{
+	game_view_of(g, GAME_NO_PLAYER, s->view);
+	int first = game_waiting_for(g);
+	return bot_evaluate(s->view, first >= 0 ? first : game_player_count(g));
+}
+
+/* One iteration on game g (consumed): down the tree, the rollout, and the
+ * score back up the path. */
+static void iterate(struct bot_search *s, struct game *g, int me, int horizon)
+{
+	int at = 0;
+	s->npath = 0;
+	push_path(s, at);
+	for (int depth = 0; depth < MAX_DEPTH && !at_horizon(s, g, horizon); depth++) {
+		if (game_waiting_for(g) != me || legal_of(s, g, me) == 0)
+			break;
+		at = select_child(s, at, g, me);
+		push_path(s, at);
+		struct cmd c = s->nodes[at].cmd;
+		apply(s, g, me, &c);
+	}
+	rollout(s, g, horizon);
+	double value = score(s, g);
+	for (int i = 0; i < s->npath; i++) {
+		s->nodes[s->path[i]].visits++;
+		s->nodes[s->path[i]].total += value;
+	}
+}
+
+/* The root's most visited child (ties: the better mean). */
+static int best_root_child(const struct bot_search *s)
+{
+	int best = -1;
+	for (int k = s->nodes[0].child; k >= 0; k = s->nodes[k].sibling) {
+		const struct node *n = &s->nodes[k];
+		if (best < 0 || n->visits > s->nodes[best].visits ||
+		    (n->visits == s->nodes[best].visits &&
+		     n->total / n->visits > s->nodes[best].total / s->nodes[best].visits))
+			best = k;
+	}
+	return best;
+}
+
+long bot_search_run(struct bot_search *s, const struct bot_sampler *smp, int me,
+                    const struct bot_search_budget *budget, uint64_t seed, struct cmd *out)
+{
+	s->rng = seed;
+	s->me = me;
+	s->turn_horizon = getenv("SOPRA_BOT_HORIZON") && strcmp(getenv("SOPRA_BOT_HORIZON"), "turn") == 0;
+	struct game *first = smp->sample(smp->ctx, bot_rand(&s->rng));
+	if (!first || game_waiting_for(first) != me || legal_of(s, first, me) == 0) {
+		game_free(first);
+		return -1;
+	}
+	if (s->legal.n == 1) {
+		*out = s->legal.v[0];
+		game_free(first);
+		return 0;
+	}
+	/* the horizon: the end of this round's colony phase (of the first
+	 * round's, during the selection) */
+	int round = game_round(first);
+	int horizon = round > 0 ? round : 1;
+	if (getenv("SOPRA_BOT_HORIZON") && strcmp(getenv("SOPRA_BOT_HORIZON"), "game") == 0)
+		horizon = 1000;
+	s->nnodes = 0;
+	new_node(s, NULL);
+	double deadline = budget->iterations > 0 ? 0 : now_seconds() + budget->seconds;
+	long done = 0;
+	struct game *g = first;
+	for (;;) {
+		iterate(s, g, me, horizon);
+		game_free(g);
+		done++;
+		if (budget->iterations > 0 ? done >= budget->iterations
+		                           : (done % 8 == 0 && now_seconds() >= deadline))
+			break;
+		g = smp->sample(smp->ctx, bot_rand(&s->rng));
+		assert(g);
+	}
+	int best = best_root_child(s);
+	assert(best >= 0);
+	if (getenv("SOPRA_BOT_DEBUG")) {
+		for (int k = s->nodes[0].child; k >= 0; k = s->nodes[k].sibling) {
+			const struct node *n = &s->nodes[k];
+			fprintf(stderr, "  %s%-16s c%d card%d l%d e%d t%d: %5d visits, mean %.3f\n",
+			        k == best ? "*" : " ", cmd_name(n->cmd.type), n->cmd.character,
+			        n->cmd.card, n->cmd.location, n->cmd.entrance, n->cmd.target,
+			        n->visits, n->total / n->visits);
+		}
+	}
+	*out = s->nodes[best].cmd;
+	return done;
+}

@@ -1,0 +1,301 @@
+/*
+ * strategy: the three levels behind one interface (strategy.h).
+ */
+#include "strategy.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bot_eval.h"
+#include "bot_board.h"
+#include "bot_policy.h"
+#include "bot_search.h"
+#include "sopra/xalloc.h"
+
+#define GREEDY_SAMPLES 8    /* futures each greedy command is scored in */
+#define GREEDY_MARGIN  0.02 /* what a command must gain over EndTurn */
+
+struct strategy {
+	const struct config *cfg;
+	struct strategy_options opt;
+	struct bot_ids *ids;
+	struct bot_search *search;
+	struct game_view *view; /* scratch, for greedy's scores */
+	struct game_cmd_list legal;
+	struct game_event_list ev;
+	struct strategy_stats stats;
+};
+
+static const char *const kind_names[] = {
+        [STRATEGY_RANDOM] = "random",
+        [STRATEGY_GREEDY] = "greedy",
+        [STRATEGY_SEARCH] = "search",
+};
+
+bool strategy_kind_parse(const char *s, enum strategy_kind *out)
+{
+	for (size_t k = 0; k < sizeof kind_names / sizeof kind_names[0]; k++)
+		if (strcmp(s, kind_names[k]) == 0) {
+			*out = (enum strategy_kind)k;
+			return true;
+		}
+	return false;
+}
+
+const char *strategy_kind_name(enum strategy_kind k)
+{
+	return (unsigned)k < sizeof kind_names / sizeof kind_names[0] ? kind_names[k] : "?";
+}
+
+struct strategy *strategy_new(const struct config *cfg, const struct strategy_options *o)
+{
+	struct strategy *s = xcalloc(1, sizeof *s);
+	s->cfg = cfg;
+	s->opt = *o;
+	if (s->opt.think_ms <= 0)
+		s->opt.think_ms = STRATEGY_DEFAULT_THINK_MS;
+	s->ids = bot_ids_new(cfg);
+	s->search = bot_search_new(cfg, s->ids);
+	s->view = game_view_new(cfg);
+	game_cmd_list_init(&s->legal);
+	game_event_list_init(&s->ev);
+	return s;
+}
+
+void strategy_free(struct strategy *s)
+{
+	if (!s)
+		return;
+	bot_search_free(s->search);
+	bot_ids_free(s->ids);
+	game_view_free(s->view);
+	game_cmd_list_free(&s->legal);
+	game_event_list_free(&s->ev);
+	free(s);
+}
+
+const struct strategy_stats *strategy_stats(const struct strategy *s)
+{
+	return &s->stats;
+}
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- the seed of one decision ------------------------------------------------------ */
+
+static uint64_t mix(uint64_t h, int64_t x)
+{
+	h ^= (uint64_t)x + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
+	return h;
+}
+
+/* A hash of everything in v, so that one seed and one view always give
+ * one decision (also when a bot re-reads its events after a reconnect). */
+static uint64_t view_hash(const struct game_view *v)
+{
+	const struct config *cfg = v->cfg;
+	uint64_t h = 0xCBF29CE484222325ULL;
+	int head[] = {v->rules,      v->me,         v->phase,      v->waiting_for,
+	              v->turn_known, v->round,      v->food,       v->moral,
+	              v->starvation, v->children,   v->contributed, v->crisis,
+	              v->nplayers,   v->nspawned,   v->nwaste};
+	for (size_t i = 0; i < sizeof head / sizeof head[0]; i++)
+		h = mix(h, head[i]);
+	for (int p = 0; p < v->nplayers; p++) {
+		const struct game_view_player *vp = &v->players[p];
+		h = mix(h, vp->in_game * 2 + vp->cleaned);
+		for (int i = 0; i < vp->ndice; i++)
+			h = mix(h, vp->dice[i]);
+		for (int i = 0; i < 4; i++)
+			h = mix(h, vp->offered[i]);
+	}
+	for (int c = 0; c < cfg->ncharacters; c++) {
+		const struct game_view_character *ch = &v->characters[c];
+		int f[] = {ch->life, ch->owner, ch->loc, ch->wounds, ch->frostbites, ch->moved,
+		           ch->uses};
+		for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+			h = mix(h, f[i]);
+	}
+	for (int k = 0; k < cfg->ncards; k++) {
+		const struct game_view_card *cd = &v->cards[k];
+		h = mix(h, ((int64_t)cd->place << 40) ^ ((int64_t)cd->holder << 20) ^
+		                   ((int64_t)cd->order << 1) ^ cd->spent);
+	}
+	for (int l = 0; l < cfg->nlocations; l++)
+		for (int e = 0; e < cfg->locations[l].entrances; e++)
+			h = mix(h, v->locations[l].zombies[e] * 8 + v->locations[l].barricades[e]);
+	return h;
+}
+
+/* ---- random --------------------------------------------------------------------- */
+
+static bool never_sent(const struct cmd *c)
+{
+	return c->type == CMD_LEAVE;
+}
+
+static bool choose_random(struct strategy *s, const struct game *g, int me, uint64_t *rng,
+                          struct cmd *out)
+{
+	game_legal_commands(g, me, &s->legal);
+	size_t n = 0;
+	for (size_t i = 0; i < s->legal.n; i++)
+		if (!never_sent(&s->legal.v[i]))
+			s->legal.v[n++] = s->legal.v[i];
+	if (n == 0)
+		return false;
+	*out = s->legal.v[bot_rand(rng) % n];
+	return true;
+}
+
+/* ---- greedy --------------------------------------------------------------------- */
+
+static double score_after(struct strategy *s, const struct game *sample, int me,
+                          const struct cmd *c)
+{
+	struct game *g = game_clone(sample);
+	if (c->type != CMD_END_TURN) {
+		game_event_list_clear(&s->ev);
+		game_apply(g, me, c, &s->ev);
+	}
+	game_view_of(g, me, s->view);
+	double v = bot_evaluate(s->view, c->type == CMD_END_TURN ? me + 1 : me);
+	game_free(g);
+	return v;
+}
+
+/* The command whose outcome scores best on average over the samples;
+ * EndTurn (the board as it is) unless something beats it. */
+static bool choose_greedy(struct strategy *s, struct game **samples, int nsamples, int me,
+                          struct cmd *out)
+{
+	game_legal_commands(samples[0], me, &s->legal);
+	struct game_cmd_list legal = s->legal; /* ours until the next listing */
+	s->legal = (struct game_cmd_list){0};
+	bool found = false;
+	double best = -INFINITY;
+	for (size_t i = 0; i < legal.n; i++) {
+		const struct cmd *c = &legal.v[i];
+		if (never_sent(c))
+			continue;
+		double sum = 0;
+		for (int k = 0; k < nsamples; k++)
+			sum += score_after(s, samples[k], me, c);
+		double mean = sum / nsamples + (c->type == CMD_END_TURN ? GREEDY_MARGIN : 0);
+		if (!found || mean > best) {
+			best = mean;
+			*out = *c;
+			found = true;
+		}
+	}
+	game_cmd_list_free(&s->legal);
+	s->legal = legal;
+	return found;
+}
+
+/* ---- search --------------------------------------------------------------------- */
+
+static struct game *sample_view(void *ctx, uint64_t seed)
+{
+	return game_from_view(ctx, (int64_t)seed);
+}
+
+static struct game *sample_truth(void *ctx, uint64_t seed)
+{
+	(void)seed;
+	return game_clone(ctx);
+}
+
+static bool choose_search(struct strategy *s, const struct bot_sampler *smp, int me,
+                          uint64_t seed, struct cmd *out)
+{
+	struct bot_search_budget budget = {
+	        .iterations = s->opt.iterations,
+	        .seconds = s->opt.think_ms / 1000.0,
+	};
+	long n = bot_search_run(s->search, smp, me, &budget, seed, out);
+	if (n > 0)
+		s->stats.iterations += n;
+	return n >= 0;
+}
+
+/* ---- choosing ------------------------------------------------------------------- */
+
+static void count(struct strategy *s, double started, bool deliberate)
+{
+	double t = now_seconds() - started;
+	s->stats.decisions++;
+	s->stats.deliberate += deliberate;
+	s->stats.seconds += t;
+	if (t > s->stats.max_seconds)
+		s->stats.max_seconds = t;
+}
+
+/* How many commands player me may choose from in g (Leave aside). */
+static size_t choices(struct strategy *s, const struct game *g, int me)
+{
+	game_legal_commands(g, me, &s->legal);
+	size_t n = 0;
+	for (size_t i = 0; i < s->legal.n; i++)
+		n += !never_sent(&s->legal.v[i]);
+	return n;
+}
+
+static bool decide(struct strategy *s, const struct bot_sampler *smp, int me, uint64_t seed,
+                   struct cmd *out)
+{
+	double started = now_seconds();
+	uint64_t rng = seed;
+	struct game *first = smp->sample(smp->ctx, bot_rand(&rng));
+	if (!first || game_waiting_for(first) != me) {
+		game_free(first);
+		return false;
+	}
+	size_t n = choices(s, first, me);
+	bool ok = false;
+	if (n == 0) {
+		ok = false;
+	} else if (s->opt.kind == STRATEGY_RANDOM || n == 1) {
+		ok = choose_random(s, first, me, &rng, out);
+	} else if (s->opt.kind == STRATEGY_GREEDY) {
+		struct game *samples[GREEDY_SAMPLES];
+		samples[0] = first;
+		first = NULL;
+		for (int k = 1; k < GREEDY_SAMPLES; k++)
+			samples[k] = smp->sample(smp->ctx, bot_rand(&rng));
+		ok = choose_greedy(s, samples, GREEDY_SAMPLES, me, out);
+		for (int k = 0; k < GREEDY_SAMPLES; k++)
+			game_free(samples[k]);
+	} else {
+		ok = choose_search(s, smp, me, bot_rand(&rng), out);
+	}
+	game_free(first);
+	if (ok)
+		count(s, started, n > 1);
+	return ok;
+}
+
+bool strategy_choose(struct strategy *s, const struct game_view *v, struct cmd *out)
+{
+	int me = game_view_seat(v);
+	if (me < 0 || (v->phase != VIEW_SELECTION && v->phase != VIEW_TURNS))
+		return false;
+	struct bot_sampler smp = {sample_view, (void *)v};
+	return decide(s, &smp, me, s->opt.seed ^ view_hash(v), out);
+}
+
+bool strategy_choose_oracle(struct strategy *s, const struct game *g, int player,
+                            struct cmd *out)
+{
+	game_view_of(g, player, s->view);
+	uint64_t seed = s->opt.seed ^ view_hash(s->view);
+	struct bot_sampler smp = {sample_truth, (void *)g};
+	return decide(s, &smp, player, seed, out);
+}
