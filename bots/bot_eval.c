@@ -7,6 +7,8 @@
  */
 #include "bot_eval.h"
 
+#include <math.h>
+
 #include "bot_board.h"
 
 /* What the terms need to know about the moment. */
@@ -38,65 +40,47 @@ static int food_to_come(const struct outlook *o, int p)
 	return food;
 }
 
-/* Food: a shortfall at the coming colony phase brings a starvation token,
- * which costs a point of morale in that phase and every later one; a
- * shortfall in the rounds after it will have to be searched for. */
-static double food_term(const struct outlook *o)
+/* Food: whether the coming colony phase is short of food (a starvation
+ * token, which costs a point of morale in that phase and every later
+ * one), and the food the rounds after it still lack. */
+static void food_features(const struct outlook *o, double *short_now, double *short_later)
 {
 	const struct game_view *v = o->v;
 	int need = bot_food_need(v);
-	double s = 0;
 	int later = o->round_open ? o->phases - 1 : o->phases;
 	int left = v->food; /* after this round's colony phase */
+	*short_now = 0;
 	if (o->round_open) {
 		int supply = v->food;
 		for (int p = 0; p < v->nplayers; p++)
 			if (acts(o, p))
 				supply += food_to_come(o, p);
 		if (supply < need)
-			s -= o->phases;
+			*short_now = 1;
 		left = supply >= need ? supply - need : supply;
 	}
 	for (int p = 0; p < v->nplayers; p++)
 		if (!acts(o, p))
 			left += bot_hand_food(v, p);
 	int long_need = need * later;
-	if (left < long_need)
-		s -= 0.15 * (long_need - left);
-	return s;
+	*short_later = left < long_need ? long_need - left : 0;
 }
 
-/* Waste: ten cards or more on the pile cost a point in every colony phase
- * until cleaned; a growing pile will have to be cleaned. */
-static double waste_term(const struct outlook *o)
-{
-	int w = o->v->nwaste;
-	return -(double)(w / 10) * (o->round_open ? 1.0 : 0.5) - 0.04 * w;
-}
-
-/* What a living character is worth: a die and hands for every round
- * left, and a point of morale when it dies. */
-static double character_value(int phases)
-{
-	return 0.4 + 0.3 * phases;
-}
-
-/* Zombies: deaths the next colony phase brings at each location as the
- * board stands, and (weighed less) the one after it. */
-static double zombie_term(const struct outlook *o)
+/* Zombies: the deaths the next colony phase brings at every location as
+ * the board stands, and the further deaths of the one after it. */
+static void zombie_features(const struct outlook *o, double *next, double *after)
 {
 	const struct game_view *v = o->v;
-	double death = 1.0 + 0.5 * character_value(o->phases);
-	double s = 0;
+	*next = *after = 0;
 	for (int l = 0; l < v->cfg->nlocations; l++) {
 		int arrivals = bot_zombie_arrivals(v, l);
 		if (arrivals == 0)
 			continue;
-		int next = bot_zombie_deaths(v, l, arrivals);
+		int one = bot_zombie_deaths(v, l, arrivals);
 		int two = bot_zombie_deaths(v, l, 2 * arrivals);
-		s -= death * (next + 0.35 * (two - next));
+		*next += one;
+		*after += two - one;
 	}
-	return s;
 }
 
 /* The crisis of this round, while its colony phase is ahead. Cards
@@ -155,54 +139,80 @@ static double future_crises_term(const struct game_view *v)
 	return s;
 }
 
-static double characters_term(const struct outlook *o)
+/* The characters alive, and how many of them their injuries will likely
+ * kill before long (one more injury kills at two; every frostbite brings
+ * a wound each round). */
+static void character_features(const struct outlook *o, double *alive, double *doomed)
 {
 	const struct game_view *v = o->v;
-	double value = character_value(o->phases);
-	double s = 0;
+	*alive = *doomed = 0;
 	for (int c = 0; c < v->cfg->ncharacters; c++) {
 		const struct game_view_character *ch = &v->characters[c];
 		if (ch->life != VIEW_ALIVE)
 			continue;
 		int hurt = ch->wounds + ch->frostbites;
-		/* the chance it dies before long: one more injury kills at two,
-		 * and every frostbite brings a wound each round */
 		double doom = hurt >= 2 ? 0.35 : 0.1 * hurt;
 		if (ch->frostbites > 0)
 			doom += hurt >= 2 ? 0.45 : 0.15;
-		s += value * (1 - doom) - doom;
+		*alive += 1;
+		*doomed += doom;
 	}
-	return s;
 }
 
-static double cards_term(const struct game_view *v)
+static int cards_held(const struct game_view *v)
 {
 	int n = 0;
 	for (int k = 0; k < v->cfg->ncards; k++)
 		n += v->cards[k].place == VIEW_HAND;
-	return 0.1 * n;
+	return n;
 }
 
-double bot_evaluate(const struct game_view *v, int first_to_act)
+void bot_eval_features(const struct game_view *v, int first_to_act, double *f)
 {
-	if (v->result == VIEW_WON)
-		return BOT_EVAL_WON;
-	if (v->result != VIEW_RUNNING)
-		return BOT_EVAL_LOST + 5.0 * v->round;
 	struct outlook o = {
 	        .v = v,
 	        .first = first_to_act,
 	        .round_open = v->phase == VIEW_TURNS,
 	        .phases = bot_rounds_after(v) + (v->phase == VIEW_TURNS ? 1 : 0),
 	};
-	double s = v->moral;
-	s -= (double)v->starvation * o.phases;
-	s += food_term(&o);
-	s += waste_term(&o);
-	s += zombie_term(&o);
-	s += crisis_term(&o);
-	s += future_crises_term(v);
-	s += characters_term(&o);
-	s += cards_term(v);
-	return s;
+	double short_now, short_later, next, after, alive, doomed;
+	food_features(&o, &short_now, &short_later);
+	zombie_features(&o, &next, &after);
+	character_features(&o, &alive, &doomed);
+	f[BOT_F_BIAS] = 1;
+	f[BOT_F_MORALE] = v->moral;
+	f[BOT_F_STARVATION] = (double)v->starvation * o.phases;
+	f[BOT_F_SHORT_NOW] = short_now * o.phases;
+	f[BOT_F_SHORT_LATER] = short_later;
+	f[BOT_F_WASTE_TENS] = v->nwaste / 10;
+	f[BOT_F_WASTE] = v->nwaste;
+	f[BOT_F_DEATHS_NEXT] = next;
+	f[BOT_F_DEATHS_AFTER] = after;
+	f[BOT_F_CRISIS] = crisis_term(&o);
+	f[BOT_F_FUTURE_CRISES] = future_crises_term(v);
+	f[BOT_F_ALIVE] = alive;
+	f[BOT_F_ALIVE_PHASES] = alive * o.phases;
+	f[BOT_F_DOOMED] = doomed;
+	f[BOT_F_CARDS] = cards_held(v);
+	f[BOT_F_PHASES] = o.phases;
+}
+
+/* Fitted by sopra-evalfit (bench/evalfit.c): the log-odds of a win as the
+ * rule-of-thumb policy plays on, one weight per feature. */
+static const double weights[BOT_EVAL_FEATURES] = {
+#include "bot_eval_weights.h"
+};
+
+double bot_evaluate(const struct game_view *v, int first_to_act)
+{
+	if (v->result == VIEW_WON)
+		return BOT_EVAL_WON;
+	if (v->result != VIEW_RUNNING)
+		return BOT_EVAL_LOST;
+	double f[BOT_EVAL_FEATURES];
+	bot_eval_features(v, first_to_act, f);
+	double z = 0;
+	for (int i = 0; i < BOT_EVAL_FEATURES; i++)
+		z += weights[i] * f[i];
+	return 1.0 / (1.0 + exp(-z));
 }

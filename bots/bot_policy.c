@@ -29,7 +29,7 @@ double bot_rand_unit(uint64_t *state)
 /* tuning (temporary) */
 #include <stdlib.h>
 #include <string.h>
-static double tune[16] = {0.45, 0, 0.2, 0.2, 0.7, 0.15, 0, 0.3};
+static double tune[16] = {0.45, 0.1, 0.2, 0.2, 0.7, 0.15, 0, 0.5};
 static int tune_loaded;
 static double P(int i)
 {

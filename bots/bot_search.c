@@ -16,9 +16,9 @@
 #include "sopra/game_view.h"
 #include "sopra/xalloc.h"
 
-#define UCB_C         1.5 /* exploration, in the evaluation's morale points */
+#define UCB_C         0.2 /* exploration, in the evaluation's units (chances to win) */
 #define MAX_DEPTH     14  /* own commands in the tree; below it the policy plays */
-#define ROLLOUT_NOISE 0.3 /* random bonus on the policy's scores in rollouts */
+#define ROLLOUT_NOISE 0.0 /* random bonus on the policy's scores in rollouts */
 #define MAX_TURN_CMDS 40  /* a rollout ends a turn after this many commands */
 #define WIDEN_FIRST   3   /* commands a node considers from its first visit */
 #define WIDEN_RATE    1.0 /* and more with the square root of its visits */
@@ -30,6 +30,7 @@ struct node {
 	int visits;
 	int avail; /* iterations in which its command was legal here */
 	double total;
+	double total2; /* sum of squares (debug) */
 };
 
 struct bot_search {
@@ -48,6 +49,9 @@ struct bot_search {
 	int npath, path_cap;
 	uint64_t rng;
 	int me;            /* the searching player */
+	int policy_child;  /* the root's child of the policy's first choice */
+	double ucb_c;
+	double noise;
 	bool turn_horizon; /* the horizon is the end of me's turn */
 };
 
@@ -193,11 +197,13 @@ static int select_child(struct bot_search *s, int at, const struct game *g, int 
 			s->nodes[k].sibling = s->nodes[at].child;
 			s->nodes[at].child = k;
 			s->nodes[k].avail = 1;
+			if (at == 0 && s->policy_child < 0)
+				s->policy_child = k;
 			return k;
 		}
 		struct node *n = &s->nodes[k];
 		n->avail++;
-		double ucb = n->total / n->visits + UCB_C * sqrt(log((double)n->avail) / n->visits);
+		double ucb = n->total / n->visits + s->ucb_c * sqrt(log((double)n->avail) / n->visits);
 		if (ucb > best_ucb) {
 			best_ucb = ucb;
 			best = k;
@@ -248,7 +254,7 @@ static void rollout(struct bot_search *s, struct game *g, int horizon)
 			pick = (size_t)(end - s->legal.v);
 		} else if (n > 1) {
 			game_view_of(g, p, s->view);
-			pick = bot_policy_pick(s->ids, s->view, s->legal.v, n, ROLLOUT_NOISE, &s->rng);
+			pick = bot_policy_pick(s->ids, s->view, s->legal.v, n, s->noise, &s->rng);
 		}
 		struct cmd c = s->legal.v[pick];
 		apply(s, g, p, &c);
@@ -269,7 +275,8 @@ static void iterate(struct bot_search *s, struct game *g, int me, int horizon)
 	int at = 0;
 	s->npath = 0;
 	push_path(s, at);
-	for (int depth = 0; depth < MAX_DEPTH && !at_horizon(s, g, horizon); depth++) {
+	int max_depth = getenv("SOPRA_BOT_DEPTH") ? atoi(getenv("SOPRA_BOT_DEPTH")) : MAX_DEPTH;
+	for (int depth = 0; depth < max_depth && !at_horizon(s, g, horizon); depth++) {
 		if (game_waiting_for(g) != me || legal_of(s, g, me) == 0)
 			break;
 		at = select_child(s, at, g, me);
@@ -282,12 +289,30 @@ static void iterate(struct bot_search *s, struct game *g, int me, int horizon)
 	for (int i = 0; i < s->npath; i++) {
 		s->nodes[s->path[i]].visits++;
 		s->nodes[s->path[i]].total += value;
+		s->nodes[s->path[i]].total2 += value * value;
 	}
 }
 
-/* The root's most visited child (ties: the better mean). */
+/* The root's most visited child (ties: the better mean); with an anchor
+ * (SOPRA_BOT_ANCHOR = margin), the policy's first choice unless another
+ * child, visited enough, beats its mean by the margin. */
 static int best_root_child(const struct bot_search *s)
 {
+	const char *anchor = getenv("SOPRA_BOT_ANCHOR");
+	if (anchor && s->policy_child >= 0) {
+		double margin = atof(anchor);
+		const struct node *p = &s->nodes[s->policy_child];
+		int best = s->policy_child;
+		double best_mean = p->total / p->visits + margin;
+		for (int k = s->nodes[0].child; k >= 0; k = s->nodes[k].sibling) {
+			const struct node *n = &s->nodes[k];
+			if (n->visits >= 20 && n->total / n->visits > best_mean) {
+				best = k;
+				best_mean = n->total / n->visits;
+			}
+		}
+		return best;
+	}
 	int best = -1;
 	for (int k = s->nodes[0].child; k >= 0; k = s->nodes[k].sibling) {
 		const struct node *n = &s->nodes[k];
@@ -304,6 +329,8 @@ long bot_search_run(struct bot_search *s, const struct bot_sampler *smp, int me,
 {
 	s->rng = seed;
 	s->me = me;
+	s->ucb_c = getenv("SOPRA_BOT_C") ? atof(getenv("SOPRA_BOT_C")) : UCB_C;
+	s->noise = getenv("SOPRA_BOT_NOISE") ? atof(getenv("SOPRA_BOT_NOISE")) : ROLLOUT_NOISE;
 	s->turn_horizon = getenv("SOPRA_BOT_HORIZON") && strcmp(getenv("SOPRA_BOT_HORIZON"), "turn") == 0;
 	struct game *first = smp->sample(smp->ctx, bot_rand(&s->rng));
 	if (!first || game_waiting_for(first) != me || legal_of(s, first, me) == 0) {
@@ -322,6 +349,7 @@ long bot_search_run(struct bot_search *s, const struct bot_sampler *smp, int me,
 	if (getenv("SOPRA_BOT_HORIZON") && strcmp(getenv("SOPRA_BOT_HORIZON"), "game") == 0)
 		horizon = 1000;
 	s->nnodes = 0;
+	s->policy_child = -1;
 	new_node(s, NULL);
 	double deadline = budget->iterations > 0 ? 0 : now_seconds() + budget->seconds;
 	long done = 0;
@@ -341,10 +369,11 @@ long bot_search_run(struct bot_search *s, const struct bot_sampler *smp, int me,
 	if (getenv("SOPRA_BOT_DEBUG")) {
 		for (int k = s->nodes[0].child; k >= 0; k = s->nodes[k].sibling) {
 			const struct node *n = &s->nodes[k];
-			fprintf(stderr, "  %s%-16s c%d card%d l%d e%d t%d: %5d visits, mean %.3f\n",
-			        k == best ? "*" : " ", cmd_name(n->cmd.type), n->cmd.character,
+			fprintf(stdout, "  %s%s%-16s c%d card%d l%d e%d t%d: %5d visits, mean %.3f sd %.2f\n",
+			        k == best ? "*" : " ", k == s->policy_child ? "P" : " ", cmd_name(n->cmd.type), n->cmd.character,
 			        n->cmd.card, n->cmd.location, n->cmd.entrance, n->cmd.target,
-			        n->visits, n->total / n->visits);
+			        n->visits, n->total / n->visits,
+			        sqrt(n->total2 / n->visits - (n->total / n->visits) * (n->total / n->visits)));
 		}
 	}
 	*out = s->nodes[best].cmd;

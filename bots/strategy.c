@@ -15,7 +15,7 @@
 #include "sopra/xalloc.h"
 
 #define GREEDY_SAMPLES 8    /* futures each greedy command is scored in */
-#define GREEDY_MARGIN  0.02 /* what a command must gain over EndTurn */
+#define GREEDY_MARGIN  0.0005 /* what a command must gain over EndTurn */
 
 struct strategy {
 	const struct config *cfg;

@@ -75,6 +75,7 @@
 #include "toolutil.h" /* splitmix64, now_sec, tcp_connect_host */
 #include "command.h"
 #include "model.h"
+#include "strategy.h"
 #include "sopra/proto.h"
 #include "sopra/usage.h"
 #include "sopra/xalloc.h"
@@ -129,6 +130,8 @@ struct bot {
 	bool start, quiet, revised;
 	double invalid_pct, leave_pct, disconnect_pct, stall_pct;
 	bool lurk;
+	struct strategy_options strategy_opt; /* --strategy, --think-ms, --iterations */
+	struct strategy *strategy;            /* made once the Config came; NULL: random */
 	long max_events;
 	double idle_sec;      /* 0: no limit of our own */
 	double reconnect_sec; /* --reconnect: 0 never comes back */
@@ -831,6 +834,23 @@ static void expect_failure(struct bot *b, const char *what, const char *where, c
 	snprintf(b->expect_fail_what, sizeof b->expect_fail_what, "%s%s", what, where);
 }
 
+/* --strategy greedy or search: the command the strategy chooses from the
+ * bot's view (bots/strategy.h); the first legal one should it have none
+ * (it always has one when the view lists any). */
+static void play_strategy(struct bot *b)
+{
+	if (b->cc.legal.n == 0 || !b->cc.view)
+		return;
+	if (!b->strategy)
+		b->strategy = strategy_new(b->cc.cfg, &b->strategy_opt);
+	struct cmd c = b->cc.legal.v[0];
+	if (!strategy_choose(b->strategy, b->cc.view, &c) && c.type == CMD_LEAVE)
+		return;
+	send_cmd(b, &c);
+	if (client_command(c.type)->flags & CLIENT_SILENT)
+		outbox_of(b)->silent = true;
+}
+
 /* One command on ActNow. */
 static void act(struct bot *b)
 {
@@ -846,6 +866,10 @@ static void act(struct bot *b)
 			VIOLATION(b, "ActNow, but our board gives no legal command: %s",
 			          b->cc.why_none);
 		end_turn(b);
+		return;
+	}
+	if (b->strategy_opt.kind != STRATEGY_RANDOM && b->invalid_pct <= 0 && b->leave_pct <= 0) {
+		play_strategy(b);
 		return;
 	}
 	if (b->cmds_this_turn++ >= MAX_CMDS_PER_TURN) {
@@ -893,6 +917,10 @@ static void select_characters(struct bot *b)
 	update_legal(b);
 	if (b->cc.legal.n == 0)
 		VIOLATION(b, "Characters, but our board gives no selection: %s", b->cc.why_none);
+	if (b->strategy_opt.kind != STRATEGY_RANDOM && b->invalid_pct <= 0) {
+		play_strategy(b);
+		return;
+	}
 	if (chance(&b->rng, b->invalid_pct)) {
 		struct cmd c;
 		const char *why = NULL;
@@ -1574,6 +1602,12 @@ static const char usage_text[] =
         "  --seed S           seed of the bot's own generator (default 1)\n"
         "  --name NAME        player name (default bot-SEED)\n"
         "  --start            send StartGame once the Config arrived\n"
+        "  --strategy S       how to play: random (default: random legal commands),\n"
+        "                     greedy or search (docs/bots.md); --invalid and --leave\n"
+        "                     play random\n"
+        "  --think-ms MS      search: time per decision (default 300)\n"
+        "  --iterations N     search: N iterations per decision instead of a time:\n"
+        "                     the same seed and the same game give the same commands\n"
         "  --rules E          base (default) or revised: must match the server\n"
         "  --invalid PCT      send a deliberately invalid command instead of a move\n"
         "                     with PCT % probability (and now and then one out of turn)\n"
@@ -1653,6 +1687,20 @@ static int parse_args(struct bot *b, int argc, char **argv, const char **rules)
 			b->start = true;
 		} else if (strcmp(a, "--quiet") == 0) {
 			b->quiet = true;
+		} else if (strcmp(a, "--strategy") == 0) {
+			NEEDVAL();
+			if (!strategy_kind_parse(val, &b->strategy_opt.kind))
+				goto bad;
+		} else if (strcmp(a, "--think-ms") == 0) {
+			NEEDVAL();
+			if (!parse_num(val, 1, 600000, &d))
+				goto bad;
+			b->strategy_opt.think_ms = (int)d;
+		} else if (strcmp(a, "--iterations") == 0) {
+			NEEDVAL();
+			if (!parse_num(val, 1, 1e9, &d))
+				goto bad;
+			b->strategy_opt.iterations = (long)d;
 		} else if (strcmp(a, "--rules") == 0) {
 			NEEDVAL();
 			*rules = val;
@@ -1739,6 +1787,7 @@ int main(int argc, char **argv)
 	b->rng_oot = splitmix64(&s) ^ 0x5DEECE66DULL;
 	b->oot_commands = splitmix64(&s) % 2 == 0;
 	b->rng_net = splitmix64(&s);
+	b->strategy_opt.seed = splitmix64(&s);
 	signal(SIGPIPE, SIG_IGN);
 	if (b->log_path) {
 		b->log = fopen(b->log_path, "w");
@@ -1780,6 +1829,7 @@ int main(int argc, char **argv)
 		fclose(b->stream);
 	summary(b);
 	client_cmds_free(&b->cc);
+	strategy_free(b->strategy);
 	model_free(&b->m);
 	for (long i = 0; i < b->seen.n; i++)
 		free(b->seen.line[i]);
