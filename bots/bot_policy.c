@@ -26,28 +26,6 @@ double bot_rand_unit(uint64_t *state)
 	return (double)(bot_rand(state) >> 11) / 9007199254740992.0;
 }
 
-/* tuning (temporary) */
-#include <stdlib.h>
-#include <string.h>
-static double tune[16] = {0.45, 0.1, 0.2, 0.2, 0.7, 0.15, 0, 0.5};
-static int tune_loaded;
-static double P(int i)
-{
-	if (!tune_loaded) {
-		tune_loaded = 1;
-		const char *e = getenv("SOPRA_BOT_P");
-		while (e && *e) {
-			int k = atoi(e);
-			const char *eq = strchr(e, '=');
-			if (!eq) break;
-			tune[k] = atof(eq + 1);
-			e = strchr(eq, ',');
-			if (e) e++;
-		}
-	}
-	return tune[i];
-}
-
 /* ---- what the scores weigh -------------------------------------------------------- */
 
 #define DIE_COST     0.15 /* a die spent: others might have used it */
@@ -59,6 +37,13 @@ static double P(int i)
 #define ROLL_BITE    (1.0 / 12)
 #define SPREAD_COST  0.5 /* a bite spreads to the others there */
 #define NEVER        (-1000.0)
+/* Weights measured with many games of the policy alone (docs/bots.md). */
+#define EXTRA_CONTRIBUTION 0.45 /* a card for the crisis beyond the cards it needs */
+#define MOUTH_VALUE        0.1  /* the food need a character adds to the colony, per round */
+#define SEARCH_SPOT        0.2  /* a location to search, per point of search value under 5 */
+#define COLONY_BARRICADE   0.2  /* a barricade at the colony, besides deaths saved */
+#define CARD_VALUE         0.7  /* a card drawn by a search */
+#define HUNGRY_MOUTH       0.5  /* a mouth more or less while the food falls short */
 
 /* What one scoring needs, worked out once per view. */
 struct scene {
@@ -173,7 +158,7 @@ static double score_attack(const struct scene *s, int c, int e)
 static double score_barricade(const struct scene *s, int l, int e, int n, double cost)
 {
 	double gain = gate_gain(s, l, e, 0, n);
-	return gain + (l == s->colony ? P(3) : 0.05) * n - cost;
+	return gain + (l == s->colony ? COLONY_BARRICADE : 0.05) * n - cost;
 }
 
 static double score_search(const struct scene *s, int c)
@@ -185,7 +170,7 @@ static double score_search(const struct scene *s, int c)
 	    chr(s, c)->uses < ab->max_activations)
 		cards += ab->num_cards;
 	double hungry = s->food + s->hand_food < s->need * 2 ? 0.3 : 0;
-	return (P(4) + hungry) * cards - DIE_COST;
+	return (CARD_VALUE + hungry) * cards - DIE_COST;
 }
 
 /* Moving c from where it stands to l2: what it gains there (searching, or
@@ -216,22 +201,22 @@ static double score_move(const struct scene *s, int c, int l2, bool risky)
 		if (bot_deck_left(s->v, l) == 0)
 			v += 0.6;
 		if (s->food + s->hand_food < s->need + 1)
-			v -= P(7); /* one more mouth */
-		v -= P(1) * (need_with(people + 1) - need_with(people)) * soon;
+			v -= HUNGRY_MOUTH; /* one more mouth */
+		v -= MOUTH_VALUE * (need_with(people + 1) - need_with(people)) * soon;
 	} else {
 		int left = bot_deck_left(s->v, l2);
 		int search = s->cfg->characters[c].search;
 		if (left > 0 && search <= 4 && s->phases > 1)
-			v += P(2) * (5 - search);
+			v += SEARCH_SPOT * (5 - search);
 		struct bot_gate g;
 		bot_gate_of(s->v, l2, &g);
 		g.people++;
 		int arrivals = bot_zombie_arrivals(s->v, l2) + 1;
 		v -= 1.2 * bot_gate_deaths(&g, arrivals);
 		if (l == s->colony && s->food + s->hand_food < s->need)
-			v += P(7); /* one mouth less */
+			v += HUNGRY_MOUTH; /* one mouth less */
 		if (l == s->colony)
-			v += P(1) * (need_with(people) - need_with(people - 1)) * soon;
+			v += MOUTH_VALUE * (need_with(people) - need_with(people - 1)) * soon;
 		else
 			v -= 0.4;
 	}
@@ -271,7 +256,7 @@ static double score_contribute(const struct scene *s, int k)
 		return 0.4 + 0.4 * mc - keep;
 	}
 	if (s->extra_left > 0)
-		return P(0) - keep;
+		return EXTRA_CONTRIBUTION - keep;
 	return -0.5;
 }
 

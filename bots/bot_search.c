@@ -4,7 +4,6 @@
 #include "bot_search.h"
 
 #include <assert.h>
-#include <stdio.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -30,7 +29,6 @@ struct node {
 	int visits;
 	int avail; /* iterations in which its command was legal here */
 	double total;
-	double total2; /* sum of squares (debug) */
 };
 
 struct bot_search {
@@ -48,11 +46,6 @@ struct bot_search {
 	int *path;
 	int npath, path_cap;
 	uint64_t rng;
-	int me;            /* the searching player */
-	int policy_child;  /* the root's child of the policy's first choice */
-	double ucb_c;
-	double noise;
-	bool turn_horizon; /* the horizon is the end of me's turn */
 };
 
 struct bot_search *bot_search_new(const struct config *cfg, const struct bot_ids *ids)
@@ -197,13 +190,11 @@ static int select_child(struct bot_search *s, int at, const struct game *g, int 
 			s->nodes[k].sibling = s->nodes[at].child;
 			s->nodes[at].child = k;
 			s->nodes[k].avail = 1;
-			if (at == 0 && s->policy_child < 0)
-				s->policy_child = k;
 			return k;
 		}
 		struct node *n = &s->nodes[k];
 		n->avail++;
-		double ucb = n->total / n->visits + s->ucb_c * sqrt(log((double)n->avail) / n->visits);
+		double ucb = n->total / n->visits + UCB_C * sqrt(log((double)n->avail) / n->visits);
 		if (ucb > best_ucb) {
 			best_ucb = ucb;
 			best = k;
@@ -221,20 +212,17 @@ static void push_path(struct bot_search *s, int k)
 	s->path[s->npath++] = k;
 }
 
-/* Whether g has reached the horizon: over, past round `horizon`, or (with
- * turn_horizon) the searching player's turn over. */
-static bool at_horizon(const struct bot_search *s, const struct game *g, int horizon)
+/* Whether g has reached the horizon: over, or past round `horizon`. */
+static bool at_horizon(const struct game *g, int horizon)
 {
-	if (game_is_over(g) || game_round(g) > horizon)
-		return true;
-	return s->turn_horizon && game_round(g) > 0 && game_waiting_for(g) != s->me;
+	return game_is_over(g) || game_round(g) > horizon;
 }
 
 /* Every player plays the policy until the horizon. */
 static void rollout(struct bot_search *s, struct game *g, int horizon)
 {
 	int turn_of = -2, turn_cmds = 0;
-	while (!at_horizon(s, g, horizon)) {
+	while (!at_horizon(g, horizon)) {
 		int p = game_waiting_for(g);
 		if (p < 0)
 			break; /* registration: nothing for a bot to play */
@@ -254,7 +242,7 @@ static void rollout(struct bot_search *s, struct game *g, int horizon)
 			pick = (size_t)(end - s->legal.v);
 		} else if (n > 1) {
 			game_view_of(g, p, s->view);
-			pick = bot_policy_pick(s->ids, s->view, s->legal.v, n, s->noise, &s->rng);
+			pick = bot_policy_pick(s->ids, s->view, s->legal.v, n, ROLLOUT_NOISE, &s->rng);
 		}
 		struct cmd c = s->legal.v[pick];
 		apply(s, g, p, &c);
@@ -275,8 +263,7 @@ static void iterate(struct bot_search *s, struct game *g, int me, int horizon)
 	int at = 0;
 	s->npath = 0;
 	push_path(s, at);
-	int max_depth = getenv("SOPRA_BOT_DEPTH") ? atoi(getenv("SOPRA_BOT_DEPTH")) : MAX_DEPTH;
-	for (int depth = 0; depth < max_depth && !at_horizon(s, g, horizon); depth++) {
+	for (int depth = 0; depth < MAX_DEPTH && !at_horizon(g, horizon); depth++) {
 		if (game_waiting_for(g) != me || legal_of(s, g, me) == 0)
 			break;
 		at = select_child(s, at, g, me);
@@ -289,30 +276,12 @@ static void iterate(struct bot_search *s, struct game *g, int me, int horizon)
 	for (int i = 0; i < s->npath; i++) {
 		s->nodes[s->path[i]].visits++;
 		s->nodes[s->path[i]].total += value;
-		s->nodes[s->path[i]].total2 += value * value;
 	}
 }
 
-/* The root's most visited child (ties: the better mean); with an anchor
- * (SOPRA_BOT_ANCHOR = margin), the policy's first choice unless another
- * child, visited enough, beats its mean by the margin. */
+/* The root's most visited child (ties: the better mean). */
 static int best_root_child(const struct bot_search *s)
 {
-	const char *anchor = getenv("SOPRA_BOT_ANCHOR");
-	if (anchor && s->policy_child >= 0) {
-		double margin = atof(anchor);
-		const struct node *p = &s->nodes[s->policy_child];
-		int best = s->policy_child;
-		double best_mean = p->total / p->visits + margin;
-		for (int k = s->nodes[0].child; k >= 0; k = s->nodes[k].sibling) {
-			const struct node *n = &s->nodes[k];
-			if (n->visits >= 20 && n->total / n->visits > best_mean) {
-				best = k;
-				best_mean = n->total / n->visits;
-			}
-		}
-		return best;
-	}
 	int best = -1;
 	for (int k = s->nodes[0].child; k >= 0; k = s->nodes[k].sibling) {
 		const struct node *n = &s->nodes[k];
@@ -328,10 +297,6 @@ long bot_search_run(struct bot_search *s, const struct bot_sampler *smp, int me,
                     const struct bot_search_budget *budget, uint64_t seed, struct cmd *out)
 {
 	s->rng = seed;
-	s->me = me;
-	s->ucb_c = getenv("SOPRA_BOT_C") ? atof(getenv("SOPRA_BOT_C")) : UCB_C;
-	s->noise = getenv("SOPRA_BOT_NOISE") ? atof(getenv("SOPRA_BOT_NOISE")) : ROLLOUT_NOISE;
-	s->turn_horizon = getenv("SOPRA_BOT_HORIZON") && strcmp(getenv("SOPRA_BOT_HORIZON"), "turn") == 0;
 	struct game *first = smp->sample(smp->ctx, bot_rand(&s->rng));
 	if (!first || game_waiting_for(first) != me || legal_of(s, first, me) == 0) {
 		game_free(first);
@@ -346,10 +311,7 @@ long bot_search_run(struct bot_search *s, const struct bot_sampler *smp, int me,
 	 * round's, during the selection) */
 	int round = game_round(first);
 	int horizon = round > 0 ? round : 1;
-	if (getenv("SOPRA_BOT_HORIZON") && strcmp(getenv("SOPRA_BOT_HORIZON"), "game") == 0)
-		horizon = 1000;
 	s->nnodes = 0;
-	s->policy_child = -1;
 	new_node(s, NULL);
 	double deadline = budget->iterations > 0 ? 0 : now_seconds() + budget->seconds;
 	long done = 0;
@@ -366,16 +328,6 @@ long bot_search_run(struct bot_search *s, const struct bot_sampler *smp, int me,
 	}
 	int best = best_root_child(s);
 	assert(best >= 0);
-	if (getenv("SOPRA_BOT_DEBUG")) {
-		for (int k = s->nodes[0].child; k >= 0; k = s->nodes[k].sibling) {
-			const struct node *n = &s->nodes[k];
-			fprintf(stdout, "  %s%s%-16s c%d card%d l%d e%d t%d: %5d visits, mean %.3f sd %.2f\n",
-			        k == best ? "*" : " ", k == s->policy_child ? "P" : " ", cmd_name(n->cmd.type), n->cmd.character,
-			        n->cmd.card, n->cmd.location, n->cmd.entrance, n->cmd.target,
-			        n->visits, n->total / n->visits,
-			        sqrt(n->total2 / n->visits - (n->total / n->visits) * (n->total / n->visits)));
-		}
-	}
 	*out = s->nodes[best].cmd;
 	return done;
 }

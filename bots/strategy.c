@@ -3,28 +3,23 @@
  */
 #include "strategy.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "bot_eval.h"
 #include "bot_board.h"
 #include "bot_policy.h"
 #include "bot_search.h"
 #include "sopra/xalloc.h"
 
-#define GREEDY_SAMPLES 8    /* futures each greedy command is scored in */
-#define GREEDY_MARGIN  0.0005 /* what a command must gain over EndTurn */
 
 struct strategy {
 	const struct config *cfg;
 	struct strategy_options opt;
 	struct bot_ids *ids;
 	struct bot_search *search;
-	struct game_view *view; /* scratch, for greedy's scores */
+	struct game_view *view; /* scratch: the player's view in a sampled game */
 	struct game_cmd_list legal;
-	struct game_event_list ev;
 	struct strategy_stats stats;
 };
 
@@ -60,7 +55,6 @@ struct strategy *strategy_new(const struct config *cfg, const struct strategy_op
 	s->search = bot_search_new(cfg, s->ids);
 	s->view = game_view_new(cfg);
 	game_cmd_list_init(&s->legal);
-	game_event_list_init(&s->ev);
 	return s;
 }
 
@@ -72,7 +66,6 @@ void strategy_free(struct strategy *s)
 	bot_ids_free(s->ids);
 	game_view_free(s->view);
 	game_cmd_list_free(&s->legal);
-	game_event_list_free(&s->ev);
 	free(s);
 }
 
@@ -155,49 +148,23 @@ static bool choose_random(struct strategy *s, const struct game *g, int me, uint
 	return true;
 }
 
-/* ---- greedy --------------------------------------------------------------------- */
+/* ---- greedy ------------------------------------------------------------------------ */
 
-static double score_after(struct strategy *s, const struct game *sample, int me,
-                          const struct cmd *c)
+/* The command the rule-of-thumb policy rates best for the view's player
+ * now (bot_policy.h): no look-ahead at all. */
+static bool choose_greedy(struct strategy *s, const struct game *sample, int me,
+                          const struct game_view *v, struct cmd *out)
 {
-	struct game *g = game_clone(sample);
-	if (c->type != CMD_END_TURN) {
-		game_event_list_clear(&s->ev);
-		game_apply(g, me, c, &s->ev);
-	}
-	game_view_of(g, me, s->view);
-	double v = bot_evaluate(s->view, c->type == CMD_END_TURN ? me + 1 : me);
-	game_free(g);
-	return v;
-}
-
-/* The command whose outcome scores best on average over the samples;
- * EndTurn (the board as it is) unless something beats it. */
-static bool choose_greedy(struct strategy *s, struct game **samples, int nsamples, int me,
-                          struct cmd *out)
-{
-	game_legal_commands(samples[0], me, &s->legal);
-	struct game_cmd_list legal = s->legal; /* ours until the next listing */
-	s->legal = (struct game_cmd_list){0};
-	bool found = false;
-	double best = -INFINITY;
-	for (size_t i = 0; i < legal.n; i++) {
-		const struct cmd *c = &legal.v[i];
-		if (never_sent(c))
-			continue;
-		double sum = 0;
-		for (int k = 0; k < nsamples; k++)
-			sum += score_after(s, samples[k], me, c);
-		double mean = sum / nsamples + (c->type == CMD_END_TURN ? GREEDY_MARGIN : 0);
-		if (!found || mean > best) {
-			best = mean;
-			*out = *c;
-			found = true;
-		}
-	}
-	game_cmd_list_free(&s->legal);
-	s->legal = legal;
-	return found;
+	game_legal_commands(sample, me, &s->legal);
+	size_t n = 0;
+	for (size_t i = 0; i < s->legal.n; i++)
+		if (!never_sent(&s->legal.v[i]))
+			s->legal.v[n++] = s->legal.v[i];
+	if (n == 0)
+		return false;
+	uint64_t unused = 0;
+	*out = s->legal.v[bot_policy_pick(s->ids, v, s->legal.v, n, 0, &unused)];
+	return true;
 }
 
 /* ---- search --------------------------------------------------------------------- */
@@ -265,14 +232,8 @@ static bool decide(struct strategy *s, const struct bot_sampler *smp, int me, ui
 	} else if (s->opt.kind == STRATEGY_RANDOM || n == 1) {
 		ok = choose_random(s, first, me, &rng, out);
 	} else if (s->opt.kind == STRATEGY_GREEDY) {
-		struct game *samples[GREEDY_SAMPLES];
-		samples[0] = first;
-		first = NULL;
-		for (int k = 1; k < GREEDY_SAMPLES; k++)
-			samples[k] = smp->sample(smp->ctx, bot_rand(&rng));
-		ok = choose_greedy(s, samples, GREEDY_SAMPLES, me, out);
-		for (int k = 0; k < GREEDY_SAMPLES; k++)
-			game_free(samples[k]);
+		game_view_of(first, me, s->view);
+		ok = choose_greedy(s, first, me, s->view, out);
 	} else {
 		ok = choose_search(s, smp, me, bot_rand(&rng), out);
 	}

@@ -4,14 +4,16 @@
  *
  * Three levels:
  *   random  a legal command drawn uniformly (never Leave);
- *   greedy  the legal command whose outcome the evaluation (evaluate.h)
- *           likes best, averaged over a few sampled futures, one step deep;
- *           EndTurn when nothing improves the board;
- *   search  information-set Monte Carlo tree search (search.h): every
+ *   greedy  the legal command the rule-of-thumb policy (bot_policy.h)
+ *           rates best now -- what the colony needs this round, less what
+ *           the command risks and spends -- with no look-ahead; EndTurn
+ *           when nothing is worth its cost;
+ *   search  information-set Monte Carlo tree search (bot_search.h): every
  *           iteration samples a full game agreeing with the view
  *           (game_from_view), plays the player's own commands down a tree
  *           shared by all samples and the rest of the round with the
- *           rule-of-thumb policy (policy.h), and scores where it ends.
+ *           rule-of-thumb policy (bot_policy.h) to the end of the round's
+ *           colony phase, and scores where it ends (bot_eval.h).
  *
  * Decisions are reproducible: each draws from a generator seeded by the
  * strategy's seed and a hash of the view, so the same seed and the same

@@ -61,6 +61,8 @@ static pid_t spawn_bot(const struct bots *b, int i, int out_fd)
 	argv[k++] = "--rules";
 	argv[k++] = b->revised ? "revised" : "base";
 	argv[k++] = "--quiet";
+	argv[k++] = "--strategy";
+	argv[k++] = b->strategy ? b->strategy : "search";
 	if (b->log_dir) {
 		snprintf(logp, sizeof logp, "%s/%s.log", b->log_dir, name);
 		argv[k++] = "--log";

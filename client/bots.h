@@ -3,7 +3,8 @@
  * the same game, one after the other (each once the previous printed
  * "registered NAME", so the player ids follow the order), and stops them
  * when the client exits; a bot dies with the client when the client is
- * killed (spawn(): PR_SET_PDEATHSIG).
+ * killed (spawn(): PR_SET_PDEATHSIG). The bots play sopra-bot --strategy
+ * search unless the client's --bot-strategy says otherwise (docs/bots.md).
  */
 #ifndef SOPRA_CLIENT_BOTS_H
 #define SOPRA_CLIENT_BOTS_H
@@ -18,6 +19,7 @@ struct bots {
 	pid_t pid[BOTS_MAX];
 	int fd[BOTS_MAX]; /* the bot's stdout, -1 when closed */
 	const char *exe, *host, *log_dir;
+	const char *strategy; /* sopra-bot --strategy: "search" unless set */
 	int port;
 	bool revised;
 	unsigned long seed;

@@ -483,6 +483,7 @@ static const char usage_text[] =
         "                    [--timeout S]\n"
         "       sopra-client --port P --name NAME [--host H] [--start] [--rules base|revised]\n"
         "                    [--bots K] [--bots-log DIR] [--bot-seed S]\n"
+        "                    [--bot-strategy random|greedy|search]\n"
         "       sopra-client --watch --port N [--host H] [--rules base|revised]\n"
         "       sopra-client --replay FILE\n"
         "\n"
@@ -502,6 +503,8 @@ static const char usage_text[] =
         "  --bots K        start K sopra-bot team mates into the same game\n"
         "  --bots-log DIR  write each bot's --log into DIR/BotN.log\n"
         "  --bot-seed S    the first bot's seed (default: from the clock)\n"
+        "  --bot-strategy S  how the bots play: search (default), greedy or random\n"
+        "                  (sopra-bot --strategy; docs/bots.md)\n"
         "  --watch         watch a game read-only (all players' events)\n"
         "  --replay FILE   step through a journal (sopra-server --journal) or a\n"
         "                  sopra-bot --log\n"
@@ -540,7 +543,8 @@ static int parse_args(struct client *cl, int argc, char **argv)
 		             strcmp(a, "--name") == 0 || strcmp(a, "--rules") == 0 ||
 		             strcmp(a, "--bots") == 0 || strcmp(a, "--replay") == 0 ||
 		             strcmp(a, "--bots-log") == 0 || strcmp(a, "--bot-seed") == 0 ||
-		             strcmp(a, "--timing") == 0 || strcmp(a, "--timeout") == 0;
+		             strcmp(a, "--bot-strategy") == 0 || strcmp(a, "--timing") == 0 ||
+		             strcmp(a, "--timeout") == 0;
 		if (takes && !val)
 			return usage("missing value for", a);
 		if (takes)
@@ -576,6 +580,11 @@ static int parse_args(struct client *cl, int argc, char **argv)
 			cl->bots.log_dir = val;
 		} else if (strcmp(a, "--bot-seed") == 0) {
 			cl->bots.seed = strtoul(val, NULL, 10);
+		} else if (strcmp(a, "--bot-strategy") == 0) {
+			if (strcmp(val, "random") != 0 && strcmp(val, "greedy") != 0 &&
+			    strcmp(val, "search") != 0)
+				return usage("--bot-strategy must be random, greedy or search, not", val);
+			cl->bots.strategy = val;
 		} else if (strcmp(a, "--replay") == 0) {
 			cl->replay_path = val;
 		} else if (strcmp(a, "--timing") == 0) {
@@ -643,6 +652,7 @@ static int setup(struct client *cl)
 	                         .port = cl->port,
 	                         .revised = cl->revised,
 	                         .log_dir = cl->bots.log_dir,
+	                         .strategy = cl->bots.strategy ? cl->bots.strategy : "search",
 	                         .seed = cl->bots.seed ? cl->bots.seed : (unsigned long)time(NULL)};
 	return 0;
 }
