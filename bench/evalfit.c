@@ -203,10 +203,11 @@ int main(int argc, char **argv)
 	fprintf(stderr, "%d games (%d won), %zu states\n", played, won, d.n);
 	double w[K];
 	fit(&d, w);
+	printf("/* clang-format off */\n");
 	printf("/* sopra-evalfit --games %d --seed %lld: %d games, %zu states */\n", games,
 	       (long long)seed, played, d.n);
 	for (int j = 0; j < K; j++)
-		printf("%.6g,%s", w[j], j + 1 < K ? " " : "\n");
+		printf("        %.6g, /* %s */\n", w[j], bot_eval_feature_name(j));
 	free(d.x);
 	free(d.y);
 	return 0;

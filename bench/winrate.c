@@ -65,8 +65,10 @@ struct cell {
 static void usage(FILE *f)
 {
 	fputs("usage: sopra-winrate [--config FILE]... [--generated] [--players 1,2,3,4]\n"
-	      "                     [--rules base,revised] [--strategies random,greedy,search,oracle]\n"
-	      "                     [--games N] [--seed S] [--iterations N | --think-ms MS] [--quiet]\n"
+	      "                     [--rules base,revised] [--strategies "
+	      "random,greedy,search,oracle]\n"
+	      "                     [--games N] [--seed S] [--iterations N | --think-ms MS] "
+	      "[--quiet]\n"
 	      "defaults: resources/example.json, 3 players, both editions, all four strategies,\n"
 	      "20 games from seed 1001, the search's default time per decision\n",
 	      f);
@@ -158,12 +160,13 @@ static void wilson(int k, int n, double *lo, double *hi)
 
 static uint64_t seat_seed(int64_t game_seed, int seat)
 {
-	uint64_t x = (uint64_t)game_seed * 0x9E3779B97F4A7C15ULL + (uint64_t)seat * 0xBF58476D1CE4E5B9ULL;
+	uint64_t x = (uint64_t)game_seed * 0x9E3779B97F4A7C15ULL +
+	             (uint64_t)seat * 0xBF58476D1CE4E5B9ULL;
 	return x ^ (x >> 29);
 }
 
-static void play_cell(const struct options *o, const struct config *cfg, struct cell *c,
-                      long *done, long total)
+static void play_cell(const struct options *o, const struct config *cfg, struct cell *c, long *done,
+                      long total)
 {
 	bool oracle = strcmp(c->strategy, "oracle") == 0;
 	enum strategy_kind kind = STRATEGY_SEARCH;
@@ -182,7 +185,8 @@ static void play_cell(const struct options *o, const struct config *cfg, struct 
 			};
 		struct table_result r;
 		char err[700];
-		if (table_play(cfg, c->rules, seed, c->players, seats, NULL, &r, err, sizeof err) != 0) {
+		if (table_play(cfg, c->rules, seed, c->players, seats, NULL, &r, err, sizeof err) !=
+		    0) {
 			fprintf(stderr, "sopra-winrate: %s, %d players, %s, %s, seed %lld: %s\n",
 			        c->config, c->players, game_rules_name(c->rules), c->strategy,
 			        (long long)seed, err);
@@ -200,9 +204,9 @@ static void play_cell(const struct options *o, const struct config *cfg, struct 
 			c->stats.max_seconds = r.stats.max_seconds;
 		++*done;
 		if (!o->quiet)
-			fprintf(stderr, "\r%ld / %ld games (%s, %dp, %s, %s: %d of %d won)   ", *done,
-			        total, c->config, c->players, game_rules_name(c->rules), c->strategy,
-			        c->won, c->games);
+			fprintf(stderr, "\r%ld / %ld games (%s, %dp, %s, %s: %d of %d won)   ",
+			        *done, total, c->config, c->players, game_rules_name(c->rules),
+			        c->strategy, c->won, c->games);
 	}
 }
 
@@ -265,7 +269,8 @@ int main(int argc, char **argv)
 		names[ncfg++] = base_name(o.configs[i]);
 	}
 	if (o.generated) {
-		struct cfg_params p = {.players = 4, .locations = 3, .cards_per_deck = 20, .rounds = 8};
+		struct cfg_params p = {
+		        .players = 4, .locations = 3, .cards_per_deck = 20, .rounds = 8};
 		char *text = cfg_generate(&p);
 		struct config_errors e = {0};
 		cfgs[ncfg] = config_parse(text, strlen(text), &e);

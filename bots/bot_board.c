@@ -64,8 +64,7 @@ struct bot_ids *bot_ids_new(const struct config *cfg)
 	table_fill(&ids->cards, &cfg->cards[0].id, sizeof cfg->cards[0], cfg->ncards);
 	table_fill(&ids->chars, &cfg->characters[0].id, sizeof cfg->characters[0],
 	           cfg->ncharacters);
-	table_fill(&ids->locs, &cfg->locations[0].id, sizeof cfg->locations[0],
-	           cfg->nlocations);
+	table_fill(&ids->locs, &cfg->locations[0].id, sizeof cfg->locations[0], cfg->nlocations);
 	return ids;
 }
 

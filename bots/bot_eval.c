@@ -167,6 +167,29 @@ static int cards_held(const struct game_view *v)
 	return n;
 }
 
+const char *bot_eval_feature_name(int feature)
+{
+	static const char *const names[BOT_EVAL_FEATURES] = {
+	        [BOT_F_BIAS] = "bias",
+	        [BOT_F_MORALE] = "morale",
+	        [BOT_F_STARVATION] = "starvation tokens x phases",
+	        [BOT_F_SHORT_NOW] = "short of food now x phases",
+	        [BOT_F_SHORT_LATER] = "food lacking later",
+	        [BOT_F_WASTE_TENS] = "waste / 10",
+	        [BOT_F_WASTE] = "waste",
+	        [BOT_F_DEATHS_NEXT] = "deaths next colony phase",
+	        [BOT_F_DEATHS_AFTER] = "deaths the one after",
+	        [BOT_F_CRISIS] = "crisis outlook",
+	        [BOT_F_FUTURE_CRISES] = "crises to come covered",
+	        [BOT_F_ALIVE] = "characters alive",
+	        [BOT_F_ALIVE_PHASES] = "characters alive x phases",
+	        [BOT_F_DOOMED] = "characters doomed",
+	        [BOT_F_CARDS] = "cards held",
+	        [BOT_F_PHASES] = "colony phases ahead",
+	};
+	return feature >= 0 && feature < BOT_EVAL_FEATURES ? names[feature] : "?";
+}
+
 void bot_eval_features(const struct game_view *v, int first_to_act, double *f)
 {
 	struct outlook o = {

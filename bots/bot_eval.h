@@ -43,6 +43,9 @@ enum bot_eval_feature {
 	BOT_EVAL_FEATURES
 };
 
+/* A feature's name ("morale"), for the fit's output. */
+const char *bot_eval_feature_name(int feature);
+
 /* The features of the state v shows (first_to_act as bot_evaluate's)
  * into f[BOT_EVAL_FEATURES]: for the evaluation and for fitting it. */
 void bot_eval_features(const struct game_view *v, int first_to_act, double *f);

@@ -28,15 +28,15 @@ double bot_rand_unit(uint64_t *state)
 
 /* ---- what the scores weigh -------------------------------------------------------- */
 
-#define DIE_COST     0.15 /* a die spent: others might have used it */
-#define WASTE_COST   0.05 /* a card onto the waste pile */
-#define WOUND_COST   0.35
-#define FROST_COST   0.6
-#define ROLL_WOUND   (3.0 / 12)
-#define ROLL_FROST   (2.0 / 12)
-#define ROLL_BITE    (1.0 / 12)
-#define SPREAD_COST  0.5 /* a bite spreads to the others there */
-#define NEVER        (-1000.0)
+#define DIE_COST    0.15 /* a die spent: others might have used it */
+#define WASTE_COST  0.05 /* a card onto the waste pile */
+#define WOUND_COST  0.35
+#define FROST_COST  0.6
+#define ROLL_WOUND  (3.0 / 12)
+#define ROLL_FROST  (2.0 / 12)
+#define ROLL_BITE   (1.0 / 12)
+#define SPREAD_COST 0.5 /* a bite spreads to the others there */
+#define NEVER       (-1000.0)
 /* Weights measured with many games of the policy alone (docs/bots.md). */
 #define EXTRA_CONTRIBUTION 0.45 /* a card for the crisis beyond the cards it needs */
 #define MOUTH_VALUE        0.1  /* the food need a character adds to the colony, per round */
@@ -52,7 +52,7 @@ struct scene {
 	const struct config *cfg;
 	int me, colony;
 	int need, food;
-	int hand_food; /* in every hand together */
+	int hand_food;  /* in every hand together */
 	int missing;    /* cards the crisis still needs; <= 0 when met */
 	int extra_left; /* cards still short of the +1 morale (required + 2) */
 	int phases;     /* colony phases ahead, this round's included */
@@ -377,8 +377,8 @@ static double score_ability(const struct scene *s, const struct cmd *c)
 static double character_value(const struct config_character *ch)
 {
 	static const double ability[] = {
-	        [ABILITY_WOUND] = 0.3,  [ABILITY_NO_INFECTION] = 1.2, [ABILITY_SEARCH] = 1.0,
-	        [ABILITY_TRASH] = 0.8,  [ABILITY_HEAL] = 1.2,         [ABILITY_FEED] = 1.5,
+	        [ABILITY_WOUND] = 0.3,     [ABILITY_NO_INFECTION] = 1.2, [ABILITY_SEARCH] = 1.0,
+	        [ABILITY_TRASH] = 0.8,     [ABILITY_HEAL] = 1.2,         [ABILITY_FEED] = 1.5,
 	        [ABILITY_BARRICADE] = 1.2, [ABILITY_KILL] = 1.6,
 	};
 	return ability[ch->ability.type] + 0.35 * (6 - ch->attack) + 0.2 * (6 - ch->search);
@@ -405,7 +405,8 @@ static double score_cmd(const struct scene *sc, const struct cmd *c)
 	}
 	case CMD_MOVE: {
 		int l2 = bot_loc_index(ids, c->location);
-		return ci < 0 || l2 < 0 ? NEVER : score_move(sc, ci, l2, !c->fuel) - (c->fuel ? 0.1 : 0);
+		return ci < 0 || l2 < 0 ? NEVER
+		                        : score_move(sc, ci, l2, !c->fuel) - (c->fuel ? 0.1 : 0);
 	}
 	case CMD_SEARCH:
 		return ci < 0 ? NEVER : score_search(sc, ci);
@@ -431,8 +432,7 @@ static double score_cmd(const struct scene *sc, const struct cmd *c)
 	return NEVER;
 }
 
-double bot_policy_score(const struct bot_ids *ids, const struct game_view *v,
-                        const struct cmd *c)
+double bot_policy_score(const struct bot_ids *ids, const struct game_view *v, const struct cmd *c)
 {
 	struct scene s;
 	scene_of(&s, ids, v);

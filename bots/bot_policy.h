@@ -23,8 +23,7 @@
 
 /* The score of sending c now for player v->me (v: its view, turn_known in
  * its turn). Leave scores far below everything. */
-double bot_policy_score(const struct bot_ids *ids, const struct game_view *v,
-                        const struct cmd *c);
+double bot_policy_score(const struct bot_ids *ids, const struct game_view *v, const struct cmd *c);
 
 /* Scores of legal[0..n) into score[0..n). */
 void bot_policy_scores(const struct bot_ids *ids, const struct game_view *v,

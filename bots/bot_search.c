@@ -242,7 +242,8 @@ static void rollout(struct bot_search *s, struct game *g, int horizon)
 			pick = (size_t)(end - s->legal.v);
 		} else if (n > 1) {
 			game_view_of(g, p, s->view);
-			pick = bot_policy_pick(s->ids, s->view, s->legal.v, n, ROLLOUT_NOISE, &s->rng);
+			pick = bot_policy_pick(s->ids, s->view, s->legal.v, n, ROLLOUT_NOISE,
+			                       &s->rng);
 		}
 		struct cmd c = s->legal.v[pick];
 		apply(s, g, p, &c);

@@ -209,10 +209,8 @@ int table_play(const struct config *cfg, enum game_rules rules, int64_t seed, in
 		client_cmds_init(&s->cc);
 	}
 	t->game = game_new(cfg, seed, rules);
-	t->bcast = bcast_new((struct bcast_sink){.encode = sink_encode,
-	                                         .send = sink_send,
-	                                         .close = sink_close,
-	                                         .ctx = t});
+	t->bcast = bcast_new((struct bcast_sink){
+	        .encode = sink_encode, .send = sink_send, .close = sink_close, .ctx = t});
 	dispatch_init(&t->d, t->game, t->bcast, NULL);
 	cmdq_init(&t->q);
 	proto_buf_init(&t->line);

@@ -34,10 +34,10 @@ struct table_seat {
 
 struct table_result {
 	bool won;
-	int rounds;             /* rounds started when the game ended */
-	const char *end_reason; /* game_end_reason (static) */
-	long commands;          /* lines the seats sent */
-	long failed;            /* CommandFailed events the seats received */
+	int rounds;                  /* rounds started when the game ended */
+	const char *end_reason;      /* game_end_reason (static) */
+	long commands;               /* lines the seats sent */
+	long failed;                 /* CommandFailed events the seats received */
 	struct strategy_stats stats; /* every seat's together */
 };
 

@@ -12,7 +12,6 @@
 #include "bot_search.h"
 #include "sopra/xalloc.h"
 
-
 struct strategy {
 	const struct config *cfg;
 	struct strategy_options opt;
@@ -95,10 +94,9 @@ static uint64_t view_hash(const struct game_view *v)
 {
 	const struct config *cfg = v->cfg;
 	uint64_t h = 0xCBF29CE484222325ULL;
-	int head[] = {v->rules,      v->me,         v->phase,      v->waiting_for,
-	              v->turn_known, v->round,      v->food,       v->moral,
-	              v->starvation, v->children,   v->contributed, v->crisis,
-	              v->nplayers,   v->nspawned,   v->nwaste};
+	int head[] = {v->rules,       v->me,     v->phase,    v->waiting_for, v->turn_known,
+	              v->round,       v->food,   v->moral,    v->starvation,  v->children,
+	              v->contributed, v->crisis, v->nplayers, v->nspawned,    v->nwaste};
 	for (size_t i = 0; i < sizeof head / sizeof head[0]; i++)
 		h = mix(h, head[i]);
 	for (int p = 0; p < v->nplayers; p++) {
@@ -111,8 +109,8 @@ static uint64_t view_hash(const struct game_view *v)
 	}
 	for (int c = 0; c < cfg->ncharacters; c++) {
 		const struct game_view_character *ch = &v->characters[c];
-		int f[] = {ch->life, ch->owner, ch->loc, ch->wounds, ch->frostbites, ch->moved,
-		           ch->uses};
+		int f[] = {ch->life,       ch->owner, ch->loc, ch->wounds,
+		           ch->frostbites, ch->moved, ch->uses};
 		for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
 			h = mix(h, f[i]);
 	}
@@ -180,8 +178,8 @@ static struct game *sample_truth(void *ctx, uint64_t seed)
 	return game_clone(ctx);
 }
 
-static bool choose_search(struct strategy *s, const struct bot_sampler *smp, int me,
-                          uint64_t seed, struct cmd *out)
+static bool choose_search(struct strategy *s, const struct bot_sampler *smp, int me, uint64_t seed,
+                          struct cmd *out)
 {
 	struct bot_search_budget budget = {
 	        .iterations = s->opt.iterations,
@@ -252,8 +250,7 @@ bool strategy_choose(struct strategy *s, const struct game_view *v, struct cmd *
 	return decide(s, &smp, me, s->opt.seed ^ view_hash(v), out);
 }
 
-bool strategy_choose_oracle(struct strategy *s, const struct game *g, int player,
-                            struct cmd *out)
+bool strategy_choose_oracle(struct strategy *s, const struct game *g, int player, struct cmd *out)
 {
 	game_view_of(g, player, s->view);
 	uint64_t seed = s->opt.seed ^ view_hash(s->view);

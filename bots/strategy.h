@@ -86,8 +86,7 @@ bool strategy_choose(struct strategy *s, const struct game_view *v, struct cmd *
  * the search considers (it knows the piles and every roll to come). Not
  * for play: the benchmark's ceiling of what any bot could reach on a deal.
  */
-bool strategy_choose_oracle(struct strategy *s, const struct game *g, int player,
-                            struct cmd *out);
+bool strategy_choose_oracle(struct strategy *s, const struct game *g, int player, struct cmd *out);
 
 const struct strategy_stats *strategy_stats(const struct strategy *s);
 

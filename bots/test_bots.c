@@ -77,8 +77,8 @@ static void play(const struct config *cfg, enum game_rules rules, int64_t seed, 
 {
 	char err[800];
 	if (table_play(cfg, rules, seed, n, seats, transcript, r, err, sizeof err) != 0)
-		fail_msg("%s, seed %lld, %d players: %s", game_rules_name(rules), (long long)seed, n,
-		         err);
+		fail_msg("%s, seed %lld, %d players: %s", game_rules_name(rules), (long long)seed,
+		         n, err);
 	if (r->failed != 0)
 		fail_msg("%s, seed %lld, %d players: the server refused %ld of the bots' commands",
 		         game_rules_name(rules), (long long)seed, n, r->failed);
@@ -93,10 +93,13 @@ static void never_refused(enum game_rules rules)
 	for (size_t c = 0; c < NCONFIGS; c++)
 		for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
 			for (int i = 0; i < games; i++) {
-				int n = 1 + i % (configs[c]->max_players < 4 ? configs[c]->max_players : 4);
+				int n = 1 + i % (configs[c]->max_players < 4
+				                         ? configs[c]->max_players
+				                         : 4);
 				struct table_seat seats[4];
 				for (int p = 0; p < n; p++) /* mixed teams now and then */
-					seats[p] = seat((i + p) % 3 == 0 ? kinds[k] : kinds[(k + p) % 3],
+					seats[p] = seat((i + p) % 3 == 0 ? kinds[k]
+					                                 : kinds[(k + p) % 3],
 					                (uint64_t)(100 * i + p), 6);
 				struct table_result r;
 				play(configs[c], rules, 7000 + i, n, seats, NULL, &r);

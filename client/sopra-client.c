@@ -583,7 +583,8 @@ static int parse_args(struct client *cl, int argc, char **argv)
 		} else if (strcmp(a, "--bot-strategy") == 0) {
 			if (strcmp(val, "random") != 0 && strcmp(val, "greedy") != 0 &&
 			    strcmp(val, "search") != 0)
-				return usage("--bot-strategy must be random, greedy or search, not", val);
+				return usage("--bot-strategy must be random, greedy or search, not",
+				             val);
 			cl->bots.strategy = val;
 		} else if (strcmp(a, "--replay") == 0) {
 			cl->replay_path = val;
