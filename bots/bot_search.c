@@ -15,7 +15,7 @@
 #include "sopra/game_view.h"
 #include "sopra/xalloc.h"
 
-#define UCB_C         0.2 /* exploration, in the evaluation's units (chances to win) */
+#define UCB_C         0.1 /* exploration, in the evaluation's units (chances to win) */
 #define MAX_DEPTH     14  /* own commands in the tree; below it the policy plays */
 #define ROLLOUT_NOISE 0.0 /* random bonus on the policy's scores in rollouts */
 #define MAX_TURN_CMDS 40  /* a rollout ends a turn after this many commands */
@@ -280,16 +280,26 @@ static void iterate(struct bot_search *s, struct game *g, int me, int horizon)
 	}
 }
 
-/* The root's most visited child (ties: the better mean). */
+/* The root's child with the best mean among those visited at least a
+ * third as often as the most visited one (a mean from a few visits is
+ * too noisy to trust). */
 static int best_root_child(const struct bot_search *s)
 {
+	int most = 0;
+	for (int k = s->nodes[0].child; k >= 0; k = s->nodes[k].sibling)
+		if (s->nodes[k].visits > most)
+			most = s->nodes[k].visits;
 	int best = -1;
+	double best_mean = -INFINITY;
 	for (int k = s->nodes[0].child; k >= 0; k = s->nodes[k].sibling) {
 		const struct node *n = &s->nodes[k];
-		if (best < 0 || n->visits > s->nodes[best].visits ||
-		    (n->visits == s->nodes[best].visits &&
-		     n->total / n->visits > s->nodes[best].total / s->nodes[best].visits))
+		if (n->visits * 3 < most)
+			continue;
+		double mean = n->total / n->visits;
+		if (mean > best_mean) {
+			best_mean = mean;
 			best = k;
+		}
 	}
 	return best;
 }
