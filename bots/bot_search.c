@@ -19,6 +19,7 @@
 #define MAX_DEPTH     14  /* own commands in the tree; below it the policy plays */
 #define ROLLOUT_NOISE 0.0 /* random bonus on the policy's scores in rollouts */
 #define MAX_TURN_CMDS 40  /* a rollout ends a turn after this many commands */
+#define SURE_BY       2.0 /* standard errors a command must beat the rule of thumb's by */
 #define WIDEN_FIRST   3   /* commands a node considers from its first visit */
 #define WIDEN_RATE    1.0 /* and more with the square root of its visits */
 
@@ -29,12 +30,14 @@ struct node {
 	int visits;
 	int avail; /* iterations in which its command was legal here */
 	double total;
+	double squares; /* of the scores, for the spread of the mean */
 };
 
 struct bot_search {
 	const struct config *cfg;
 	const struct bot_ids *ids;
 	struct node *nodes;
+	int policy_child; /* the root's child for the rule of thumb's first choice */
 	int nnodes, cap;
 	struct game_cmd_list legal;
 	struct game_event_list ev;
@@ -190,6 +193,8 @@ static int select_child(struct bot_search *s, int at, const struct game *g, int 
 			s->nodes[k].sibling = s->nodes[at].child;
 			s->nodes[at].child = k;
 			s->nodes[k].avail = 1;
+			if (at == 0 && s->policy_child < 0)
+				s->policy_child = k;
 			return k;
 		}
 		struct node *n = &s->nodes[k];
@@ -277,27 +282,43 @@ static void iterate(struct bot_search *s, struct game *g, int me, int horizon)
 	for (int i = 0; i < s->npath; i++) {
 		s->nodes[s->path[i]].visits++;
 		s->nodes[s->path[i]].total += value;
+		s->nodes[s->path[i]].squares += value * value;
 	}
 }
 
-/* The root's child with the best mean among those visited at least a
- * third as often as the most visited one (a mean from a few visits is
- * too noisy to trust). */
+static double mean_of(const struct node *n)
+{
+	return n->total / n->visits;
+}
+
+/* The variance of n's mean score. */
+static double spread_of(const struct node *n)
+{
+	double m = mean_of(n);
+	double var = n->squares / n->visits - m * m;
+	return (var > 0 ? var : 0) / n->visits;
+}
+
+/* The command to send: the rule of thumb's first choice (the root's first
+ * child, s->policy_child), unless another child, visited at least a third
+ * as often as the most visited one, has a mean better by more than
+ * SURE_BY standard errors of the difference -- the search overrules the
+ * rule of thumb only on evidence, not on noise. */
 static int best_root_child(const struct bot_search *s)
 {
 	int most = 0;
 	for (int k = s->nodes[0].child; k >= 0; k = s->nodes[k].sibling)
 		if (s->nodes[k].visits > most)
 			most = s->nodes[k].visits;
-	int best = -1;
-	double best_mean = -INFINITY;
+	int first = s->policy_child, best = first;
+	double best_edge = 0;
 	for (int k = s->nodes[0].child; k >= 0; k = s->nodes[k].sibling) {
-		const struct node *n = &s->nodes[k];
-		if (n->visits * 3 < most)
+		const struct node *n = &s->nodes[k], *p = &s->nodes[first];
+		if (k == first || n->visits * 3 < most)
 			continue;
-		double mean = n->total / n->visits;
-		if (mean > best_mean) {
-			best_mean = mean;
+		double edge = mean_of(n) - mean_of(p);
+		if (edge > SURE_BY * sqrt(spread_of(n) + spread_of(p)) && edge > best_edge) {
+			best_edge = edge;
 			best = k;
 		}
 	}
@@ -323,6 +344,7 @@ long bot_search_run(struct bot_search *s, const struct bot_sampler *smp, int me,
 	int round = game_round(first);
 	int horizon = round > 0 ? round : 1;
 	s->nnodes = 0;
+	s->policy_child = -1;
 	new_node(s, NULL);
 	double deadline = budget->iterations > 0 ? 0 : now_seconds() + budget->seconds;
 	long done = 0;
