@@ -127,19 +127,23 @@ static uint64_t view_hash(const struct game_view *v)
 
 /* ---- random --------------------------------------------------------------------- */
 
-static bool never_sent(const struct cmd *c)
+/* The commands player me may send in g, into s->legal: the legal ones
+ * but Leave, which a bot never sends. Returns their number. */
+static size_t sendable(struct strategy *s, const struct game *g, int me)
 {
-	return c->type == CMD_LEAVE;
+	game_legal_commands(g, me, &s->legal);
+	size_t n = 0;
+	for (size_t i = 0; i < s->legal.n; i++)
+		if (s->legal.v[i].type != CMD_LEAVE)
+			s->legal.v[n++] = s->legal.v[i];
+	s->legal.n = n;
+	return n;
 }
 
 static bool choose_random(struct strategy *s, const struct game *g, int me, uint64_t *rng,
                           struct cmd *out)
 {
-	game_legal_commands(g, me, &s->legal);
-	size_t n = 0;
-	for (size_t i = 0; i < s->legal.n; i++)
-		if (!never_sent(&s->legal.v[i]))
-			s->legal.v[n++] = s->legal.v[i];
+	size_t n = sendable(s, g, me);
 	if (n == 0)
 		return false;
 	*out = s->legal.v[bot_rand(rng) % n];
@@ -153,11 +157,7 @@ static bool choose_random(struct strategy *s, const struct game *g, int me, uint
 static bool choose_greedy(struct strategy *s, const struct game *sample, int me,
                           const struct game_view *v, struct cmd *out)
 {
-	game_legal_commands(sample, me, &s->legal);
-	size_t n = 0;
-	for (size_t i = 0; i < s->legal.n; i++)
-		if (!never_sent(&s->legal.v[i]))
-			s->legal.v[n++] = s->legal.v[i];
+	size_t n = sendable(s, sample, me);
 	if (n == 0)
 		return false;
 	uint64_t unused = 0;
@@ -203,16 +203,6 @@ static void count(struct strategy *s, double started, bool deliberate)
 		s->stats.max_seconds = t;
 }
 
-/* How many commands player me may choose from in g (Leave aside). */
-static size_t choices(struct strategy *s, const struct game *g, int me)
-{
-	game_legal_commands(g, me, &s->legal);
-	size_t n = 0;
-	for (size_t i = 0; i < s->legal.n; i++)
-		n += !never_sent(&s->legal.v[i]);
-	return n;
-}
-
 static bool decide(struct strategy *s, const struct bot_sampler *smp, int me, uint64_t seed,
                    struct cmd *out)
 {
@@ -223,7 +213,7 @@ static bool decide(struct strategy *s, const struct bot_sampler *smp, int me, ui
 		game_free(first);
 		return false;
 	}
-	size_t n = choices(s, first, me);
+	size_t n = sendable(s, first, me);
 	bool ok = false;
 	if (n == 0) {
 		ok = false;
