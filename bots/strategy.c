@@ -82,9 +82,9 @@ static double now_seconds(void)
 
 /* ---- the seed of one decision ------------------------------------------------------ */
 
-static uint64_t mix(uint64_t h, int64_t x)
+static uint64_t mix(uint64_t h, uint64_t x)
 {
-	h ^= (uint64_t)x + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
+	h ^= x + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
 	return h;
 }
 
@@ -116,8 +116,9 @@ static uint64_t view_hash(const struct game_view *v)
 	}
 	for (int k = 0; k < cfg->ncards; k++) {
 		const struct game_view_card *cd = &v->cards[k];
-		h = mix(h, ((int64_t)cd->place << 40) ^ ((int64_t)cd->holder << 20) ^
-		                   ((int64_t)cd->order << 1) ^ cd->spent);
+		/* ints become uint64_t modulo 2^64: -1 is all ones */
+		h = mix(h, ((uint64_t)cd->place << 40) ^ ((uint64_t)cd->holder << 20) ^
+		                   ((uint64_t)cd->order << 1) ^ (uint64_t)cd->spent);
 	}
 	for (int l = 0; l < cfg->nlocations; l++)
 		for (int e = 0; e < cfg->locations[l].entrances; e++)
