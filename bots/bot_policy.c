@@ -428,6 +428,8 @@ static double score_cmd(const struct scene *sc, const struct cmd *c)
 		return score_use_card(sc, c);
 	case CMD_USE_ABILITY:
 		return score_ability(sc, c);
+	default:
+		break; /* a command the rule of thumb has no rule for: never by choice */
 	}
 	return NEVER;
 }
