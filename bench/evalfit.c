@@ -78,7 +78,7 @@ static void play(const struct config *cfg, const struct bot_ids *ids, enum game_
 		game_legal_commands(g, p, &legal);
 		size_t n = 0;
 		for (size_t i = 0; i < legal.n; i++)
-			if (legal.v[i].type != CMD_LEAVE)
+			if (!bot_never_sends(&legal.v[i]))
 				legal.v[n++] = legal.v[i];
 		game_view_of(g, p, v);
 		struct cmd c = legal.v[bot_policy_pick(ids, v, legal.v, n, 0, &rng)];

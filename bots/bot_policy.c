@@ -26,6 +26,11 @@ double bot_rand_unit(uint64_t *state)
 	return (double)(bot_rand(state) >> 11) / 9007199254740992.0;
 }
 
+bool bot_never_sends(const struct cmd *c)
+{
+	return c->type == CMD_LEAVE || c->type > CMD_USE_ABILITY;
+}
+
 /* ---- what the scores weigh -------------------------------------------------------- */
 
 #define DIE_COST    0.15 /* a die spent: others might have used it */

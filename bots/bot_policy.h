@@ -14,6 +14,7 @@
 #ifndef SOPRA_BOTS_POLICY_H
 #define SOPRA_BOTS_POLICY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,6 +35,11 @@ void bot_policy_scores(const struct bot_ids *ids, const struct game_view *v,
  * *rng first, so that rollouts vary; with 0 the first best wins. */
 size_t bot_policy_pick(const struct bot_ids *ids, const struct game_view *v,
                        const struct cmd *legal, size_t n, double noise, uint64_t *rng);
+
+/* Whether a bot never sends c: Leave (a bot stays to the end), and any
+ * command beyond the specification's (a test build's example command,
+ * which a client's model need not follow). */
+bool bot_never_sends(const struct cmd *c);
 
 /* A splitmix64 step: the bots' own generator (never the game's). */
 uint64_t bot_rand(uint64_t *state);

@@ -94,7 +94,7 @@ static bool same_cmd(const struct cmd *a, const struct cmd *b)
 /* Commands a bot never sends, or tries in one form only. */
 static bool skipped(const struct cmd *c)
 {
-	return c->type == CMD_LEAVE ||
+	return bot_never_sends(c) ||
 	       (c->type == CMD_SELECT_CHARACTERS && c->character > c->character2);
 }
 

@@ -129,13 +129,13 @@ static uint64_t view_hash(const struct game_view *v)
 /* ---- random --------------------------------------------------------------------- */
 
 /* The commands player me may send in g, into s->legal: the legal ones
- * but Leave, which a bot never sends. Returns their number. */
+ * but those a bot never sends (bot_never_sends). Returns their number. */
 static size_t sendable(struct strategy *s, const struct game *g, int me)
 {
 	game_legal_commands(g, me, &s->legal);
 	size_t n = 0;
 	for (size_t i = 0; i < s->legal.n; i++)
-		if (s->legal.v[i].type != CMD_LEAVE)
+		if (!bot_never_sends(&s->legal.v[i]))
 			s->legal.v[n++] = s->legal.v[i];
 	s->legal.n = n;
 	return n;
