@@ -4,7 +4,7 @@
  * the board as it stands, which cards in hand fit the crisis.
  *
  * Pure functions of the view and its configuration; the evaluation
- * (evaluate.h) and the rollout policy (policy.h) are built on them. Indices
+ * (bot_eval.h) and the rollout policy (bot_policy.h) are built on them. Indices
  * are the configuration's, as in the view.
  */
 #ifndef SOPRA_BOTS_BOARD_H

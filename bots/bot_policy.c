@@ -1,8 +1,8 @@
 /*
- * bot_policy: the rule-of-thumb scores of commands (policy.h).
+ * bot_policy: the rule-of-thumb scores of commands (bot_policy.h).
  *
  * Every score is a guess in morale points, like the evaluation's
- * (evaluate.h): what the command saves or gains for the colony, less what
+ * (bot_eval.h): what the command saves or gains for the colony, less what
  * it risks and spends. They only have to rank the commands of one moment
  * sensibly; the search corrects them by playing the futures out.
  */

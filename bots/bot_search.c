@@ -1,5 +1,5 @@
 /*
- * bot_search: information-set MCTS over one player's commands (search.h).
+ * bot_search: information-set MCTS over one player's commands (bot_search.h).
  */
 #include "bot_search.h"
 

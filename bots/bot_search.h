@@ -10,10 +10,12 @@
  * after it. A command that is legal in only some samples (after a search
  * drew other cards, say) competes only in those (availability counts,
  * Cowling, Powley & Whitehouse's SO-ISMCTS). Below the tree the iteration
- * plays on with the rule-of-thumb policy (policy.h) for every player until
+ * plays on with the rule-of-thumb policy (bot_policy.h) for every player until
  * the horizon -- the end of the round's colony phase -- and scores the
- * state it reaches (evaluate.h). The command sent is the root's most
- * visited child.
+ * state it reaches (bot_eval.h), a chance of winning. Commands are tried in
+ * the order the policy rates them, a few at first and more as a node is
+ * visited (progressive widening). The command sent is the policy's own
+ * first choice unless another is clearly better (bot_search_run).
  */
 #ifndef SOPRA_BOTS_SEARCH_H
 #define SOPRA_BOTS_SEARCH_H
@@ -47,8 +49,12 @@ void bot_search_free(struct bot_search *s);
  * they wait for), within budget, drawing from a generator seeded with
  * seed; the choice into *out. Returns the iterations run: 0 when there
  * was one command to choose (it is chosen without a search), -1 when there
- * is none (the sample is not waiting for me; *out is untouched). Leave is
- * never chosen, and of SelectCharacters' two orders only one is tried.
+ * is none (the sample is not waiting for me; *out is untouched). The
+ * choice is the policy's first, unless another root command, visited at
+ * least a third as often as the most visited, has a mean score better by
+ * more than two standard errors of the difference. Commands a bot never
+ * sends (bot_never_sends) are not tried, and of SelectCharacters' two
+ * orders only one is.
  */
 long bot_search_run(struct bot_search *s, const struct bot_sampler *smp, int me,
                     const struct bot_search_budget *budget, uint64_t seed, struct cmd *out);
