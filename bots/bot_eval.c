@@ -1,9 +1,6 @@
 /*
- * bot_eval: the score of a state (bot_eval.h).
- *
- * Each term is an estimate in morale points. The weights were set by
- * measuring win rates with the benchmark (bench/winrate.c, docs/bots.md),
- * not derived.
+ * bot_eval: the chance to win from a state (bot_eval.h): the features of
+ * the board, weighed by bot_eval_weights.h.
  */
 #include "bot_eval.h"
 

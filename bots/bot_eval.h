@@ -1,18 +1,19 @@
 /*
- * bot_eval: how good a state of the game is for the team, from public facts.
+ * bot_eval: how likely the team is to win from a state, from public facts.
  *
  * The search (bot_search.h) plays each future it tries up to a horizon and
- * scores the state it reaches here; the greedy strategy scores the state
- * after each command it could send. The score is in morale points: the
- * morale now, less what the coming colony phase will cost as the board
- * stands (a food shortfall, a crisis the hands cannot answer, waste,
- * zombies that overrun an entrance) -- counting the hands, abilities and
- * turns of the players who still act before it -- and less the losses
- * already certain (starvation tokens for every colony phase left); plus
- * what the team holds for the rounds after it (characters, cards of the
- * kinds the crises still to come take, food). A game won scores
- * BOT_EVAL_WON, one lost BOT_EVAL_LOST plus the rounds it lasted, so a
- * later defeat is still better than an earlier one.
+ * scores the state it reaches here. The score is the chance of a win if
+ * every player goes on with the rule of thumb (bot_policy.h): a logistic
+ * regression on a few facts of the board -- the morale; what the coming
+ * colony phase will cost as the board stands (a food shortfall, a crisis
+ * the hands cannot answer, waste, zombies that overrun an entrance),
+ * counting the hands, abilities and turns of the players who still act
+ * before it; the losses already certain (starvation tokens for every colony
+ * phase left); and what the team holds for the rounds after it
+ * (characters, cards of the kinds the crises still to come take, food).
+ * Its weights (bot_eval_weights.h) are fitted to games of the rule of
+ * thumb by sopra-evalfit (bench/evalfit.c). A game won scores BOT_EVAL_WON,
+ * one lost BOT_EVAL_LOST.
  */
 #ifndef SOPRA_BOTS_EVAL_H
 #define SOPRA_BOTS_EVAL_H
