@@ -440,13 +440,6 @@ static double score_cmd(const struct scene *sc, const struct cmd *c)
 	return NEVER;
 }
 
-double bot_policy_score(const struct bot_ids *ids, const struct game_view *v, const struct cmd *c)
-{
-	struct scene s;
-	scene_of(&s, ids, v);
-	return score_cmd(&s, c);
-}
-
 void bot_policy_scores(const struct bot_ids *ids, const struct game_view *v,
                        const struct cmd *legal, size_t n, double *score)
 {

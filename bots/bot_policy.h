@@ -22,11 +22,9 @@
 #include "sopra/game.h"
 #include "sopra/game_view.h"
 
-/* The score of sending c now for player v->me (v: its view, turn_known in
- * its turn). Leave scores far below everything. */
-double bot_policy_score(const struct bot_ids *ids, const struct game_view *v, const struct cmd *c);
-
-/* Scores of legal[0..n) into score[0..n). */
+/* The scores of sending legal[0..n) now for player v->me (v: its view,
+ * turn_known in its turn) into score[0..n). Leave scores far below
+ * everything. */
 void bot_policy_scores(const struct bot_ids *ids, const struct game_view *v,
                        const struct cmd *legal, size_t n, double *score);
 
