@@ -28,7 +28,7 @@
 void bot_policy_scores(const struct bot_ids *ids, const struct game_view *v,
                        const struct cmd *legal, size_t n, double *score);
 
-/* The index in legal[0..n) of the best command by bot_policy_score (n > 0).
+/* The index in legal[0..n) of the best command by bot_policy_scores (n > 0).
  * With noise > 0 each score gets a uniform random bonus in [0, noise) from
  * *rng first, so that rollouts vary; with 0 the first best wins. */
 size_t bot_policy_pick(const struct bot_ids *ids, const struct game_view *v,
