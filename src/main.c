@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <unistd.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -30,6 +31,7 @@
 #include "sopra/config.h"
 #include "sopra/default_config.h"
 #include "sopra/game.h"
+#include "sopra/http.h"
 #include "sopra/jdir.h"
 #include "sopra/journal.h"
 #include "sopra/net.h"
@@ -44,6 +46,9 @@
  * too: keep it in step (tests/cli_test.sh, systemtests/defaults_test.py). */
 #define DEFAULT_PORT        7777
 #define DEFAULT_TIMEOUT_SEC 30
+/* --http-bots at most; and how long the streams get after the game */
+#define HTTP_MAX_BOTS  64
+#define HTTP_FINISH_MS 2000
 
 /* The --help text, in two parts: C17 compilers need not take a string
  * literal longer than 4095 bytes. */
@@ -83,7 +88,14 @@ static const char usage_text[] =
         "                     player's private events), the game so far first\n"
         "  --max-strangers N  connections that have not registered allowed at once\n"
         "                     (default 16 x maxPlayers, at least 64); a new one\n"
-        "                     beyond it replaces the one idle longest\n";
+        "                     beyond it replaces the one idle longest\n"
+        "  --http-port N      also serve the game in a browser on port N: the page\n"
+        "                     to play, watch and replay, its event streams and\n"
+        "                     its seats (docs/web.md); turns sessions on, with a\n"
+        "                     grace of the --timeout unless --reconnect-grace\n"
+        "                     says otherwise\n"
+        "  --http-bots N      let the page start up to N sopra-bot team mates (the\n"
+        "                     one installed next to sopra-server); default 0\n";
 static const char usage_text_more[] =
         "  --journal FILE     record the game in FILE (created; never overwritten):\n"
         "                     every command before it takes effect; replay it with\n"
@@ -142,6 +154,8 @@ enum opt_id {
 	OPT_RESUME,
 	OPT_JOURNAL_DIR,
 	OPT_JOURNAL_KEEP,
+	OPT_HTTP_PORT,
+	OPT_HTTP_BOTS,
 	OPT_COUNT
 };
 
@@ -164,6 +178,8 @@ struct options {
 	/* --journal-dir DIR (it sets journal or resume) and --journal-keep N */
 	const char *journal_dir;
 	int journal_keep;
+	int http_port; /* --http-port: the page (docs/web.md) */
+	int http_bots; /* --http-bots: sopra-bots the page may start */
 	bool given[OPT_COUNT];
 };
 
@@ -290,6 +306,10 @@ static const struct opt_def {
                              offsetof(struct options, journal_dir)},
         [OPT_JOURNAL_KEEP] = {"journal-keep", OK_INT, 0, JDIR_MAX_KEEP, "an integer 0..1000000",
                               NULL, ST_INT, offsetof(struct options, journal_keep)},
+        [OPT_HTTP_PORT] = {"http-port", OK_INT, 0, 65535, "an integer 0..65535", NULL, ST_INT,
+                           offsetof(struct options, http_port)},
+        [OPT_HTTP_BOTS] = {"http-bots", OK_INT, 0, HTTP_MAX_BOTS, "an integer 0..64", NULL, ST_INT,
+                           offsetof(struct options, http_bots)},
 };
 
 /* Keep the checked value of an option where its row says. */
@@ -395,6 +415,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		                   "players come back with their session secrets");
 	if (o->given[OPT_JOURNAL_KEEP] && !o->journal_dir)
 		return usage_error("--journal-keep needs --journal-dir");
+	if (o->given[OPT_HTTP_BOTS] && !o->given[OPT_HTTP_PORT])
+		return usage_error("--http-bots needs --http-port");
 	if (o->resume) {
 		/* the journal's header decides these */
 		if (o->given[OPT_CONFIG] || o->given[OPT_SEED] || o->given[OPT_RULES] ||
@@ -427,6 +449,54 @@ static struct agones *start_agones(struct server *srv, int64_t seed, bool resume
 	else
 		agones_ready(a);
 	return a;
+}
+
+/* The sopra-bot next to this program (installed: the same directory; in
+ * the build tree: tools/), into path; false when there is none. */
+static bool find_bot_program(char *path, size_t len)
+{
+	char self[2048];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n <= 0)
+		return false;
+	self[n] = '\0';
+	char *slash = strrchr(self, '/');
+	if (!slash)
+		return false;
+	*slash = '\0';
+	static const char *const places[] = {"sopra-bot", "tools/sopra-bot"};
+	for (size_t i = 0; i < sizeof places / sizeof places[0]; i++) {
+		int n2 = snprintf(path, len, "%s/%s", self, places[i]);
+		if (n2 > 0 && (size_t)n2 < len && access(path, X_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* --http-port (docs/web.md): the page and its streams on srv's loop; NULL
+ * without the option, or (logged) when it cannot listen. *failed tells the
+ * two apart. */
+static struct http *start_http(const struct options *o, struct server *srv, const struct game *game,
+                               const struct config *cfg, int timeout_sec, bool *failed)
+{
+	static char bot[4096];
+	*failed = false;
+	if (!o->given[OPT_HTTP_PORT])
+		return NULL;
+	bool have_bot = o->http_bots > 0 && find_bot_program(bot, sizeof bot);
+	if (o->http_bots > 0 && !have_bot)
+		fputs("sopra-server: --http-bots: no sopra-bot next to sopra-server; the page "
+		      "offers no bots\n",
+		      stderr);
+	struct http_opts ho = {.bind = o->bind,
+	                       .port = o->http_port,
+	                       .timeout_sec = timeout_sec,
+	                       .max_bots = o->http_bots,
+	                       .bot_program = have_bot ? bot : NULL,
+	                       .max_play_streams = 2 * cfg->max_players + 4};
+	struct http *h = http_new(srv, game, cfg, &ho, stderr);
+	*failed = h == NULL;
+	return h;
 }
 
 /* --journal-dir DIR: resume the game a crash left there (o->resume), or
@@ -476,6 +546,8 @@ static int run_resume(const struct options *o)
 	struct server *srv = NULL;
 	struct journal *journal = NULL;
 	struct agones *agones = NULL;
+	struct http *http = NULL;
+	bool http_failed;
 	if (!jf.sessions) {
 		fprintf(stderr,
 		        "sopra-server: %s: the game ran without --reconnect-grace: its players "
@@ -496,6 +568,7 @@ static int run_resume(const struct options *o)
 	struct server_opts so = {.bind = o->bind,
 	                         .watch = o->given[OPT_WATCH_PORT],
 	                         .watch_port = o->watch_port,
+	                         .adopted_watchers = o->given[OPT_HTTP_PORT],
 	                         .config_text = cfg->text,
 	                         .port = o->port,
 	                         .timeout_sec = jf.timeout_sec,
@@ -538,14 +611,19 @@ static int run_resume(const struct options *o)
 	fprintf(stderr, "sopra-server: resuming %s after entry %lld (seed %" PRId64 ")\n",
 	        o->resume, (long long)jf.entries, jf.seed);
 	server_resume(srv, max_comm, jf.timeout_sec);
+	http = start_http(o, srv, game, cfg, jf.timeout_sec, &http_failed);
+	if (http_failed)
+		goto out;
 	agones = start_agones(srv, jf.seed, true);
 	rc = server_run(srv);
+	http_finish(http, HTTP_FINISH_MS);
 	journal_close(journal, game_is_over(game) ? "game over" : "stopped");
 	journal = NULL;
 	agones_shutdown_and_wait(agones, AGONES_SHUTDOWN_WAIT_MS); /* after the last flush */
 out:
 	journal_close(journal, "stopped");
 	agones_free(agones);
+	http_free(http);
 	server_free(srv);
 	game_free(game);
 	config_free(cfg);
@@ -628,6 +706,13 @@ int main(int argc, char **argv)
 	struct server *srv = NULL;
 	struct agones *agones = NULL;
 	struct journal *journal = NULL;
+	struct http *http = NULL;
+	bool http_failed;
+	/* sessions: --reconnect-grace, or the page's seats (--http-port), which
+	 * come back after a reload with their secrets */
+	bool sessions = o.given[OPT_RECONNECT_GRACE] || o.given[OPT_HTTP_PORT];
+	if (!o.given[OPT_RECONNECT_GRACE])
+		o.grace = o.timeout;
 	struct game *game = game_new(cfg, o.seed, o.rules);
 	if (!game) {
 		fputs("sopra-server: out of memory\n", stderr);
@@ -635,7 +720,7 @@ int main(int argc, char **argv)
 	}
 	/* sessions (--reconnect-grace): a random key, kept in the journal */
 	uint8_t session_key[JOURNAL_KEY_BYTES];
-	if (o.given[OPT_RECONNECT_GRACE]) {
+	if (sessions) {
 		for (size_t k = 0; k < sizeof session_key; k += sizeof(int64_t)) {
 			int64_t part = 0;
 			if (!random_seed(&part)) {
@@ -651,16 +736,15 @@ int main(int argc, char **argv)
 		 * server here (exit 1); one that fails later is logged and the
 		 * game goes on (docs/journal.md) */
 		char err[512];
-		struct journal_params jp = {
-		        .path = o.journal,
-		        .sync = o.journal_sync,
-		        .cfg = cfg,
-		        .config_path = config_name,
-		        .seed = o.seed,
-		        .rules = o.rules,
-		        .timeout_sec = o.timeout,
-		        .session_key = o.given[OPT_RECONNECT_GRACE] ? session_key : NULL,
-		        .grace_sec = o.grace};
+		struct journal_params jp = {.path = o.journal,
+		                            .sync = o.journal_sync,
+		                            .cfg = cfg,
+		                            .config_path = config_name,
+		                            .seed = o.seed,
+		                            .rules = o.rules,
+		                            .timeout_sec = o.timeout,
+		                            .session_key = sessions ? session_key : NULL,
+		                            .grace_sec = o.grace};
 		journal = journal_open(&jp, game, stderr, err, sizeof err);
 		if (!journal) {
 			fprintf(stderr, "sopra-server: %s\n", err);
@@ -670,6 +754,7 @@ int main(int argc, char **argv)
 	struct server_opts so = {.bind = o.bind,
 	                         .watch = o.given[OPT_WATCH_PORT],
 	                         .watch_port = o.watch_port,
+	                         .adopted_watchers = o.given[OPT_HTTP_PORT],
 	                         .config_text = cfg->text,
 	                         .port = o.port,
 	                         .timeout_sec = o.timeout,
@@ -677,7 +762,7 @@ int main(int argc, char **argv)
 	                                 o.max_strangers > 0
 	                                         ? o.max_strangers
 	                                         : server_default_max_strangers(cfg->max_players)};
-	if (o.given[OPT_RECONNECT_GRACE]) {
+	if (sessions) {
 		so.secret = journal_session_secret;
 		so.secret_ctx = session_key;
 		so.grace_sec = o.grace;
@@ -689,6 +774,9 @@ int main(int argc, char **argv)
 		struct dispatch_hooks hooks = journal_hooks(journal);
 		server_set_taps(srv, &hooks, journal_on_line, journal);
 	}
+	http = start_http(&o, srv, game, cfg, o.timeout, &http_failed);
+	if (http_failed)
+		goto out;
 	/* Agones SDK (docs/deployment.md): Ready now that it listens, health
 	 * pings on the loop; nothing at all without $AGONES_SDK_HTTP_PORT */
 	agones = start_agones(srv, o.seed, false);
@@ -699,12 +787,14 @@ int main(int argc, char **argv)
 	malloc_trim(0);
 #endif
 	rc = server_run(srv);
+	http_finish(http, HTTP_FINISH_MS); /* the browsers get the end too */
 	journal_close(journal, game_is_over(game) ? "game over" : "stopped");
 	journal = NULL;
 	agones_shutdown_and_wait(agones, AGONES_SHUTDOWN_WAIT_MS); /* after the last flush */
 out:
 	journal_discard(journal); /* the server did not start: no game to keep */
 	agones_free(agones);
+	http_free(http);
 	server_free(srv);
 	game_free(game);
 	config_free(cfg);

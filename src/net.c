@@ -43,6 +43,7 @@
 #include "sopra/net.h"
 #include "sopra/log.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -1506,14 +1507,15 @@ static void watcher_catch_up(struct conn *c)
 }
 
 /* Set up accepted socket fd as a new OPEN connection (it owns fd from now
- * on). A full stranger list makes room by dropping its idlest member; a
- * full watcher list refuses the newcomer. */
-static void admit(struct server *s, evutil_socket_t fd, const struct sockaddr *sa, bool watch)
+ * on); peer names it in the log. A full stranger list makes room by
+ * dropping its idlest member; a full watcher list refuses the newcomer.
+ * Returns the new commId, or 0 when refused. */
+static int admit_peer(struct server *s, evutil_socket_t fd, const char *peer, bool watch)
 {
 	if (watch && s->nwatchers >= s->max_watchers) {
 		net_log(s, "refused a watcher: %d watch already", s->nwatchers);
 		evutil_closesocket(fd);
-		return;
+		return 0;
 	}
 	if (!watch && s->nstrangers >= s->max_strangers)
 		evict_idle_stranger(s, "evicted: stranger limit reached");
@@ -1522,12 +1524,12 @@ static void admit(struct server *s, evutil_socket_t fd, const struct sockaddr *s
 	struct conn *c = conn_new(s, fd);
 	if (!c) {
 		net_log(s, "cannot set up a new connection: out of resources");
-		return;
+		return 0;
 	}
 	c->id = ++s->next_comm_id;
 	c->watcher = watch;
 	c->opened_ms = c->line_ms = c->progress_ms = now_ms();
-	format_peer(sa, c->peer, sizeof c->peer);
+	snprintf(c->peer, sizeof c->peer, "%s", peer);
 	list_push(&s->conns, c);
 	by_id_append(s, c);
 	s->nconns++;
@@ -1541,6 +1543,15 @@ static void admit(struct server *s, evutil_socket_t fd, const struct sockaddr *s
 		watcher_catch_up(c);
 	if (watch && s->epilogue) /* the game so far is all there is */
 		conn_start_drain(c, "game over");
+	return c->id;
+}
+
+/* admit_peer for a socket accepted from the peer at sa. */
+static void admit(struct server *s, evutil_socket_t fd, const struct sockaddr *sa, bool watch)
+{
+	char peer[64];
+	format_peer(sa, peer, sizeof peer);
+	admit_peer(s, fd, peer, watch);
 }
 
 static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
@@ -1863,7 +1874,7 @@ struct server *server_new(struct game *game, const struct server_opts *opts, FIL
 		net_log(s, "no spare descriptor: connections are refused once none are left");
 	net_log(s, "listening on %s (rules %s, timeout %d s, at most %d stranger(s))", where,
 	        game_rules_name(s->rules), s->timeout_sec, s->max_strangers);
-	s->keep_history = opts->watch;
+	s->keep_history = opts->watch || opts->adopted_watchers;
 	if (opts->watch) {
 		int wp = server_listen(s, opts->bind, opts->watch_port, true, where, sizeof where);
 		if (wp < 0)
@@ -1895,6 +1906,30 @@ void server_set_taps(struct server *s, const struct dispatch_hooks *hooks, serve
 struct event_base *server_base(const struct server *s)
 {
 	return s->base;
+}
+
+int server_port(const struct server *s)
+{
+	return s->port;
+}
+
+int server_adopt(struct server *s, int fd, bool watch, const char *peer)
+{
+	assert(fd >= 0 && peer);
+	if (s->stopping) {
+		evutil_closesocket(fd);
+		return 0;
+	}
+	evutil_make_socket_nonblocking(fd);
+	evutil_make_socket_closeonexec(fd);
+	int id = admit_peer(s, fd, peer, watch);
+	flush_dirty(s);
+	return id;
+}
+
+bool server_watcher_room(const struct server *s)
+{
+	return !s->stopping && s->nwatchers < s->max_watchers;
 }
 
 int server_run(struct server *s)

@@ -61,6 +61,9 @@ struct server_opts {
 	int watch_port;          /* its port (0: ephemeral) */
 	int max_watchers;        /* watchers at once (0: 64) */
 	const char *config_text; /* the configuration, sent to watchers as Config */
+	/* watchers also come through server_adopt (the HTTP port): keep the
+	 * lines sent to all for the late ones even without a watch port */
+	bool adopted_watchers;
 	/* sessions (docs/protocol.md, "Reconnecting"): secret non-NULL turns
 	 * them on; grace_sec > 0: a player whose connection is lost may
 	 * reconnect within that many seconds before the game is told */
@@ -99,6 +102,24 @@ void server_set_taps(struct server *srv, const struct dispatch_hooks *hooks,
 /* The server's libevent loop, for modules that add their own events to it
  * (e.g. the Agones SDK client). Valid until server_free. */
 struct event_base *server_base(const struct server *srv);
+
+/* The port the players' listener got (the one --port 0 picked). */
+int server_port(const struct server *srv);
+
+/*
+ * A connection made inside the process (the HTTP port, http.h): take fd,
+ * one end of a connected socketpair, as if it had been accepted -- on the
+ * watch port when watch is true, else on the players' port -- so that it
+ * meets the same framing, queue, checks, limits and budgets as a TCP
+ * client; peer names it in the log. Returns its commId, or 0 when it is
+ * refused (the watcher limit is reached, or the server is stopping) and fd
+ * was closed.
+ */
+int server_adopt(struct server *srv, int fd, bool watch, const char *peer);
+
+/* Whether one more watcher would be taken now (the limit shared by the
+ * watch port and the adopted watchers). */
+bool server_watcher_room(const struct server *srv);
 
 /*
  * Run the loop until the game is over (and every connection has been flushed
