@@ -844,8 +844,8 @@ struct http *http_new(struct server *srv, const struct game *game, const struct 
 		if (!h->sigchld || evsignal_add(h->sigchld, NULL) != 0)
 			goto fail;
 	}
-	http_log(h, "the page on %s port %d (at most %d bot(s))",
-	         opts->bind ? opts->bind : "every address", h->port, h->max_bots);
+	http_log(h, "the page on %s:%d (at most %d bot(s))", opts->bind ? opts->bind : "[::]",
+	         h->port, h->max_bots);
 	return h;
 fail:
 	http_free(h);

@@ -4,6 +4,7 @@
  *   sopra-replay [--player N | --conn N] [--quiet] [--stats] JOURNAL
  *   sopra-replay --at N JOURNAL
  *   sopra-replay --scn OUT.scn JOURNAL
+ *   sopra-replay --watch JOURNAL
  *
  * Default: print every line the server sent, in order, as PLAYER<TAB>LINE
  * (PLAYER "-" for a connection that had not registered), byte for byte as
@@ -12,6 +13,10 @@
  * Every digest in the journal is checked on the way.
  *
  * --at N: a summary of the game after the first N entries.
+ * --watch: what a watcher got (docs/protocol.md, "Watching"): the Config
+ * line, then every event sent to all, each journal entry's followed by a
+ * line {"entry":N} -- the file the page of the HTTP port replays
+ * (docs/web.md). The digests are not checked in this mode.
  * --scn OUT.scn: the game as a scenario (../shared/spec/scenarios.md), with
  * its configuration next to it (OUT.json), for the scenario runner.
  *
@@ -31,6 +36,7 @@
 #include <cjson/cJSON.h>
 
 #include "sopra/bcast.h"
+#include "sopra/dispatch.h"
 #include "sopra/journal.h"
 #include "sopra/proto.h"
 #include "sopra/usage.h"
@@ -50,6 +56,7 @@ static const char usage_text[] =
         "Usage: sopra-replay [--player N | --conn N] [--quiet] [--stats] JOURNAL\n"
         "       sopra-replay --at N JOURNAL\n"
         "       sopra-replay --scn OUT.scn JOURNAL\n"
+        "       sopra-replay --watch JOURNAL\n"
         "\n"
         "Re-runs the game recorded in JOURNAL (sopra-server --journal) and prints\n"
         "every line the server sent as PLAYER<TAB>LINE (\"-\" for a connection that\n"
@@ -61,11 +68,13 @@ static const char usage_text[] =
         "  --stats      entries, lines, digests and time on stderr\n"
         "  --at N       a summary of the state after the first N entries\n"
         "  --scn FILE   write the game as a scenario (and FILE's .json config)\n"
+        "  --watch      what a watcher got, an {\"entry\":N} line after each\n"
+        "               entry's events (for the browser page's replay)\n"
         "\n"
         "Exit status: 0 ok, 1 a digest did not match, 2 unreadable or invalid\n"
         "journal, 64 usage error.\n";
 
-enum mode { MODE_PRINT, MODE_AT, MODE_SCN };
+enum mode { MODE_PRINT, MODE_AT, MODE_SCN, MODE_WATCH };
 
 struct opts {
 	enum mode mode;
@@ -95,6 +104,76 @@ static void print_line(void *ctx, int comm_id, int player, const char *line, siz
 	size_t pn = journal_line_prefix(player, pre);
 	fwrite(pre, 1, pn, stdout);
 	fwrite(line, 1, len, stdout);
+}
+
+/* ---- --watch: a watcher's stream ----------------------------------------- */
+
+struct watch_out {
+	struct proto_buf b;
+	enum game_rules rules;
+};
+
+/* The broadcaster's encode hook: an event for all is what a watcher gets. */
+static void watch_encode(void *ctx, const struct game_event *ev)
+{
+	struct watch_out *w = ctx;
+	if (ev->to != GEV_TO_ALL)
+		return;
+	proto_buf_reset(&w->b);
+	proto_encode(ev, w->rules, &w->b);
+	fwrite(w->b.data, 1, w->b.len, stdout);
+}
+
+static void watch_send(void *ctx, int comm_id, const struct game_event *ev)
+{
+	(void)ctx;
+	(void)comm_id;
+	(void)ev;
+}
+
+/* Replay jf through a dispatcher of its own and print what a watcher got
+ * (the Config, each event for all), an {"entry":N} line after each entry. */
+static int write_watch(const struct journal_file *jf)
+{
+	struct config_errors errs = {0};
+	struct config *cfg = config_parse(jf->config_text, jf->config_len, &errs);
+	if (!cfg) {
+		fprintf(stderr, "sopra-replay: the journal's configuration does not load\n");
+		config_errors_free(&errs);
+		return EXIT_BAD;
+	}
+	struct watch_out w = {.rules = jf->rules};
+	proto_buf_init(&w.b);
+	struct game_event config_ev = {.type = GEV_CONFIG, .to = GEV_TO_SENDER, .str = cfg->text};
+	proto_encode(&config_ev, jf->rules, &w.b);
+	fwrite(w.b.data, 1, w.b.len, stdout);
+	struct game *game = game_new(cfg, jf->seed, jf->rules);
+	struct bcast *bc = bcast_new((struct bcast_sink){.encode = watch_encode,
+	                                                 .send = watch_send,
+	                                                 .ctx = &w});
+	struct dispatcher d;
+	dispatch_init(&d, game, bc, NULL);
+	if (jf->sessions) {
+		bcast_enable_sessions(bc, journal_session_secret, (void *)jf->session_key);
+		d.grace = jf->grace_sec > 0;
+	}
+	for (size_t i = 0; i < jf->nrec; i++) {
+		const struct journal_record *rec = &jf->rec[i];
+		struct cmdq_entry e;
+		if (rec->kind == JOURNAL_RESUME)
+			for (int p = 0; p < game_player_count(game); p++)
+				bcast_set_away(bc, p);
+		if (!journal_record_entry(rec, &e))
+			continue;
+		dispatch_entry(&d, &e);
+		printf("{\"entry\":%lld}\n", (long long)rec->n);
+	}
+	dispatch_free(&d);
+	bcast_free(bc);
+	game_free(game);
+	proto_buf_free(&w.b);
+	config_free(cfg);
+	return 0;
 }
 
 /* ---- --scn: the game as a scenario --------------------------------------- */
@@ -624,6 +703,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				o->mode = MODE_AT;
 				o->at = n;
 			}
+		} else if (strcmp(a, "--watch") == 0) {
+			o->mode = MODE_WATCH;
 		} else if (strcmp(a, "--scn") == 0) {
 			if (!v || !*v)
 				return usage("%s needs a file name", a);
@@ -667,8 +748,8 @@ int main(int argc, char **argv)
 	}
 	if (jf.torn)
 		fprintf(stderr, "sopra-replay: %s: %s\n", o.path, jf.torn_why);
-	if (o.mode == MODE_SCN) {
-		rc = write_scenario(&o, &jf);
+	if (o.mode == MODE_SCN || o.mode == MODE_WATCH) {
+		rc = o.mode == MODE_SCN ? write_scenario(&o, &jf) : write_watch(&jf);
 		journal_file_free(&jf);
 		return rc;
 	}

@@ -14,14 +14,15 @@ const $ = (id) => document.getElementById(id);
 
 // ---- the folded board ------------------------------------------------------
 
-// A fresh board for a configuration (the state before any event: the
-// initial zombies, morale and children of the goal, behaviour.md 3.5).
+// A fresh board for a configuration: the state before any event. The
+// goal's initial zombies, morale and children come with the first round
+// (setUp): until the characters are chosen the colony is empty.
 function newBoard(cfg, rules) {
   const b = {
     cfg, rules,
     locs: [], locById: {}, chars: {}, cards: {}, crises: {},
-    players: [], food: 0, moral: cfg.goal.moral || 0, waste: 0, starvation: 0,
-    children: cfg.goal.childrenInColony || 0, round: null, rounds: cfg.goal.rounds,
+    players: [], food: 0, moral: 0, waste: 0, starvation: 0,
+    children: 0, round: null, rounds: cfg.goal.rounds,
     crisis: null, contributed: 0, started: false, over: false, result: null,
     colonyPhase: false,
   };
@@ -35,8 +36,6 @@ function newBoard(cfg, rules) {
       pile: (colony ? l.startCards : l.cards) || [],
     };
     loc.left = loc.pile.length;
-    const n = colony ? cfg.goal.zombiesColony || 0 : cfg.goal.zombiesLocations || 0;
-    for (let z = 0; z < n; z++) loc.zombies[z % loc.entrances]++;
     b.locById[loc.id] = loc;
     b.locs.push(loc);
   }
@@ -61,6 +60,17 @@ function newBoard(cfg, rules) {
                                required: c.requiredCards };
   }
   return b;
+}
+
+// The board the turns begin with (behaviour.md 3.5), announced by no event.
+function setUp(b) {
+  const g = b.cfg.goal;
+  b.moral = g.moral || 0;
+  b.children = g.childrenInColony || 0;
+  for (const loc of b.locs) {
+    const n = loc.colony ? g.zombiesColony || 0 : g.zombiesLocations || 0;
+    for (let z = 0; z < n; z++) loc.zombies[z % loc.entrances]++;
+  }
 }
 
 const charName = (b, id) => (b.chars[id] ? b.chars[id].name : "character " + id);
@@ -118,6 +128,7 @@ const fold = {
   },
   GameEnd(b, e) { b.over = true; b.result = e.win ? "won" : "lost"; return e.win ? "The colony has won!" : "The colony has lost."; },
   NextRound(b, e) {
+    if (b.round === null) setUp(b);
     b.round = e.round; b.colonyPhase = false; b.crisis = null; b.contributed = 0;
     for (const p of b.players) if (p) p.dice = [];
     return b.rules === "revised" ? `Round: ${e.round} left` : `Round ${e.round}`;
