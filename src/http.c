@@ -38,6 +38,7 @@
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
+#include <event2/listener.h>
 #include <event2/util.h>
 
 #include "sopra/game_view.h"
@@ -57,6 +58,11 @@
 #define HTTP_KEEPALIVE_SEC 15
 /* How long an ended stream's browser gets to take its last bytes. */
 #define HTTP_LINGER_SEC 5
+/* A request must arrive whole within this many seconds (or --timeout,
+ * if shorter): a slow client cannot hold a connection open. */
+#define HTTP_REQUEST_SEC 10
+/* After accept() failed for lack of descriptors: retry after this long. */
+#define HTTP_ACCEPT_RETRY_MS 100
 /* A player's name from the page: at most this many bytes. */
 #define HTTP_MAX_NAME 64
 
@@ -87,6 +93,8 @@ struct http {
 	struct event_base *base;  /* srv's */
 	struct evhttp *evh;
 	struct event *keepalive;
+	struct event *accept_retry; /* re-enables the listener after EMFILE */
+	struct evconnlistener *listener;
 	struct event *sigchld;
 	FILE *log;
 	int port;
@@ -123,6 +131,8 @@ static void reply_error(struct evhttp_request *req, int status, const char *reas
 		struct evkeyvalq *hd = evhttp_request_get_output_headers(req);
 		evhttp_add_header(hd, "Content-Type", "application/json");
 		evhttp_add_header(hd, "Cache-Control", "no-store");
+		/* a refused client does not keep the connection */
+		evhttp_add_header(hd, "Connection", "close");
 	}
 	evhttp_send_reply(req, status, reason, b);
 	free(text);
@@ -773,6 +783,27 @@ static void keepalive_cb(evutil_socket_t fd, short what, void *arg)
 	evbuffer_free(b);
 }
 
+static void accept_retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct http *h = arg;
+	evconnlistener_enable(h->listener);
+}
+
+/* accept() failed: out of descriptors, say. Pause the listener for a
+ * moment instead of spinning on it. */
+static void accept_error_cb(struct evconnlistener *l, void *arg)
+{
+	struct http *h = arg;
+	int e = EVUTIL_SOCKET_ERROR();
+	http_log(h, "accept failed: %s; pausing for %d ms", evutil_socket_error_to_string(e),
+	         HTTP_ACCEPT_RETRY_MS);
+	evconnlistener_disable(l);
+	struct timeval tv = {0, HTTP_ACCEPT_RETRY_MS * 1000};
+	evtimer_add(h->accept_retry, &tv);
+}
+
 /* Listen on bind (NULL: every address, IPv6 dual-stack or else IPv4). */
 static struct evhttp_bound_socket *http_listen(struct http *h, const char *bind, int port)
 {
@@ -822,7 +853,8 @@ struct http *http_new(struct server *srv, const struct game *game, const struct 
 	}
 	evhttp_set_max_body_size(h->evh, HTTP_MAX_BODY);
 	evhttp_set_max_headers_size(h->evh, HTTP_MAX_HEADERS);
-	evhttp_set_timeout(h->evh, h->timeout_sec);
+	evhttp_set_timeout(h->evh,
+	                   h->timeout_sec < HTTP_REQUEST_SEC ? h->timeout_sec : HTTP_REQUEST_SEC);
 	evhttp_set_allowed_methods(h->evh, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD |
 	                                           EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
 	                                           EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
@@ -835,6 +867,11 @@ struct http *http_new(struct server *srv, const struct game *game, const struct 
 		goto fail;
 	}
 	h->port = sock_port(evhttp_bound_socket_get_fd(bs));
+	h->listener = evhttp_bound_socket_get_listener(bs);
+	h->accept_retry = evtimer_new(h->base, accept_retry_cb, h);
+	if (!h->accept_retry)
+		goto fail;
+	evconnlistener_set_error_cb(h->listener, accept_error_cb);
 	h->keepalive = event_new(h->base, -1, EV_PERSIST, keepalive_cb, h);
 	struct timeval ka = {HTTP_KEEPALIVE_SEC, 0};
 	if (!h->keepalive || event_add(h->keepalive, &ka) != 0)
@@ -916,6 +953,8 @@ void http_free(struct http *h)
 	}
 	if (h->keepalive)
 		event_free(h->keepalive);
+	if (h->accept_retry)
+		event_free(h->accept_retry);
 	if (h->sigchld)
 		event_free(h->sigchld);
 	free(h->bots);

@@ -276,6 +276,17 @@ def compare_with_describe(page, text, n):
                   "entry %d, colony: %r, sopra-replay %s children" % (n, got["pile"], children))
 
 
+def page_port(srv, wait=20):
+    """The HTTP port from the server's "the page on ADDR:PORT" line."""
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        port = sopratest.reported_port(srv.text(), "the page on")
+        if port or srv.p.poll() is not None:
+            return port
+        time.sleep(0.01)
+    return None
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--server", required=True)
@@ -293,7 +304,7 @@ def main():
     srv = sopratest.Server(a.server, "--http-port", "0", "--http-bots", "2", "--seed",
                            str(a.seed), "--timeout", "60", "--journal", journal,
                            "--bind", "127.0.0.1", "--config", cfg_path)
-    port = sopratest.reported_port(srv.text(), "the page on")
+    port = page_port(srv)
     check(port, "no 'the page on ADDR:PORT' line: " + srv.text())
     person = watcher = None
     try:
@@ -330,7 +341,7 @@ def main():
         # the replay and the phone width need a server for the page only
         srv2 = sopratest.Server(a.server, "--http-port", "0", "--bind", "127.0.0.1",
                                 "--timeout", "60")
-        port2 = sopratest.reported_port(srv2.text(), "the page on")
+        port2 = page_port(srv2)
         try:
             replay_check(person, cfg, a.replay, journal, a.artifacts, port2)
             person.set_window_size(390, 844)

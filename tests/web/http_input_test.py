@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+"""Bad input to the HTTP port of sopra-server (--http-port; docs/web.md):
+every case gets a clear answer and the server stays within its limits.
+
+  http_input_test.py --server PATH
+
+Wrong methods (405 with Allow), unknown paths (404), a body over 64 KiB
+(413), a command that is not one line of strict JSON (400 with the JSON
+check's message), a missing or unknown secret (403), a seat request with
+neither or both of name and secret (400), a client that sends half a
+request (dropped within the request time limit), and 1,000 event streams
+at once: as many as the watcher limit get the stream, the others 503, the
+server's memory stays bounded and a TCP player is still served at once.
+Every answer's body is a JSON object with an "error" text.
+"""
+import argparse
+import json
+import os
+import resource
+import socket
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "systemtests"))
+import sopratest  # noqa: E402
+from sopratest import Failure, check  # noqa: E402
+
+# what src/http.c and src/net.c promise
+REQUEST_SEC = 10
+MAX_WATCHERS = 64
+
+
+def request(port, method, path, body=b"", headers=None, timeout=10):
+    """One HTTP/1.1 request on a new connection: (status, headers, body)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    hd = {"Host": "x", "Content-Length": str(len(body)), "Connection": "close"}
+    hd.update(headers or {})
+    head = "%s %s HTTP/1.1\r\n%s\r\n" % (method, path,
+                                         "".join("%s: %s\r\n" % kv for kv in hd.items()))
+    s.sendall(head.encode() + body)
+    data = b""
+    while True:
+        try:
+            chunk = s.recv(65536)
+        except (ConnectionResetError, BrokenPipeError):
+            break
+        if not chunk:
+            break
+        data += chunk
+    s.close()
+    head, _, rest = data.partition(b"\r\n\r\n")
+    lines = head.decode(errors="replace").split("\r\n")
+    check(lines and lines[0].startswith("HTTP/1.1 "), "no status line for %s %s: %r" %
+          (method, path, data[:200]))
+    status = int(lines[0].split()[1])
+    headers = {k.lower(): v.strip() for k, _, v in (l.partition(":") for l in lines[1:])}
+    return status, headers, rest
+
+
+def expect_error(port, method, path, status, words, body=b"", headers=None):
+    got, hd, rest = request(port, method, path, body, headers)
+    check(got == status, "%s %s: status %d, expected %d (%r)" % (method, path, got, status, rest[:200]))
+    if status != 413:  # evhttp answers an over-long body itself
+        err = json.loads(rest)["error"]
+        check(words in err, "%s %s: error %r does not say %r" % (method, path, err, words))
+    if status == 405:
+        check("allow" in hd, "%s %s: 405 without Allow" % (method, path))
+    print("http_input_test: %s %s -> %d %s" % (method, path, got, rest[:80].decode(errors="replace").strip()),
+          flush=True)
+
+
+def seat(port):
+    """A seat's stream (a socket reading it) and its secret."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    s.sendall(b"GET /api/play?name=Eve HTTP/1.1\r\nHost: x\r\n\r\n")
+    data = b""
+    while b'"secret":"' not in data or not data.split(b'"secret":"')[1].count(b'"'):
+        chunk = s.recv(65536)
+        check(chunk, "the seat's stream ended: %r" % data[:300])
+        data += chunk
+    return s, data.split(b'"secret":"')[1].split(b'"')[0].decode()
+
+
+def tcp_register(port):
+    """A TCP player registers; seconds until its Config line arrived."""
+    t0 = time.monotonic()
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    s.sendall(b'{"command":"Register","playerName":"Tcp"}\n')
+    data = b""
+    while b"\n" not in data:
+        chunk = s.recv(65536)
+        check(chunk, "the TCP player got no Config")
+        data += chunk
+    check(data.startswith(b'{"event":"Config"'), "the TCP player got %r" % data[:80])
+    return s, time.monotonic() - t0
+
+
+def many_watchers(srv, port, n):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, 4 * n)), hard))
+    rss0 = srv.status("VmRSS")
+    socks = []
+    for _ in range(n):
+        s = socket.create_connection(("127.0.0.1", port), timeout=20)
+        s.sendall(b"GET /api/watch HTTP/1.1\r\nHost: x\r\n\r\n")
+        socks.append(s)
+    ok = refused = 0
+    for s in socks:
+        data = b""
+        while b"\r\n" not in data:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+        if data.startswith(b"HTTP/1.1 200"):
+            ok += 1
+        elif data.startswith(b"HTTP/1.1 503"):
+            refused += 1
+    rss = srv.status("VmRSS")
+    print("http_input_test: %d event streams: %d served, %d refused (503); RSS %d -> %d KiB" %
+          (n, ok, refused, rss0, rss), flush=True)
+    check(ok == MAX_WATCHERS and refused == n - MAX_WATCHERS,
+          "%d of %d streams served, %d refused; the limit is %d" % (ok, n, refused, MAX_WATCHERS))
+    check(rss - rss0 < 64 * 1024, "the server grew by %d KiB for %d streams" % (rss - rss0, n))
+    tcp, secs = tcp_register(srv.port)
+    print("http_input_test: a TCP player registered in %.3f s meanwhile" % secs, flush=True)
+    check(secs < 5, "a TCP player waited %.1f s" % secs)
+    for s in socks:
+        s.close()
+    return tcp
+
+
+def page_port(srv, wait=20):
+    """The HTTP port from the server's "the page on ADDR:PORT" line."""
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        port = sopratest.reported_port(srv.text(), "the page on")
+        if port or srv.p.poll() is not None:
+            return port
+        time.sleep(0.01)
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--server", required=True)
+    ap.add_argument("--watchers", type=int, default=1000)
+    a = ap.parse_args()
+    srv = sopratest.Server(a.server, "--http-port", "0", "--bind", "127.0.0.1", "--timeout", "60",
+                           nofile=8192)
+    port = page_port(srv)
+    check(port, "no 'the page on ADDR:PORT' line")
+    keep = []
+    try:
+        expect_error(port, "GET", "/nope", 404, "no such path: /nope")
+        expect_error(port, "GET", "/api/nope?x=1", 404, "no such path")
+        expect_error(port, "DELETE", "/", 405, "takes GET or HEAD")
+        expect_error(port, "PUT", "/app.js", 405, "takes GET or HEAD")
+        expect_error(port, "POST", "/api/info", 405, "takes GET, HEAD")
+        expect_error(port, "GET", "/api/command", 405, "takes POST")
+        expect_error(port, "HEAD", "/api/watch", 405, "takes GET")
+        expect_error(port, "GET", "/api/play", 400, "give either name=NAME or secret=SECRET")
+        expect_error(port, "GET", "/api/play?name=a&secret=b", 400, "either")
+        expect_error(port, "GET", "/api/play?secret=xyz", 400, "64 lowercase hex digits")
+        expect_error(port, "GET", "/api/play?name=" + "n" * 65, 400, "longer than 64 bytes")
+        expect_error(port, "POST", "/api/bots", 403, "--http-bots")
+        expect_error(port, "POST", "/api/command", 403, "X-Sopra-Secret header is missing",
+                     b'{"command":"StartGame"}')
+        expect_error(port, "POST", "/api/command", 403, "no seat with this secret",
+                     b'{"command":"StartGame"}', {"X-Sopra-Secret": "0" * 64})
+        stream, secret = seat(port)
+        keep.append(stream)
+        hs = {"X-Sopra-Secret": secret}
+        expect_error(port, "POST", "/api/command", 400, "malformed JSON at byte 11: unexpected end",
+                     b'{"command":', hs)
+        expect_error(port, "POST", "/api/command", 400, "malformed JSON at byte 0",
+                     b"\xff\xfe", hs)
+        expect_error(port, "POST", "/api/command", 400, "line break",
+                     b'{"command":"StartGame"}\n{"command":"Leave"}', hs)
+        expect_error(port, "POST", "/api/command", 400, "empty", b"", hs)
+        expect_error(port, "POST", "/api/command", 413, "", b"x" * (1 << 20), hs)
+        # a command that is JSON but no valid command: queued, and the
+        # game's own answer comes on the seat's stream, as over TCP
+        st, _, body = request(port, "POST", "/api/command", b'{"command":"Fly"}', hs)
+        check(st == 200 and b"queued" in body, "a JSON command was not queued: %d %r" % (st, body))
+        data = b""
+        while b"unknown command" not in data:
+            chunk = stream.recv(65536)
+            check(chunk, "no CommandFailed on the seat's stream")
+            data += chunk
+        check(b'data: {"event":"CommandFailed","message":"unknown command \\"Fly\\""}' in data,
+              "the seat's stream: %r" % data[-300:])
+        print("http_input_test: an unknown command over HTTP got the game's CommandFailed",
+              flush=True)
+        # a slow client: half a request, then nothing
+        slow = socket.create_connection(("127.0.0.1", port), timeout=REQUEST_SEC + 10)
+        slow.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")
+        t0 = time.monotonic()
+        closed = slow.recv(4096)
+        secs = time.monotonic() - t0
+        print("http_input_test: a client that sent half a request was dropped after %.1f s (%r)"
+              % (secs, closed[:40]), flush=True)
+        check(secs < REQUEST_SEC + 5, "the slow client was kept %.1f s" % secs)
+        keep.append(many_watchers(srv, port, a.watchers))
+        check(srv.p.poll() is None, "the server exited: " + srv.text()[-2000:])
+        srv.sanitizer_clean()
+    finally:
+        for s in keep:
+            s.close()
+        srv.close()
+    print("http_input_test: ok", flush=True)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except Failure as e:
+        print("http_input_test: FAILED: %s" % e, flush=True)
+        sys.exit(1)
