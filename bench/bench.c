@@ -7,7 +7,7 @@
  *               [--quick] [--only SECTION[,SECTION...]] [--rtt-players N]
  *               [--journal-floor FILE]
  *
- * Sections: rtt, engine, api, rss, startup, bots, concurrent, scaling.
+ * Sections: rtt, engine, api, rss, startup, bots, concurrent, scaling, http.
  * Two more modes are the floors the start-up and memory rows are compared
  * with, run by the bench itself: `--listen-floor PORT` (exec, bind, listen)
  * and `--cjson-floor PORT CONFIG` (the same after reading CONFIG and
@@ -290,6 +290,102 @@ static void bench_rtt(int server_cpu, const char *placement)
 	samples_free(&blocking);
 	samples_free(&journaled);
 	samples_free(&mix);
+}
+
+/* ---- 1b. round trips with the HTTP port and a browser watching ----------------- */
+
+static int free_port(void); /* section 4 */
+
+/* A browser watching: a child that reads the event stream of /api/watch
+ * until it ends, as EventSource does. */
+static pid_t watcher_spawn(int http_port)
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid > 0) {
+		child_started(pid);
+		return pid;
+	}
+	int fd = -1;
+	for (int i = 0; i < 200 && (fd = tcp_connect(http_port)) < 0; i++)
+		sleep_ms(10);
+	if (fd < 0)
+		_exit(1);
+	static const char req[] = "GET /api/watch HTTP/1.1\r\nHost: bench\r\n\r\n";
+	write_all(fd, req, sizeof req - 1);
+	char buf[65536];
+	while (read(fd, buf, sizeof buf) > 0)
+		;
+	_exit(0);
+}
+
+/* The same scripted game on two servers, one plain and one with
+ * --http-port and a browser watching, in interleaved chunks: the HTTP
+ * port must not slow the TCP players down (docs/web.md). */
+static void bench_http(void)
+{
+	fprintf(stderr, "round trips: plain server vs. --http-port with a watcher\n");
+	int total = opt_quick ? 4000 : 20000;
+	int chunks = 40;
+	int np = opt_rtt_players;
+	struct cfg_params cp = { .players = np, .locations = 3, .cards_per_deck = 10,
+				 .rounds = total / (7 * np) + 200, .feed = true };
+	char *text = cfg_generate(&cp);
+	char *path = cfg_write_temp(text, "http");
+	free(text);
+	pid_t ppid, hpid, wpid;
+	int perr, herr;
+	char hport[16];
+	int http_port = free_port();
+	snprintf(hport, sizeof hport, "%d", http_port);
+	int pport = server_spawn(opt_server, path, 42, "base", &ppid, &perr);
+	int port = server_spawn_with(opt_server, path, 42, "base", "--http-port", hport, &hpid,
+				     &herr);
+	wpid = watcher_spawn(http_port);
+	struct script ps, hs;
+	script_open(&ps, pport, np);
+	script_setup_blocking(&ps);
+	script_open(&hs, port, np);
+	script_setup_blocking(&hs);
+	struct script *both[2] = { &ps, &hs };
+	struct samples sm[2] = { { 0 }, { 0 } };
+	for (int i = 0; i < 500; i++)
+		for (int k = 0; k < 2; k++) {
+			if (!script_send_next(both[k]))
+				die("scripted game stalled");
+			script_wait_blocking(both[k]);
+		}
+	for (int c = 0; c < chunks; c++)
+		for (int j = 0; j < 2; j++) {
+			int k = (c + j) % 2; /* alternate which goes first */
+			for (int i = 0; i < total / chunks; i++) {
+				if (!script_send_next(both[k]))
+					die("scripted game stalled (over: %d)", both[k]->over);
+				samples_add(&sm[k], script_wait_blocking(both[k]));
+			}
+		}
+	long hwm = proc_status_kib(hpid, "VmHWM"), phwm = proc_status_kib(ppid, "VmHWM");
+	script_close(&ps);
+	script_close(&hs);
+	proc_stop(ppid);
+	proc_stop(hpid);
+	proc_stop(wpid);
+	close(perr);
+	close(herr);
+	unlink(path);
+	free(path);
+	uint64_t p50 = samples_q(&sm[0], 0.5), h50 = samples_q(&sm[1], 0.5);
+	uint64_t p99 = samples_q(&sm[0], 0.99), h99 = samples_q(&sm[1], 0.99);
+	table_row("http: command -> last event RTT p50 / p99, plain server (us)",
+		  fmt("%.1f / %.1f", us(p50), us(p99)), "", fmt("%d commands each, interleaved", total));
+	table_row("http: the same with --http-port and a browser watching (us)",
+		  fmt("%.1f / %.1f", us(h50), us(h99)), "", "one /api/watch event stream read");
+	table_row("  ratio p50 / p99", fmt("%.3fx / %.2fx", (double)h50 / (double)p50,
+					   (double)h99 / (double)p99), "p50 <= 1.05x", "");
+	table_row("  peak RSS plain / with the HTTP port (KiB)", fmt("%ld / %ld", phwm, hwm), "", "");
+	samples_free(&sm[0]);
+	samples_free(&sm[1]);
 }
 
 /* ---- 2. the in-process engine --------------------------------------------------- */
@@ -1215,7 +1311,7 @@ static void usage(void)
 	fputs("usage: sopra-bench --server PATH [--bot PATH]\n"
 	      "                   [--fanout-floor PATH]   (default: next to sopra-bench)\n"
 	      "                   [--example CFG] [--big-config CFG] [--quick]\n"
-	      "                   [--only rtt,engine,api,rss,startup,bots,concurrent,scaling]\n"
+	      "                   [--only rtt,engine,api,rss,startup,bots,concurrent,scaling,http]\n"
 	      "                   [--rtt-players N]   (players in the round-trip game, default 2)\n"
 	      "                   [--journal-floor FILE]  (rtt: also a blocking echo that\n"
 	      "                                       appends each line to FILE first)\n",
@@ -1284,6 +1380,8 @@ int main(int argc, char **argv)
 			bench_rtt(-1, "one core");
 		}
 	}
+	if (want("http"))
+		bench_http();
 	if (want("engine"))
 		bench_engine();
 	if (want("api"))

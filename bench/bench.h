@@ -78,6 +78,9 @@ extern int child_cpu;
  * child's pid; *errfd the read end of its stderr (caller closes it). */
 int server_spawn(const char *server, const char *config, int64_t seed, const char *rules,
                  pid_t *pid, int *errfd);
+/* The same with one more option and its value (opt NULL: none). */
+int server_spawn_with(const char *server, const char *config, int64_t seed, const char *rules,
+                      const char *opt, const char *value, pid_t *pid, int *errfd);
 /* VmHWM / VmRSS of a process in KiB (-1 when unknown); toolutil.h's. */
 long proc_status_kib(pid_t pid, const char *field);
 /* SIGTERM, then wait; returns the exit status (as from waitpid). */

@@ -203,10 +203,16 @@ pid_t spawn_argv(const char *const *argv, int in, int out, int err)
 int server_spawn(const char *server, const char *config, int64_t seed, const char *rules,
                  pid_t *pid, int *errfd)
 {
+	return server_spawn_with(server, config, seed, rules, NULL, NULL, pid, errfd);
+}
+
+int server_spawn_with(const char *server, const char *config, int64_t seed, const char *rules,
+                      const char *opt, const char *value, pid_t *pid, int *errfd)
+{
 	char seedbuf[32];
 	snprintf(seedbuf, sizeof seedbuf, "%lld", (long long)seed);
-	const char *argv[] = {server,  "--config",  config, "--port",  "0",   "--seed",
-	                      seedbuf, "--timeout", "3600", "--rules", rules, NULL};
+	const char *argv[] = {server,    "--config", config, "--port", "0",   "--seed", seedbuf,
+	                      "--timeout", "3600",   "--rules", rules, opt, value, NULL};
 	const struct spawn_opts so = {.setup = child_setup};
 	const struct srvproc_opts o = {.out = SPAWN_NULL, .log = SRVPROC_LOG_PIPE, .spawn = &so};
 	struct srvproc srv;

@@ -56,6 +56,9 @@
 /* A comment line on every stream this often: a browser that went away is
  * noticed (the write fails) and proxies keep the stream open. */
 #define HTTP_KEEPALIVE_SEC 15
+/* A watcher's stream takes its lines in batches this often, not at each
+ * command: the players' round trips do not wait for the browsers. */
+#define HTTP_WATCH_BATCH_MS 50
 /* How long an ended stream's browser gets to take its last bytes. */
 #define HTTP_LINGER_SEC 5
 /* A request must arrive whole within this many seconds (or --timeout,
@@ -93,6 +96,7 @@ struct http {
 	struct event_base *base;  /* srv's */
 	struct evhttp *evh;
 	struct event *keepalive;
+	struct event *watch_batch;  /* lets the watchers' streams read (HTTP_WATCH_BATCH_MS) */
 	struct event *accept_retry; /* re-enables the listener after EMFILE */
 	struct evconnlistener *listener;
 	struct event *sigchld;
@@ -267,13 +271,33 @@ static size_t stream_unsent(const struct stream *st)
 	return b ? evbuffer_get_length(bufferevent_get_output(b)) : 0;
 }
 
-/* A chunk went out: below the mark, read the server's lines again. */
+/* A chunk went out: below the mark, a seat reads the server's lines
+ * again (a watcher at its next batch). */
 static void stream_chunk_sent(struct evhttp_connection *evcon, void *arg)
 {
 	(void)evcon;
 	struct stream *st = arg;
-	if (st->bev && stream_unsent(st) < HTTP_STREAM_HIGH)
+	if (st->play && st->bev && stream_unsent(st) < HTTP_STREAM_HIGH)
 		bufferevent_enable(st->bev, EV_READ);
+}
+
+/* Every HTTP_WATCH_BATCH_MS while watchers stream: each reads what the
+ * server sent it meanwhile (unless its browser is behind). */
+static void watch_batch_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct http *h = arg;
+	bool any = false;
+	for (struct stream *st = h->streams; st; st = st->next) {
+		if (st->play || !st->bev)
+			continue;
+		any = true;
+		if (stream_unsent(st) < HTTP_STREAM_HIGH)
+			bufferevent_enable(st->bev, EV_READ);
+	}
+	if (!any)
+		event_del(h->watch_batch);
 }
 
 /* Send b (emptied) on the stream; above the mark stop reading its
@@ -384,6 +408,8 @@ static void stream_read_cb(struct bufferevent *bev, void *arg)
 	send_me(st, out);
 	stream_send(st, out);
 	evbuffer_free(out);
+	if (!st->play && st->bev) /* until the next batch */
+		bufferevent_disable(st->bev, EV_READ);
 }
 
 /* The server closed its end (or it broke): the stream is over. A browser
@@ -442,6 +468,10 @@ static struct stream *stream_open(struct http *h, struct evhttp_request *req, bo
 	}
 	bufferevent_setcb(st->bev, stream_read_cb, NULL, stream_event_cb, st);
 	bufferevent_enable(st->bev, EV_READ | EV_WRITE);
+	if (!play && !event_pending(h->watch_batch, EV_TIMEOUT, NULL)) {
+		struct timeval tv = {0, HTTP_WATCH_BATCH_MS * 1000};
+		event_add(h->watch_batch, &tv);
+	}
 	st->next = h->streams;
 	if (h->streams)
 		h->streams->prev = st;
@@ -872,6 +902,9 @@ struct http *http_new(struct server *srv, const struct game *game, const struct 
 	if (!h->accept_retry)
 		goto fail;
 	evconnlistener_set_error_cb(h->listener, accept_error_cb);
+	h->watch_batch = event_new(h->base, -1, EV_PERSIST, watch_batch_cb, h);
+	if (!h->watch_batch)
+		goto fail;
 	h->keepalive = event_new(h->base, -1, EV_PERSIST, keepalive_cb, h);
 	struct timeval ka = {HTTP_KEEPALIVE_SEC, 0};
 	if (!h->keepalive || event_add(h->keepalive, &ka) != 0)
@@ -953,6 +986,8 @@ void http_free(struct http *h)
 	}
 	if (h->keepalive)
 		event_free(h->keepalive);
+	if (h->watch_batch)
+		event_free(h->watch_batch);
 	if (h->accept_retry)
 		event_free(h->accept_retry);
 	if (h->sigchld)
