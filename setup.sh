@@ -10,6 +10,10 @@
 #                            say it explicitly)
 #   ./setup.sh --serve       install, build and serve the default game even
 #                            without a terminal
+#   ./setup.sh --web         install, build and serve the default game to
+#                            browsers too: the page on http://localhost:8080/
+#                            (play with up to 3 bot team mates, watch,
+#                            replay; docs/web.md), one game after another
 #   ./setup.sh --bot-game    install, build, and play one game of two
 #                            sopra-bots on the default game to its end; exit
 #                            0 when it ended and its journal replays. With
@@ -25,7 +29,8 @@
 # changed. Under CI (CI=true) or with WERROR=1, warnings are errors.
 #
 # The tools only the full suite uses (valgrind, clang and its fuzzer runtime,
-# clang-format, clang-tidy, python3-yaml, podman/buildah/runc, strace, groff)
+# clang-format, clang-tidy, python3-yaml, podman/buildah/runc, strace,
+# chromium with chromium-driver and python3-selenium for the browser test, groff)
 # are not installed here: ./test.sh --full (what CI runs) installs them itself.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -35,6 +40,7 @@ case "${1:-}" in
 "") ;;
 --build-only) mode=build ;;
 --serve) mode=serve ;;
+--web) mode=web ;;
 --bot-game) mode=bot-game ;;
 -h | --help)
 	sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"
@@ -42,7 +48,7 @@ case "${1:-}" in
 	;;
 *)
 	echo "setup.sh: unknown option '$1'" >&2
-	echo "Usage: ./setup.sh [--build-only | --serve | --bot-game]" >&2
+	echo "Usage: ./setup.sh [--build-only | --serve | --web | --bot-game]" >&2
 	echo "Try './setup.sh --help' for more information." >&2
 	exit 64
 	;;
@@ -109,10 +115,11 @@ setup: serving the default game on port $1, one game after another (Ctrl-C stops
 EOF
 }
 
-serve() { # one default game after another, in the foreground
+serve() { # one default game after another, in the foreground (args: more server options)
 	local dir journal rc stop=0 n=0
 	dir=$(state_dir)
 	how_to_join 7777 "$dir"
+	if (($#)); then echo "setup: in a browser: http://localhost:8080/ (the page: play, watch, replay)"; fi
 	# The server gets Ctrl-C too and ends its game in order. Between games
 	# no subshell runs (a Ctrl-C would end it, and bash with it).
 	trap 'stop=1' INT TERM
@@ -120,7 +127,7 @@ serve() { # one default game after another, in the foreground
 		n=$((n + 1)) # two games may start within a second
 		printf -v journal '%s/game-%(%Y%m%d-%H%M%S)T-%s-%d.jnl' "$dir" -1 $$ $n
 		rc=0
-		build/sopra-server --journal "$journal" || rc=$?
+		build/sopra-server --journal "$journal" "$@" || rc=$?
 		if [ "$rc" -ne 0 ] && [ "$stop" = 0 ]; then
 			echo "setup: sopra-server exited $rc (see its log above)" >&2
 			return "$rc"
@@ -202,5 +209,6 @@ build-notty)
 		"default game anyway; --build-only says you only want the build)"
 	;;
 serve) serve ;;
+web) serve --http-port 8080 --http-bots 3 ;;
 bot-game) bot_game ;;
 esac

@@ -17,7 +17,9 @@
 #                        (Debian packages, as setup.sh does: valgrind, clang
 #                        and its fuzzer runtime, clang-format, clang-tidy,
 #                        python3-yaml, podman/buildah/runc, strace,
-#                        groff-base, man-db). CI (CI=true) always runs --full.
+#                        chromium, chromium-driver and python3-selenium for
+#                        the browser test, groff-base, man-db). CI (CI=true)
+#                        always runs --full.
 #
 # Extra arguments after the options go to every ctest call (e.g. -R system).
 # The last line is a summary "suites: N passed, M failed". Before it, a
@@ -76,6 +78,7 @@ build() { # build DIR [cmake options...]
 # The full suite's tools: setup.sh installs only what building, playing and
 # the plain run need. Same apt logic as setup.sh.
 full_packages=(valgrind clang clang-format clang-tidy python3-yaml podman buildah runc strace
+               chromium chromium-driver python3-selenium # the browser test (tests/web)
                groff-base man-db)
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
