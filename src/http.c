@@ -469,7 +469,7 @@ static struct stream *stream_open(struct http *h, struct evhttp_request *req, bo
 	bufferevent_setcb(st->bev, stream_read_cb, NULL, stream_event_cb, st);
 	bufferevent_enable(st->bev, EV_READ | EV_WRITE);
 	if (!play && !event_pending(h->watch_batch, EV_TIMEOUT, NULL)) {
-		struct timeval tv = {0, HTTP_WATCH_BATCH_MS * 1000};
+		struct timeval tv = {0, (suseconds_t)HTTP_WATCH_BATCH_MS * 1000};
 		event_add(h->watch_batch, &tv);
 	}
 	st->next = h->streams;
@@ -830,7 +830,7 @@ static void accept_error_cb(struct evconnlistener *l, void *arg)
 	http_log(h, "accept failed: %s; pausing for %d ms", evutil_socket_error_to_string(e),
 	         HTTP_ACCEPT_RETRY_MS);
 	evconnlistener_disable(l);
-	struct timeval tv = {0, HTTP_ACCEPT_RETRY_MS * 1000};
+	struct timeval tv = {0, (suseconds_t)HTTP_ACCEPT_RETRY_MS * 1000};
 	evtimer_add(h->accept_retry, &tv);
 }
 
@@ -955,8 +955,8 @@ void http_finish(struct http *h, int cap_ms)
 	event_del(h->keepalive);
 	struct event *cap = evtimer_new(h->base, finish_cap_cb, h->base);
 	struct event *poll = event_new(h->base, -1, EV_PERSIST, finish_poll_cb, h);
-	struct timeval tv = {cap_ms / 1000, (cap_ms % 1000) * 1000};
-	struct timeval every = {0, 20 * 1000};
+	struct timeval tv = {cap_ms / 1000, (suseconds_t)(cap_ms % 1000) * 1000};
+	struct timeval every = {0, (suseconds_t)20 * 1000};
 	if (cap && poll && evtimer_add(cap, &tv) == 0 && event_add(poll, &every) == 0)
 		event_base_dispatch(h->base);
 	if (cap)
@@ -979,11 +979,11 @@ void http_free(struct http *h)
 	 * callbacks free the streams) */
 	if (h->evh)
 		evhttp_free(h->evh);
-	while (h->streams) {
-		struct stream *st = h->streams;
-		stream_unlink(st);
+	for (struct stream *st = h->streams, *next; st; st = next) {
+		next = st->next;
 		stream_free(st);
 	}
+	h->streams = NULL;
 	if (h->keepalive)
 		event_free(h->keepalive);
 	if (h->watch_batch)
