@@ -23,8 +23,10 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "systemtests"))
+sys.path.insert(0, HERE)
 import sopratest  # noqa: E402
 from sopratest import Failure, check  # noqa: E402
+from webutil import page_port  # noqa: E402
 
 # what src/http.c and src/net.c promise
 REQUEST_SEC = 10
@@ -129,17 +131,6 @@ def many_watchers(srv, port, n):
     for s in socks:
         s.close()
     return tcp
-
-
-def page_port(srv, wait=20):
-    """The HTTP port from the server's "the page on ADDR:PORT" line."""
-    deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
-        port = sopratest.reported_port(srv.text(), "the page on")
-        if port or srv.p.poll() is not None:
-            return port
-        time.sleep(0.01)
-    return None
 
 
 def main():

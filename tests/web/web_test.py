@@ -32,8 +32,10 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "systemtests"))
+sys.path.insert(0, HERE)
 import sopratest  # noqa: E402
 from sopratest import Failure, check  # noqa: E402
+from webutil import page_port  # noqa: E402
 
 SKIP = 77
 
@@ -59,7 +61,8 @@ def need_browser():
     if not driver:
         missing.append("chromium-driver")
     if missing:
-        msg = ("web_test: SKIPPED: the browser test needs %s (Debian packages; "
+        # "SKIPPED: N ..." at the start of a line: ./test.sh lists it
+        msg = ("SKIPPED: 1 browser test: it needs %s (Debian packages; "
                "./test.sh --full installs them)" % ", ".join(missing))
         print(msg, flush=True)
         if os.environ.get("CI") == "true":
@@ -274,17 +277,6 @@ def compare_with_describe(page, text, n):
         else:
             check(got["pile"] == "%s children" % children,
                   "entry %d, colony: %r, sopra-replay %s children" % (n, got["pile"], children))
-
-
-def page_port(srv, wait=20):
-    """The HTTP port from the server's "the page on ADDR:PORT" line."""
-    deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
-        port = sopratest.reported_port(srv.text(), "the page on")
-        if port or srv.p.poll() is not None:
-            return port
-        time.sleep(0.01)
-    return None
 
 
 def main():
