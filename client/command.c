@@ -403,9 +403,12 @@ static void label_entrance(const struct model *m, const struct cmd *c, const cha
 		         c->entrance);
 		return;
 	}
-	snprintf(buf, n, "%s %s %s entrance %d (%dz %db)", char_name_of_id(m, c->character), verb,
+	char die[24] = "";
+	if (c->type == CMD_ATTACK) /* the threshold, as Search's label shows its own */
+		snprintf(die, sizeof die, ", die >= %d", m->chars[ch].attack);
+	snprintf(buf, n, "%s %s %s entrance %d (%dz %db%s)", char_name_of_id(m, c->character), verb,
 	         model_loc_name(m, l), c->entrance, m->locs[l].zombies[c->entrance],
-	         m->locs[l].barricades[c->entrance]);
+	         m->locs[l].barricades[c->entrance], die);
 }
 
 static void label_move(const struct model *m, const struct cmd *c, char *buf, size_t n)
