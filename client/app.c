@@ -27,6 +27,7 @@ void app_init(struct app *a, enum app_mode mode, const char *name, bool revised)
 	a->name = name ? strdup(name) : NULL;
 	a->revised = revised;
 	a->turn = -1;
+	a->marked = -1;
 	model_init(&a->m, a->name, revised);
 	client_cmds_init(&a->cmds);
 	app_refresh_cmds(a);
@@ -56,8 +57,10 @@ void app_reset(struct app *a)
 	a->name = NULL;
 	enum app_mode mode = a->mode;
 	bool revised = a->revised;
+	int timeout_s = a->timeout_s;
 	app_free(a);
 	app_init(a, mode, name, revised);
+	a->timeout_s = timeout_s;
 	free(name);
 }
 
@@ -164,7 +167,59 @@ static void follow_turn(struct app *a, const struct model_event *ev, int actor)
 	}
 }
 
-static void set_status_after(struct app *a, const struct model_event *ev)
+/* We left: by our Leave, with our last character, or removed by the
+ * server's timeout (the only other way a connected player leaves). */
+static void status_left(struct app *a, bool was_selecting)
+{
+	if (a->leave_sent)
+		app_status(a, true, "You have left the game");
+	else if (model_living_of(&a->m, a->m.me) == 0 && !was_selecting)
+		app_status(a, true, "You have no characters left: you are out of the game");
+	else if (a->timeout_s > 0)
+		app_status(a, true,
+		           "Timeout: no command within the server's %d s, so it removed you "
+		           "from the game",
+		           a->timeout_s);
+	else
+		app_status(a, true,
+		           "Timeout: no command in time, so the server removed you from the "
+		           "game");
+	app_logf(a, "!! %s", a->status);
+}
+
+/* The log's turn marker: "== Bot1's turn ==" before the first move of a
+ * player's turn, "== Your turn ==" for our first ActNow of a turn (the
+ * ActNow after each of our commands is not logged again). False: the
+ * event's own line is not logged either (a repeated ActNow). */
+static bool mark_turn(struct app *a, const struct model_event *ev, int actor)
+{
+	const struct model *m = &a->m;
+	switch (ev->type) {
+	case MEV_NEXT_ROUND:
+	case MEV_COLONY_PHASE_STARTED:
+		a->marked = -1;
+		return true;
+	case MEV_ACT_NOW:
+		if (m->my_turn && a->marked == m->me)
+			return false;
+		a->marked = m->me;
+		app_logf(a, "== Your turn ==");
+		return false;
+	case MEV_DIE_ROLLED:
+		return true; /* the round's dice, or a reroll within the turn */
+	default:
+		break;
+	}
+	if (actor >= 0 && actor != a->marked && !m->colony_phase && m->rounds_seen > 0) {
+		a->marked = actor;
+		app_logf(a, "== %s's turn ==",
+		         actor < m->nplayers && m->player_names[actor] ? m->player_names[actor]
+		                                                       : "?");
+	}
+	return true;
+}
+
+static void set_status_after(struct app *a, const struct model_event *ev, bool was_selecting)
 {
 	const struct model *m = &a->m;
 	switch (ev->type) {
@@ -191,7 +246,7 @@ static void set_status_after(struct app *a, const struct model_event *ev)
 		break;
 	case MEV_LEFT:
 		if (ev->v[0] == m->me && m->me >= 0)
-			app_status(a, true, "You have left the game");
+			status_left(a, was_selecting);
 		break;
 	case MEV_GAME_STARTED:
 		if (a->mode == APP_PLAY)
@@ -216,9 +271,9 @@ int app_feed(struct app *a, const char *line, size_t len)
 	}
 	model_describe(&a->m, &ev, text, sizeof text);
 	int actor = app_actor(&a->m, &ev);
-	if (ev.type != MEV_CONFIG)
+	if (mark_turn(a, &ev, actor) && ev.type != MEV_CONFIG)
 		app_logf(a, "%s", text);
-	bool had_status_err = a->status_err;
+	bool had_status_err = a->status_err, was_selecting = a->m.selecting;
 	if (ev.type == MEV_ACT_NOW || ev.type == MEV_COMMAND_FAILED)
 		a->awaiting = false;
 	if (model_fold(&a->m, &ev, err, sizeof err) != MODEL_OK) {
@@ -233,7 +288,7 @@ int app_feed(struct app *a, const char *line, size_t len)
 	follow_turn(a, &ev, actor);
 	/* a failure stays visible until the next command is sent */
 	a->status_err = had_status_err && ev.type == MEV_ACT_NOW;
-	set_status_after(a, &ev);
+	set_status_after(a, &ev, was_selecting);
 	int type = (int)ev.type;
 	model_event_free(&ev);
 	return type;
@@ -260,6 +315,8 @@ void app_sent(struct app *a, const struct cmd *c, const char *label)
 		a->turn = next_in(&a->m, a->m.me);
 		app_status(a, false, "Turn ended. Waiting for the others");
 	}
+	if (row && (row->flags & CLIENT_LEAVES))
+		a->leave_sent = true;
 	if (row && (row->flags & CLIENT_NO_PROMPT))
 		a->awaiting = false;
 	proto_cmd_clear(&typed);

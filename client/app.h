@@ -28,6 +28,9 @@ struct app {
 	int turn;                /* whose turn it is (inferred), -1 none / unknown */
 	bool dice_phase;         /* between Crisis and the first turn */
 	long events;             /* lines folded */
+	int timeout_s;           /* the server's --timeout in s, 0 unknown (the countdown) */
+	bool leave_sent;         /* we sent Leave: a Left of ours is no timeout */
+	int marked;              /* the player whose turn the log marked last, -1 none */
 	char status[512];
 	bool status_err;
 	/* the event log: one line per event, in words */

@@ -34,7 +34,9 @@
 #include "bots.h"
 #include "command.h"
 #include "local.h"
+#include "look.h"
 #include "menu.h"
+#include "pace.h"
 #include "sopra/proto.h"
 #include "net.h"
 #include "replay.h"
@@ -50,14 +52,22 @@ struct client {
 	struct replay r;
 	FILE *timing;
 	bool start, start_sent, quit;
-	bool bot_due; /* start the first bot after this redraw */
+	bool bot_due;               /* start the first bot after this redraw */
 	struct local_server server; /* --local */
+	struct pace pace;           /* the server's lines, released at --pace */
+	bool close_due;             /* the server closed: say so once its lines are out */
+	double wait_since;          /* ms: the server's timer for our move started */
 	/* options */
 	const char *host, *name, *replay_path, *timing_path;
 	int port, nbots;
-	int local_timeout; /* --local: the server's --timeout */
+	int local_timeout; /* --local: the server's --timeout; else --timeout for the countdown */
+	int pace_ms;       /* --pace, -1 not given */
 	bool watch, revised, local;
 };
+
+/* --pace's default: a move of another player every 400 ms, so that a
+ * person sees each one */
+#define PACE_DEFAULT_MS 400
 
 /* The --local server's --timeout unless --timeout says otherwise: a person
  * may think longer than the server's default 30 s. */
@@ -106,6 +116,28 @@ static double clock_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* The seconds left of the server's timeout for our move, -1 when it is
+ * not waiting for us or its --timeout is unknown. */
+static int secs_left(const struct client *cl)
+{
+	const struct model *m = &cl->a.m;
+	bool waits = cl->a.mode == APP_PLAY && cl->connected && m->result == MODEL_RUNNING &&
+	             (m->my_turn || m->selecting) && cl->pace.n == 0;
+	if (!waits || cl->a.timeout_s <= 0)
+		return -1;
+	double left = cl->a.timeout_s - (clock_ms() - cl->wait_since) / 1000.0;
+	if (left <= 0)
+		return 0;
+	int whole = (int)left;
+	return whole < left ? whole + 1 : whole; /* whole seconds, rounded up */
+}
+
+static void draw(struct client *cl)
+{
+	cl->v.secs_left = secs_left(cl);
+	ui_draw(&cl->a, &cl->v);
+}
+
 /* a decimal integer, or -1 */
 static int parse_int(const char *s)
 {
@@ -121,6 +153,7 @@ static void send_line(struct client *cl, const char *line, const struct cmd *c, 
 		app_status(&cl->a, true, "Not connected: the command was not sent");
 		return;
 	}
+	cl->wait_since = clock_ms(); /* a command of ours restarts the server's timer */
 	app_sent(&cl->a, c, label ? label : line);
 }
 
@@ -164,7 +197,11 @@ static void start_bot(struct client *cl)
 static void open_menu(struct client *cl, enum cmd_type k)
 {
 	if (menu_build(&cl->a.m, &cl->a.cmds.legal, k, &cl->v.menu) == 0) {
-		app_status(&cl->a, true, "%s is not possible now", client_command(k)->menu);
+		char why[400];
+		menu_why_not(&cl->a.m, &cl->a.cmds, k, why, sizeof why);
+		app_status(&cl->a, true, "%s is not possible now: %s", client_command(k)->menu,
+		           why);
+		app_logf(&cl->a, "-- %s", cl->a.status);
 		return;
 	}
 	size_t nparams;
@@ -190,11 +227,13 @@ static void close_stale_menu(struct client *cl)
 	}
 }
 
-/* one server line */
-static void on_line(void *ctx, const char *line, size_t len)
+/* one server line, released by the pace */
+static void feed_line(void *ctx, const struct pace_line *l)
 {
 	struct client *cl = ctx;
-	int type = app_feed(&cl->a, line, len);
+	int type = app_feed(&cl->a, l->text, l->len);
+	if (type == MEV_ACT_NOW || type == MEV_CHARACTERS)
+		cl->wait_since = l->arrived; /* the server's timer for us runs from then */
 	if (type == MEV_CONFIG && cl->a.mode == APP_PLAY) {
 		if (cl->nbots > 0 && cl->bots.started == 0)
 			cl->bot_due = true; /* after the redraw: fork() takes time */
@@ -207,20 +246,27 @@ static void on_line(void *ctx, const char *line, size_t len)
 	}
 }
 
-static void on_server(struct client *cl)
+static bool is_others_move(void *ctx, const struct pace_line *l)
+{
+	const struct client *cl = ctx;
+	return pace_is_others_move(&cl->a, l->text, l->len);
+}
+
+/* Fold and draw the lines that are due; the ms until more are, -1 none
+ * queued. */
+static int release_lines(struct client *cl)
 {
 	double t0 = clock_ms();
 	long before = cl->a.events;
-	int rc = net_read(&cl->c, on_line, cl);
-	if (rc != 0) {
-		net_close(&cl->c);
-		cl->connected = false;
+	int wait = pace_release(&cl->pace, t0, is_others_move, feed_line, cl);
+	if (wait < 0 && cl->close_due) {
+		cl->close_due = false;
 		cl->a.closed = true;
 		if (cl->a.m.result == MODEL_RUNNING && !cl->a.status_err)
 			app_status(&cl->a, true, "The server closed the connection");
 		app_logf(&cl->a, "-- the connection is closed");
 	}
-	ui_draw(&cl->a, &cl->v);
+	draw(cl);
 	if (cl->timing && cl->a.events > before) {
 		fprintf(cl->timing, "redraw_ms %.3f events %ld\n", clock_ms() - t0,
 		        cl->a.events - before);
@@ -229,8 +275,29 @@ static void on_server(struct client *cl)
 	if (cl->bot_due) {
 		cl->bot_due = false;
 		start_bot(cl);
-		ui_draw(&cl->a, &cl->v);
+		draw(cl);
 	}
+	return wait;
+}
+
+/* one server line: queued for the pace */
+static void on_line(void *ctx, const char *line, size_t len)
+{
+	struct client *cl = ctx;
+	if (pace_push(&cl->pace, line, len, clock_ms()) != 0)
+		app_status(&cl->a, true, "Out of memory: a line of the server is lost");
+}
+
+/* Read the server's lines; the ms until the pace releases more, -1 none. */
+static int on_server(struct client *cl)
+{
+	int rc = net_read(&cl->c, on_line, cl);
+	if (rc != 0) {
+		net_close(&cl->c);
+		cl->connected = false;
+		cl->close_due = true;
+	}
+	return release_lines(cl);
 }
 
 static void on_bot(struct client *cl, int i)
@@ -329,32 +396,111 @@ static void prompt_key(struct client *cl, int ch)
 		v->input[v->ninput++] = (char)ch;
 }
 
+#define KEY_CTRL_P 16
+
+/* A key in a list of n items shown `per` a page, *sel highlighted:
+ * Up/Down/PgUp/PgDn move *sel; Enter or an item's key gives the item
+ * picked; -1 nothing picked; -2 a key that means nothing here. */
+static int list_key(int ch, int n, int per, int *sel)
+{
+	int first = *sel / per * per;
+	if (ch == KEY_DOWN || ch == KEY_UP || ch == KEY_NPAGE || ch == KEY_PPAGE) {
+		if (ch == KEY_DOWN && *sel + 1 < n)
+			(*sel)++;
+		else if (ch == KEY_UP && *sel > 0)
+			(*sel)--;
+		else if (ch == KEY_NPAGE && first + per < n)
+			*sel = first + per;
+		else if (ch == KEY_PPAGE && first > 0)
+			*sel = first - per;
+		return -1;
+	}
+	if (ch == '\n' || ch == '\r' || ch == KEY_ENTER)
+		return *sel;
+	for (int i = 0; i < per && first + i < n; i++)
+		if (ch == ui_item_key(i))
+			return first + i;
+	return -2;
+}
+
+/* a key that closes a list */
+static bool is_back_key(int ch)
+{
+	return ch == 27 || ch == KEY_BACKSPACE || ch == 127;
+}
+
+static void unknown_key(struct client *cl, int ch, const char *where)
+{
+	char name[16];
+	if (ch > 32 && ch < 127)
+		snprintf(name, sizeof name, "'%c'", ch);
+	else
+		snprintf(name, sizeof name, "%s", keyname(ch) ? keyname(ch) : "?");
+	app_status(&cl->a, true, "Key %s does nothing %s: press ? for help", name, where);
+}
+
 static void menu_key(struct client *cl, int ch)
 {
 	struct view *v = &cl->v;
-	int per = ui_menu_page_size(), first = v->menu_sel / per * per;
-	if (ch == 27 || ch == KEY_BACKSPACE || ch == 127) {
+	if (is_back_key(ch)) {
 		v->menu_open = false;
 		return;
 	}
-	if (ch == KEY_DOWN && v->menu_sel + 1 < v->menu.n)
-		v->menu_sel++;
-	else if (ch == KEY_UP && v->menu_sel > 0)
-		v->menu_sel--;
-	else if (ch == KEY_NPAGE && first + per < v->menu.n)
-		v->menu_sel = first + per;
-	else if (ch == KEY_PPAGE && first > 0)
-		v->menu_sel = first - per;
-	int pick = -1;
-	if (ch == '\n' || ch == '\r' || ch == KEY_ENTER)
-		pick = v->menu_sel;
-	for (int i = 0; i < per && first + i < v->menu.n; i++)
-		if (ch == ui_item_key(i))
-			pick = first + i;
+	if (ch == '?') {
+		v->help = true; /* the menu stays open behind the help */
+		return;
+	}
+	int per = ui_menu_page_size(ui_menu_note_rows(&v->menu));
+	int pick = list_key(ch, v->menu.n, per, &v->menu_sel);
+	if (pick == -2)
+		unknown_key(cl, ch, "in this menu (the keys in [ ], Esc back)");
 	if (pick < 0)
 		return;
 	v->menu_open = false;
 	send_cmd(cl, &v->menu.items[pick]);
+}
+
+/* ---- looking (;) ---------------------------------------------------------------------- */
+
+static void open_look(struct client *cl)
+{
+	if (look_list_build(&cl->a.m, &cl->v.look) == 0) {
+		app_status(&cl->a, true, "Nothing to look at before the configuration arrives");
+		return;
+	}
+	cl->v.look_open = true;
+	cl->v.look_sel = 0;
+}
+
+static void look_key(struct client *cl, int ch)
+{
+	struct view *v = &cl->v;
+	if (is_back_key(ch) || ch == ';') {
+		v->look_open = false;
+		return;
+	}
+	if (ch == '?') {
+		v->help = true;
+		return;
+	}
+	int pick = list_key(ch, v->look.n, ui_menu_page_size(0), &v->look_sel);
+	if (pick == -2)
+		unknown_key(cl, ch, "here (the keys in [ ], Esc back)");
+	if (pick < 0)
+		return;
+	const struct look_item *it = &v->look.items[pick];
+	look_describe(&cl->a.m, it->kind, it->index, &v->info);
+	v->info_open = true;
+}
+
+/* any key: back to the look list; Esc closes both */
+static void info_key(struct client *cl, int ch)
+{
+	cl->v.info_open = false;
+	if (is_back_key(ch))
+		cl->v.look_open = false;
+	else if (cl->v.look_open) /* the list again, built from the board as it is now */
+		look_list_build(&cl->a.m, &cl->v.look);
 }
 
 static void scroll_key(struct client *cl, int ch)
@@ -371,8 +517,27 @@ static void scroll_key(struct client *cl, int ch)
 		v->scroll = v->scroll > page ? v->scroll - page : 0;
 	else if (ch == KEY_END)
 		v->scroll = 0;
+	else if (ch == KEY_HOME)
+		v->scroll = cl->a.nlog - 1;
 	if (v->scroll < 0)
 		v->scroll = 0;
+}
+
+static bool is_scroll_key(int ch)
+{
+	return ch == KEY_UP || ch == KEY_DOWN || ch == KEY_PPAGE || ch == KEY_NPAGE ||
+	       ch == KEY_END || ch == KEY_HOME;
+}
+
+/* the message history on the whole screen */
+static void history_key(struct client *cl, int ch)
+{
+	if (is_scroll_key(ch))
+		scroll_key(cl, ch);
+	else if (ch == '?')
+		cl->v.help = true;
+	else
+		cl->v.history = false; /* Esc, q, Ctrl-P or any other key */
 }
 
 static void play_key(struct client *cl, int ch)
@@ -389,6 +554,11 @@ static void play_key(struct client *cl, int ch)
 			app_status(&cl->a, true, "Wait for the answer to the last command");
 		else
 			open_menu(cl, (enum cmd_type)k);
+	} else if (k >= 0) {
+		app_status(&cl->a, true, "%s: you are %s, not playing", client_command(k)->menu,
+		           cl->a.mode == APP_WATCH ? "watching" : "replaying a game");
+	} else {
+		unknown_key(cl, ch, "here");
 	}
 }
 
@@ -404,10 +574,20 @@ static void on_key(struct client *cl, int ch)
 		cl->quit = ch == 'y' || ch == 'Y';
 	} else if (v->prompting) {
 		prompt_key(cl, ch);
+	} else if (v->info_open) {
+		info_key(cl, ch);
+	} else if (v->look_open) {
+		look_key(cl, ch);
+	} else if (v->history) {
+		history_key(cl, ch);
 	} else if (v->menu_open) {
 		menu_key(cl, ch);
 	} else if (ch == '?') {
 		v->help = true;
+	} else if (ch == ';') {
+		open_look(cl);
+	} else if (ch == KEY_CTRL_P) {
+		v->history = true;
 	} else if (ch == 'q') {
 		bool running = cl->a.mode == APP_PLAY && cl->connected &&
 		               cl->a.m.result == MODEL_RUNNING && cl->a.m.me >= 0;
@@ -417,8 +597,7 @@ static void on_key(struct client *cl, int ch)
 			cl->quit = true;
 	} else if (cl->a.mode == APP_REPLAY && replay_key(cl, ch)) {
 		return;
-	} else if (ch == KEY_UP || ch == KEY_DOWN || ch == KEY_PPAGE || ch == KEY_NPAGE ||
-	           ch == KEY_END) {
+	} else if (is_scroll_key(ch)) {
 		scroll_key(cl, ch);
 	} else {
 		play_key(cl, ch);
@@ -430,13 +609,27 @@ static void on_keys(struct client *cl)
 	int ch;
 	while ((ch = getch()) != ERR && !cl->quit)
 		on_key(cl, ch);
-	ui_draw(&cl->a, &cl->v);
+	draw(cl);
 }
 
 /* ---- the loop ------------------------------------------------------------------------- */
 
+/* How long poll() may block: until the pace releases more lines or the
+ * countdown shows the next second; -1 (for ever) when neither runs. */
+static int poll_timeout(struct client *cl, int pace_wait)
+{
+	int t = pace_wait;
+	if (cl->v.secs_left > 0) {
+		double elapsed = clock_ms() - cl->wait_since;
+		int tick = 1000 - (int)elapsed % 1000 + 1;
+		t = t < 0 || tick < t ? tick : t;
+	}
+	return t;
+}
+
 static void loop(struct client *cl)
 {
+	int pace_wait = -1;
 	while (!cl->quit) {
 		struct pollfd pfd[3 + BOTS_MAX];
 		int n = 0, bot_of[3 + BOTS_MAX];
@@ -452,7 +645,12 @@ static void loop(struct client *cl)
 				bot_of[n] = i;
 				pfd[n++] = (struct pollfd){.fd = cl->bots.fd[i], .events = POLLIN};
 			}
-		int pr = poll(pfd, (nfds_t)n, -1); /* block: no CPU while idle */
+		/* block: no CPU while idle */
+		int pr = poll(pfd, (nfds_t)n, poll_timeout(cl, pace_wait));
+		if (pr == 0) {
+			pace_wait = release_lines(cl); /* the pace, or a new second to show */
+			continue;
+		}
 		if (pr < 0) {
 			if (errno == EINTR) /* SIGWINCH: ncurses queues KEY_RESIZE */
 				on_keys(cl);
@@ -468,10 +666,10 @@ static void loop(struct client *cl)
 				return;
 			}
 			if (bot_of[i] < 0)
-				on_server(cl);
+				pace_wait = on_server(cl);
 			else
 				on_bot(cl, bot_of[i]);
-			ui_draw(&cl->a, &cl->v);
+			draw(cl);
 		}
 	}
 }
@@ -480,10 +678,11 @@ static void loop(struct client *cl)
 
 static const char usage_text[] =
         "Usage: sopra-client --local [--name NAME] [--bots K] [--rules base|revised]\n"
-        "                    [--timeout S]\n"
+        "                    [--timeout S] [--pace MS]\n"
         "       sopra-client --port P --name NAME [--host H] [--start] [--rules base|revised]\n"
         "                    [--bots K] [--bots-log DIR] [--bot-seed S] [--bot-strategy S]\n"
-        "       sopra-client --watch --port N [--host H] [--rules base|revised]\n"
+        "                    [--timeout S] [--pace MS]\n"
+        "       sopra-client --watch --port N [--host H] [--rules base|revised] [--pace MS]\n"
         "       sopra-client --replay FILE\n"
         "\n"
         "  --local         play a game of your own: start a sopra-server on the\n"
@@ -493,7 +692,11 @@ static const char usage_text[] =
         "                  a journal of the game go to $XDG_STATE_HOME/sopra-server/\n"
         "                  (default ~/.local/state/sopra-server/)\n"
         "  --timeout S     with --local: how long the server waits for each move,\n"
-        "                  its --timeout (default 120)\n"
+        "                  its --timeout (default 120); playing on another server:\n"
+        "                  that server's --timeout, for the countdown of your move\n"
+        "  --pace MS       show the other players' moves at most one per MS\n"
+        "                  milliseconds, so that you can follow them (default 400;\n"
+        "                  0: at once)\n"
         "  --host H        server host (default 127.0.0.1)\n"
         "  --port P        the server's port (with --watch: its --watch-port)\n"
         "  --name NAME     your player name (--local: default $USER, else Player)\n"
@@ -543,7 +746,7 @@ static int parse_args(struct client *cl, int argc, char **argv)
 		             strcmp(a, "--bots") == 0 || strcmp(a, "--replay") == 0 ||
 		             strcmp(a, "--bots-log") == 0 || strcmp(a, "--bot-seed") == 0 ||
 		             strcmp(a, "--bot-strategy") == 0 || strcmp(a, "--timing") == 0 ||
-		             strcmp(a, "--timeout") == 0;
+		             strcmp(a, "--timeout") == 0 || strcmp(a, "--pace") == 0;
 		if (takes && !val)
 			return usage("missing value for", a);
 		if (takes)
@@ -559,6 +762,10 @@ static int parse_args(struct client *cl, int argc, char **argv)
 			cl->local_timeout = parse_int(val);
 			if (cl->local_timeout < 1)
 				return usage("--timeout must be whole seconds >= 1, not", val);
+		} else if (strcmp(a, "--pace") == 0) {
+			cl->pace_ms = parse_int(val);
+			if (cl->pace_ms < 0 || cl->pace_ms > 60000)
+				return usage("--pace must be 0..60000 milliseconds, not", val);
 		} else if (strcmp(a, "--host") == 0) {
 			cl->host = val;
 		} else if (strcmp(a, "--port") == 0) {
@@ -599,8 +806,8 @@ static int parse_args(struct client *cl, int argc, char **argv)
 	}
 	if (cl->local)
 		return local_args(cl);
-	if (cl->local_timeout)
-		return usage("--timeout goes with --local", NULL);
+	if (cl->local_timeout && (cl->watch || cl->replay_path))
+		return usage("--timeout goes with --local or with playing (--name)", NULL);
 	if (!cl->replay_path && cl->port <= 0)
 		return usage("--port is required", NULL);
 	if (!cl->replay_path && !cl->watch && !cl->name)
@@ -621,6 +828,8 @@ static int setup(struct client *cl)
 	}
 	app_init(&cl->a, cl->watch ? APP_WATCH : APP_PLAY, cl->watch ? NULL : cl->name,
 	         cl->revised);
+	cl->a.timeout_s = cl->local_timeout;
+	pace_init(&cl->pace, cl->pace_ms < 0 ? PACE_DEFAULT_MS : cl->pace_ms);
 	if (cl->local) {
 		if (local_start(&cl->server, bots_find_tool("sopra-server"), cl->local_timeout,
 		                cl->revised, err, sizeof err) != 0) {
@@ -661,6 +870,7 @@ int main(int argc, char **argv)
 {
 	static struct client cl;
 	cl.host = "127.0.0.1";
+	cl.pace_ms = -1;
 	int rc = parse_args(&cl, argc, argv);
 	if (rc >= 0)
 		return rc;
@@ -678,7 +888,7 @@ int main(int argc, char **argv)
 	ui_init();
 	if (cl.a.mode == APP_REPLAY)
 		replay_goto(&cl, 1); /* the configuration: the board before the game */
-	ui_draw(&cl.a, &cl.v);
+	draw(&cl);
 	loop(&cl);
 	ui_end();
 	/* the server first: its journal then says the game was stopped, not
@@ -693,6 +903,7 @@ int main(int argc, char **argv)
 	if (cl.timing)
 		fclose(cl.timing);
 	app_free(&cl.a);
+	pace_free(&cl.pace);
 	replay_free(&cl.r);
 	return 0;
 }

@@ -16,9 +16,12 @@
 
 #include "app.h"
 #include "command.h"
+#include "look.h"
 #include "menu.h"
 #include "model.h"
+#include "pace.h"
 #include "replay.h"
+#include "wrap.h"
 #include "toolutil.h" /* read_file */
 
 static char *load(const char *name)
@@ -187,6 +190,239 @@ static void test_menu_keys(void **state)
 	assert_int_equal(menu_kind_of_key('p'), CMD_SELECT_CHARACTERS);
 }
 
+/* Fold file for B0 up to the first event of type `type`. */
+static void fold_to_event(struct app *a, const char *file, bool revised, int type)
+{
+	char *text = load(file);
+	app_init(a, APP_PLAY, "B0", revised);
+	int got = -1;
+	for (char *p = text; *p && got != type;) {
+		char *eol = strchr(p, '\n');
+		size_t len = eol ? (size_t)(eol - p) : strlen(p);
+		char *line = strndup(p, len);
+		assert_non_null(line);
+		if (len && !strstr(line, "\"message\":\"register first\""))
+			got = app_feed(a, line, len);
+		free(line);
+		p += len + (eol ? 1 : 0);
+	}
+	free(text);
+	assert_int_equal(got, type);
+}
+
+static int count_log(const struct app *a, const char *text)
+{
+	int n = 0;
+	for (int i = 0; i < a->nlog; i++)
+		n += strcmp(a->log[i], text) == 0;
+	return n;
+}
+
+/* "Your turn" once per turn: the ActNow after each command is not logged
+ * again; the others' turns get a marker before their first move. */
+static void test_log_turn_markers(void **state)
+{
+	(void)state;
+	static struct app a;
+	fold_to_act_now(&a, "bot_base_2p.ndjson", false, 4); /* B0's 4th ActNow of round 1 */
+	assert_int_equal(count_log(&a, "== Your turn =="), 1);
+	assert_int_equal(count_log(&a, "Your turn"), 0);
+	app_free(&a);
+	fold_to_act_now(&a, "bot_base_2p.ndjson", false, 5); /* round 2 */
+	assert_int_equal(count_log(&a, "== Your turn =="), 2);
+	assert_int_equal(count_log(&a, "== B1's turn =="), 1);
+	int marker = -1, first_move = -1;
+	for (int i = 0; i < a.nlog; i++) {
+		if (marker < 0 && strcmp(a.log[i], "== B1's turn ==") == 0)
+			marker = i;
+		if (first_move < 0 && strncmp(a.log[i], "B1 contributed", 14) == 0)
+			first_move = i;
+	}
+	assert_int_equal(marker + 1, first_move);
+	app_free(&a);
+}
+
+/* The pick menu shows each offered character's numbers and ability. */
+static void test_pick_menu_notes(void **state)
+{
+	(void)state;
+	static struct app a;
+	static struct menu mn;
+	fold_to_event(&a, "bot_base_2p.ndjson", false, MEV_CHARACTERS);
+	assert_int_equal(menu_build(&a.m, &a.cmds.legal, CMD_SELECT_CHARACTERS, &mn), 6);
+	assert_int_equal(mn.nnotes, 4);
+	assert_string_equal(mn.notes[0],
+	                    "David: attack 5+ search 2+ status 40; kill (y): at Colony "
+	                    "with a die of 4+, kills up to 1 zombie at one entrance, "
+	                    "once a round");
+	assert_string_equal(mn.notes[1], "Felix: attack 4+ search 3+ status 60; no infection: an "
+	                                 "attack rolls no infection die");
+	assert_string_equal(mn.notes[2], "Eva: attack 3+ search 4+ status 50; heal (y): removes a "
+	                                 "frostbite or a wound of someone here, once a round");
+	assert_string_equal(mn.notes[3],
+	                    "Ben: attack 4+ search 2+ status 20; feed (y): +1 food, once a round");
+	/* other menus have no notes */
+	assert_int_equal(menu_build(&a.m, &a.cmds.legal, CMD_MOVE, &mn), 0);
+	assert_int_equal(mn.nnotes, 0);
+	app_free(&a);
+}
+
+/* A look at a character, a location and the crisis, in words. */
+static void test_look(void **state)
+{
+	(void)state;
+	static struct app a;
+	static struct look_list list;
+	struct look_text t;
+	fold_to_act_now(&a, "bot_base_2p.ndjson", false, 1);
+	const struct model *m = &a.m;
+	/* the crisis, 3 locations, our 2 characters, B1's 2, 2 not in play, 5 + 5 cards */
+	assert_int_equal(look_list_build(m, &list), 1 + 3 + 6 + 10);
+	assert_int_equal(list.items[0].kind, LOOK_CRISIS);
+	assert_string_equal(list.items[4].label, "David (B0): attack 5+ search 2+ status 40");
+	assert_string_equal(list.items[8].label,
+	                    "Anna (not in play): attack 3+ search 3+ status 10");
+	look_describe(m, LOOK_CHARACTER, model_find_char(m, 4), &t);
+	assert_int_equal(t.n, 5);
+	assert_string_equal(t.lines[0], "David (#4): B0's, at Colony");
+	assert_string_equal(t.lines[1], "Attack: needs a die of 5 or more; search: 2 or more");
+	assert_string_equal(t.lines[2], "Social status 40: the lowest status here dies first to "
+	                                "zombies and bites");
+	assert_string_equal(t.lines[3], "Ability: kill (y): at Colony with a die of 4+, kills up "
+	                                "to 1 zombie at one entrance, once a round");
+	assert_string_equal(t.lines[4], "Injuries: none (3 injuries kill)");
+	look_describe(m, LOOK_LOCATION, m->colony, &t);
+	assert_int_equal(t.n, 6);
+	assert_string_equal(
+	        t.lines[0],
+	        "Colony (#10): 4 characters and 1 child; eats 3 food each colony phase");
+	assert_string_equal(t.lines[2], "Entrance 0: 1 zombie, 0 barricades, 2 free spaces");
+	assert_string_equal(t.lines[4], "Entrance 2: 0 zombies, 0 barricades, 3 free spaces");
+	assert_string_equal(t.lines[5], "Each colony phase 3 zombies come (half the people here, "
+	                                "children too, rounded up)");
+	look_describe(m, LOOK_LOCATION, model_find_loc(m, 11), &t);
+	assert_string_equal(
+	        t.lines[0],
+	        "Gas Station (#11): 0 of 2 places taken; 10 of 10 cards left to search");
+	look_describe(m, LOOK_CRISIS, m->crisis, &t);
+	assert_string_equal(t.lines[0], "Crisis 3: 2 medicine cards needed");
+	assert_string_equal(t.lines[2], "In the colony phase: fewer than 2 contributed: morale -1");
+	assert_string_equal(t.lines[3], "4 or more contributed: morale +1");
+	app_free(&a);
+}
+
+static struct menu scratch_menu;
+
+/* An empty menu says why, in words. */
+static void test_why_not(void **state)
+{
+	(void)state;
+	static struct app a;
+	char why[400];
+	fold_to_act_now(&a, "bot_base_2p.ndjson", false, 1);
+	menu_why_not(&a.m, &a.cmds, CMD_SEARCH, why, sizeof why);
+	assert_string_equal(why,
+	                    "all your characters: in the colony, which has no cards to search");
+	menu_why_not(&a.m, &a.cmds, CMD_START_GAME, why, sizeof why);
+	assert_string_equal(why, "the game has already started");
+	/* the engine's own reason */
+	assert_int_equal(menu_build(&a.m, &a.cmds.legal, CMD_CLEAN_WASTE, &scratch_menu), 0);
+	menu_why_not(&a.m, &a.cmds, CMD_CLEAN_WASTE, why, sizeof why);
+	assert_string_equal(why, "all your characters: the waste pile is empty");
+	struct cmd end = {.type = CMD_END_TURN};
+	app_sent(&a, &end, "End your turn");
+	menu_why_not(&a.m, &a.cmds, CMD_MOVE, why, sizeof why);
+	assert_string_equal(why, "it is not your turn");
+	app_free(&a);
+}
+
+/* The dangers near: food short at the first turn. */
+static void test_dangers(void **state)
+{
+	(void)state;
+	static struct app a;
+	struct look_dangers d;
+	fold_to_act_now(&a, "bot_base_2p.ndjson", false, 1);
+	assert_int_equal(look_dangers(&a.m, &d), 1);
+	assert_string_equal(d.text[0],
+	                    "Food 0 of 3: short, a starvation token (morale -1 each round)");
+	a.m.locs[a.m.colony].zombies[2] = 3; /* a full entrance where a child is */
+	a.m.food = 3;
+	a.m.tokens = 2;
+	assert_int_equal(look_dangers(&a.m, &d), 2);
+	assert_string_equal(d.text[0], "Colony e2 full: a new zombie kills a child");
+	assert_string_equal(d.text[1], "Starvation: 2 tokens, morale -2 every colony phase");
+	a.m.moral = 3; /* 2 tokens and the crisis's 1 */
+	assert_int_equal(look_dangers(&a.m, &d), 3);
+	assert_string_equal(d.text[0], "Morale 3: the colony phase costs 3 as things stand");
+	app_free(&a);
+}
+
+static void test_wrap(void **state)
+{
+	(void)state;
+	struct wrap_row r[8];
+	const char *s = "Choose two of Nora Quinn, Oskar Brandt, Lena Vogel and Mia Schulz";
+	assert_int_equal(wrap_text(s, 30, 2, r, 8), 3);
+	assert_int_equal(r[0].off, 0);
+	assert_int_equal(r[0].len, 25); /* "Choose two of Nora Quinn," */
+	assert_int_equal(r[1].off, 26);
+	assert_int_equal(r[1].len, 28); /* "Oskar Brandt, Lena Vogel and": 30 - the indent */
+	assert_int_equal(r[2].off, 55);
+	assert_int_equal(r[2].len, 10); /* "Mia Schulz" */
+	assert_int_equal(wrap_text("", 10, 2, NULL, 0), 1);
+	assert_int_equal(wrap_text("abcdefghij", 4, 0, r, 8), 3); /* a long word is cut */
+	assert_int_equal(r[2].len, 2);
+}
+
+struct pace_log {
+	char got[8][16];
+	int n;
+};
+
+static bool fake_move(void *ctx, const struct pace_line *l)
+{
+	(void)ctx;
+	return l->text[0] == 'M';
+}
+
+static void fake_feed(void *ctx, const struct pace_line *l)
+{
+	struct pace_log *log = ctx;
+	snprintf(log->got[log->n++], 16, "%s", l->text);
+}
+
+/* The others' moves come at most one per pace; the lines after a move
+ * come with it. */
+static void test_pace(void **state)
+{
+	(void)state;
+	struct pace p;
+	struct pace_log log = {.n = 0};
+	pace_init(&p, 400);
+	const char *lines[] = {"a", "M1", "b", "M2", "c", "M3"};
+	for (int i = 0; i < 6; i++)
+		assert_int_equal(pace_push(&p, lines[i], strlen(lines[i]), 1000.0), 0);
+	assert_int_equal(pace_release(&p, 1000.0, fake_move, fake_feed, &log), 401);
+	assert_int_equal(log.n, 3); /* a M1 b */
+	assert_string_equal(log.got[2], "b");
+	assert_int_equal(pace_release(&p, 1200.0, fake_move, fake_feed, &log), 201);
+	assert_int_equal(log.n, 3);
+	assert_int_equal(pace_release(&p, 1400.0, fake_move, fake_feed, &log), 401);
+	assert_int_equal(log.n, 5); /* M2 c */
+	assert_int_equal(pace_release(&p, 1800.0, fake_move, fake_feed, &log), -1);
+	assert_int_equal(log.n, 6);
+	assert_string_equal(log.got[5], "M3");
+	pace_free(&p);
+	pace_init(&p, 0); /* no pace: all at once */
+	for (int i = 0; i < 6; i++)
+		pace_push(&p, lines[i], strlen(lines[i]), 0.0);
+	log.n = 0;
+	assert_int_equal(pace_release(&p, 0.0, fake_move, fake_feed, &log), -1);
+	assert_int_equal(log.n, 6);
+	pace_free(&p);
+}
+
 static void test_replay_botlog(void **state)
 {
 	(void)state;
@@ -239,6 +475,13 @@ int main(void)
 	        cmocka_unit_test(test_watcher_revised),
 	        cmocka_unit_test(test_menus_first_turn),
 	        cmocka_unit_test(test_menu_keys),
+	        cmocka_unit_test(test_log_turn_markers),
+	        cmocka_unit_test(test_pick_menu_notes),
+	        cmocka_unit_test(test_look),
+	        cmocka_unit_test(test_why_not),
+	        cmocka_unit_test(test_dangers),
+	        cmocka_unit_test(test_wrap),
+	        cmocka_unit_test(test_pace),
 	        cmocka_unit_test(test_replay_botlog),
 	        cmocka_unit_test(test_replay_journal_lines),
 	};
