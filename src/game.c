@@ -1933,7 +1933,7 @@ void game_describe(const struct game *g, FILE *out)
 	        g->round, cfg->goal.rounds, g->food, g->moral, g->waste, g->starvation);
 	if (g->round > 0) {
 		const struct config_crisis *cr = &cfg->crises[g->crisis];
-		fprintf(out, "crisis %d: %s, %d cards required, %d contributed, morale %+d\n",
+		fprintf(out, "crisis %d: %s, %d cards required, %d contributed, fail: morale -%d\n",
 		        cr->id, crises[cr->type], cr->required_cards, g->contributed,
 		        cr->moral_change);
 	}
