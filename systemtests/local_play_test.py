@@ -180,7 +180,11 @@ class Session:
 
 
 def action_bar(screen):
+    """The action bar: the row above the status line, and the row above
+    that when the bar takes two (its first row then starts "Keys:")."""
     lines = screen.rstrip("\n").split("\n")
+    if len(lines) > 2 and lines[-3].startswith("Keys: "):
+        return lines[-3] + " " + lines[-2]
     return lines[-2] if len(lines) > 1 else ""
 
 
