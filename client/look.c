@@ -251,11 +251,14 @@ static void describe_location(const struct model *m, int l, struct look_text *ou
 	if (here > 0) {
 		char *s = line(out);
 		addf(s, LOOK_LINE_LEN, "Here:");
+		const char *sep = " ";
 		for (int c = 0; c < m->nchars; c++)
-			if (m->chars[c].alive && m->chars[c].loc == l)
-				addf(s, LOOK_LINE_LEN, "%s %s (%s, status %d)", s[5] ? "," : "",
+			if (m->chars[c].alive && m->chars[c].loc == l) {
+				addf(s, LOOK_LINE_LEN, "%s%s (%s, status %d)", sep,
 				     model_char_name(m, c), player_of(m, m->chars[c].owner),
 				     m->chars[c].status);
+				sep = ", ";
+			}
 	}
 	for (int e = 0; e < L->entrances && e < 8; e++)
 		describe_entrance(m, l, e, out);

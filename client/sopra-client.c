@@ -493,9 +493,13 @@ static void look_key(struct client *cl, int ch)
 	v->info_open = true;
 }
 
-/* any key: back to the look list; Esc closes both */
+/* ?: the help; any other key: back to the look list; Esc closes both */
 static void info_key(struct client *cl, int ch)
 {
+	if (ch == '?') {
+		cl->v.help = true; /* what was looked at is still there after the help */
+		return;
+	}
 	cl->v.info_open = false;
 	if (is_back_key(ch))
 		cl->v.look_open = false;
@@ -677,13 +681,14 @@ static void loop(struct client *cl)
 /* ---- options -------------------------------------------------------------------------- */
 
 static const char usage_text[] =
-        "Usage: sopra-client --local [--name NAME] [--bots K] [--rules base|revised]\n"
-        "                    [--timeout S] [--pace MS]\n"
-        "       sopra-client --port P --name NAME [--host H] [--start] [--rules base|revised]\n"
-        "                    [--bots K] [--bots-log DIR] [--bot-seed S] [--bot-strategy S]\n"
-        "                    [--timeout S] [--pace MS]\n"
-        "       sopra-client --watch --port N [--host H] [--rules base|revised] [--pace MS]\n"
+        "Usage: sopra-client --local [--name NAME] [--bots K] [--rules E] [--timeout S]"
+        " [--pace MS]\n"
+        "       sopra-client --port P --name NAME [--host H] [--start] [--rules E] [--timeout S]\n"
+        "                    [--pace MS] [--bots K] [--bots-log DIR] [--bot-seed S]"
+        " [--bot-strategy S]\n"
+        "       sopra-client --watch --port N [--host H] [--rules E] [--pace MS]\n"
         "       sopra-client --replay FILE\n"
+        "       (E: the rule edition, base or revised)\n"
         "\n"
         "  --local         play a game of your own: start a sopra-server on the\n"
         "                  default game (on a free port of 127.0.0.1), join it and\n"
@@ -711,7 +716,7 @@ static const char usage_text[] =
         "  --replay FILE   step through a journal (sopra-server --journal) or a\n"
         "                  sopra-bot --log\n"
         "  --timing FILE   write each redraw's latency after events (tests)\n"
-        "Keys: press ? in the client (docs/client.md).\n";
+        "Keys: press ? in the client (docs/client.md); the game: docs/playing.md.\n";
 
 static int usage(const char *msg, const char *arg)
 {

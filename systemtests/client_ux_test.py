@@ -13,6 +13,7 @@ exact text asserted:
   the pick, `;` and a character's key show what it is; `s` with every
   character in the colony says why Search is not possible, and that log
   entry is wrapped at 80 columns.
+- badge (80x24, revised): the header row keeps "[PLAY revised]" whole.
 - countdown (120x30, --timeout 6 for the server and the client): the
   selection shows the seconds left and that the server removes the player
   after the timeout; the seconds go down; when the server removes the
@@ -64,9 +65,10 @@ def rows(screen):
     return [r.rstrip() for r in screen.rstrip("\n").split("\n")]
 
 
-def start(args, tmux, name, w, h, timeout, *client_args):
+def start(args, tmux, name, w, h, timeout, *client_args, rules="base"):
     srv = Server(args.server, "--config", args.config, "--seed", "11", "--timeout",
-                 str(timeout), log=os.path.join(args.workdir, name + "-server.log"), wait=TIMEOUT)
+                 str(timeout), "--rules", rules, log=os.path.join(args.workdir, name + "-server.log"),
+                 wait=TIMEOUT)
     cmd = "%s --port %d --name Anna --start --pace 0 %s" % (args.client, srv.port,
                                                            " ".join(client_args))
     return srv, Session(tmux, name, w, h, cmd)
@@ -148,6 +150,22 @@ def case_countdown(args, tmux):
         srv.close()
 
 
+def case_badge(args, tmux):
+    """At 80 columns the header keeps the [PLAY revised] badge whole."""
+    srv, t = start(args, tmux, "badge", 80, 24, 120, "--rules revised", rules="revised")
+    try:
+        t.wait(lambda s: " Pick:" in s, "the pick menu")
+        t.keys("1")
+        s = t.wait(lambda s: rows(s)[0].startswith("Round 1/8"), "round 1")
+        want = "Round 1/8 Food 0 Morale 7 Waste 0 Starvation 0 Children 2"
+        check(rows(s)[0] == want + " " * (80 - len(want) - 14) + "[PLAY revised]",
+              "the header at 80 columns:\n" + s)
+        print("  the header at 80 columns: %s" % rows(s)[0], flush=True)
+        t.keys("q", "y")
+    finally:
+        srv.close()
+
+
 def main():
     ap = argparse.ArgumentParser()
     for a in ("server", "client", "config", "workdir"):
@@ -159,7 +177,8 @@ def main():
         sys.exit(1 if os.environ.get("CI") == "true" else 77)
     os.makedirs(args.workdir, exist_ok=True)
     failed = 0
-    for name, case in (("pick_and_look", case_pick_and_look), ("countdown", case_countdown)):
+    for name, case in (("pick_and_look", case_pick_and_look), ("countdown", case_countdown),
+                       ("badge", case_badge)):
         tmux = TmuxServer("sopra-client-ux-test")
         print(name + ":", flush=True)
         try:
