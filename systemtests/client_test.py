@@ -358,8 +358,8 @@ class Game:
         print("%s: redraw after events: %d redraws, median %.2f ms, p99 %.2f ms, max %.2f ms" %
               (self.rules, len(ms), ms[len(ms) // 2], ms[min(len(ms) - 1, len(ms) * 99 // 100)],
                ms[-1]), flush=True)
-        if ms[-1] > 50:
-            fail("a redraw took %.2f ms (> 50 ms)" % ms[-1])
+        # Wall-clock times on a shared machine are reported, never asserted: the
+        # redraw budget is judged by client-draw-bench, which counts CPU time.
 
 
 def replay(args, game, final):
