@@ -325,6 +325,9 @@ char *model_describe(const struct model *m, const struct model_event *ev, char *
 	case MEV_LEFT:
 		snprintf(buf, n, "%s left the game", player_name(m, v[0], a, sizeof a));
 		break;
+	case MEV_SESSION:
+		snprintf(buf, n, "You are player %d; the server keeps your seat if you drop", v[0]);
+		break;
 	default:
 		snprintf(buf, n, "%s", ev->name ? ev->name : "?");
 		break;

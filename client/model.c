@@ -891,10 +891,31 @@ static int fold_act_now(struct model *m, const struct model_event *ev)
 	return MODEL_OK;
 }
 
+/* The player whose selection runs: the first one still in the game who
+ * has no character yet (rules.md section 4), or -1. */
+static int selecting_player(const struct model *m)
+{
+	for (int p = 0; p < m->nplayers; p++) {
+		bool has = false;
+		for (int i = 0; i < m->nchars && !has; i++)
+			has = m->chars[i].spawned && m->chars[i].owner == p;
+		if (m->player_in[p] && !has)
+			return p;
+	}
+	return -1;
+}
+
 static int fold_characters(struct model *m, const struct model_event *ev)
 {
 	if (!m->game_started)
 		FAIL("Characters before GameStarted");
+	if (!m->me_sure && m->my_name) {
+		/* the offer goes to the selecting player alone: that is us */
+		m->me = selecting_player(m);
+		m->me_sure = m->me >= 0;
+		if (!m->me_sure)
+			FAIL("Characters, but every player has chosen");
+	}
 	for (int i = 0; i < 4; i++) {
 		int c = need_chr(m, ev, ev->v[i], false);
 		if (c < 0)
@@ -942,8 +963,11 @@ static int fold_player(struct model *m, const struct model_event *ev)
 	if (!m->player_names[p])
 		return internal(m, "out of memory");
 	m->player_in[p] = true;
-	if (m->me < 0 && m->my_name && strcmp(m->player_names[p], m->my_name) == 0)
-		m->me = p;
+	if (!m->me_sure && m->my_name && strcmp(m->player_names[p], m->my_name) == 0) {
+		/* a name given twice says nothing: our Characters offer will */
+		m->name_twice = m->name_twice || m->me >= 0;
+		m->me = m->name_twice ? -1 : p;
+	}
 	m->nplayers++;
 	return MODEL_OK;
 }
@@ -965,7 +989,7 @@ static int fold_character_spawned(struct model *m, const struct model_event *ev)
 	int c = need_chr(m, ev, ev->v[1], false);
 	if (c < 0)
 		return c;
-	if (m->me < 0 && m->my_name) /* without a name: a watcher's model */
+	if (m->me < 0 && m->my_name && !m->name_twice) /* without a name: a watcher's model */
 		FAIL("CharacterSpawned before our own Player event");
 	if (m->chars[c].spawned)
 		FAIL("character %d spawned twice", ev->v[1]);
@@ -1629,6 +1653,23 @@ static int fold_left(struct model *m, const struct model_event *ev)
 	return expect_front(m, xs, nx);
 }
 
+/* Our Session line (sent right after our Config): our player id. */
+static int fold_session(struct model *m, const struct model_event *ev)
+{
+	int p = ev->v[0];
+	if (!m->my_name)
+		FAIL("Session on a watcher's connection");
+	if (p < 0 || p >= m->max_players || p >= MODEL_MAX_PLAYERS)
+		FAIL("Session: player %d, the game has at most %d", p, m->max_players);
+	if (m->me_sure && m->me != p)
+		FAIL("Session: player %d, but we are player %d", p, m->me);
+	if (!ev->s || strlen(ev->s) != 64 || strspn(ev->s, "0123456789abcdef") != 64)
+		FAIL("Session: the secret is not 64 lowercase hex digits");
+	m->me = p;
+	m->me_sure = true;
+	return MODEL_OK;
+}
+
 /* ---- the table -------------------------------------------------------------------------- */
 
 enum ptype { P_INT, P_BOOL, P_STR, P_FOODR, P_MORALR };
@@ -1734,6 +1775,7 @@ static const struct model_event_handler handlers[MEV_COUNT] = {
                           {{"characterId", P_INT, 0}, {"locationId", P_INT, 0}},
                           fold_searched},
         [MEV_LEFT] = {"Left", {{"player", P_INT, 0}}, fold_left},
+        [MEV_SESSION] = {"Session", {{"player", P_INT, 0}, {"secret", P_STR, 0}}, fold_session},
 };
 
 const char *model_event_name(enum model_event_type t)
@@ -1880,9 +1922,9 @@ int model_decode(const struct model *m, const char *line, size_t len, struct mod
 		if (strcmp(handlers[i].name, jn->valuestring) == 0)
 			t = i;
 	if (t < 0) {
-		int rc = decode_fail(err, errlen, "unknown event \"%.64s\"", jn->valuestring);
+		decode_fail(err, errlen, "unknown event \"%.64s\"", jn->valuestring);
 		cJSON_Delete(root);
-		return rc;
+		return MODEL_UNKNOWN_EVENT;
 	}
 	ev->type = (enum model_event_type)t;
 	ev->name = handlers[t].name;
@@ -1922,7 +1964,9 @@ static int fold(struct model *m, const struct model_event *ev)
 	const char *n = ev->name;
 	if ((unsigned)ev->type >= MEV_COUNT)
 		return internal(m, "internal: an event of unknown type");
-	if (m->result != MODEL_RUNNING || (m->me >= 0 && !m->player_in[m->me]))
+	/* we have left (a Session line names us before our Player event) */
+	if (m->result != MODEL_RUNNING ||
+	    (m->me >= 0 && m->me < m->nplayers && !m->player_in[m->me]))
 		FAIL("event %s after the end (%s)", n, result_name(m));
 	if (k->expect_game_lost && ev->type != MEV_GAME_END)
 		FAIL("morale is %d but %s came instead of GameEnd(false)", m->moral, n);

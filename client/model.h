@@ -37,6 +37,9 @@ struct cJSON;
 #define MODEL_OK        0
 #define MODEL_VIOLATION (-1) /* the server sent something it must not */
 #define MODEL_INTERNAL  (-2) /* out of memory or a limit of the model */
+/* model_decode: a line whose "event" the model does not know; protocol.md
+ * says a client ignores it (sopra-bot, which checks the server, does not) */
+#define MODEL_UNKNOWN_EVENT (-3)
 
 /* ---- events ----------------------------------------------------------------------------- */
 
@@ -76,6 +79,7 @@ enum model_event_type {
 	MEV_ZOMBIE_KILLED,
 	MEV_SEARCHED,
 	MEV_LEFT,
+	MEV_SESSION, /* only on a server with sessions (protocol.md, "Reconnecting") */
 	MEV_COUNT
 };
 
@@ -94,7 +98,7 @@ extern const char *const model_moral_reasons[4]; /* "CHARACTER_DIED", ... */
  * order: integers as they are, booleans as 0 / 1, the reasons of FoodChanged
  * and MoralChanged as the enums above; an optional parameter that is absent
  * has has[i] false. s is the string parameter (Config's text, Player's
- * playerName, CommandFailed's message), NULL for the other events; it lives
+ * playerName, CommandFailed's message, Session's secret), NULL for the other events; it lives
  * in json, which model_event_free() releases.
  */
 struct model_event {
@@ -242,7 +246,12 @@ struct model {
 	int nplayers;
 	char *player_names[MODEL_MAX_PLAYERS];
 	bool player_in[MODEL_MAX_PLAYERS]; /* registered and not left */
-	int me;                            /* our player index, -1 until our Player event */
+	/* our player index, -1 until we know it: from our Session line, else
+	 * from the one Player event with our name, else (a name given twice)
+	 * from our Characters offer (model_init) */
+	int me;
+	bool me_sure;    /* me came from Session or Characters, not from a name */
+	bool name_twice; /* two Player events carry our name */
 	/* the dice each player rolled at the start of this round (its own
 	 * DieRolled events: a STUFF card's new die is not among them) */
 	int rolled[MODEL_MAX_PLAYERS][MODEL_MAX_DICE];
@@ -305,16 +314,21 @@ struct model {
 
 /* ---- use -------------------------------------------------------------------------------- */
 
-/* An empty model for the player named my_name (identified by the first
- * Player event with that name) in the given rule edition. my_name NULL: a
- * watcher's model (sopra-server --watch-port), which gets only the events
- * to all players and has no side of its own (me stays -1). */
+/* An empty model for the player named my_name in the given rule edition.
+ * Which player we are (me): the player of our Session line (a server with
+ * sessions); else the one Player event with our name; when two carry it,
+ * the player who gets our Characters offer (the selection goes in
+ * ascending id: the first player still in the game who has no character
+ * yet), and until then nobody. my_name NULL: a watcher's model
+ * (sopra-server --watch-port), which gets only the events to all players
+ * and has no side of its own (me stays -1). */
 void model_init(struct model *m, const char *my_name, bool revised);
 void model_free(struct model *m);
 
 /* Parse one server line (without its "\n") and check it against
  * protocol.md. MODEL_OK and *ev filled (release it with
- * model_event_free), or MODEL_VIOLATION and a message in err. */
+ * model_event_free), or MODEL_VIOLATION (MODEL_UNKNOWN_EVENT for an event
+ * name it does not know) and a message in err. */
 int model_decode(const struct model *m, const char *line, size_t len, struct model_event *ev,
                  char *err, size_t errlen);
 void model_event_free(struct model_event *ev);
