@@ -272,6 +272,14 @@ int client_cmd_line(const struct cmd *c, bool revised, char *buf, size_t n)
 	return len;
 }
 
+int client_reconnect_line(const char *secret, char *buf, size_t n)
+{
+	if (!*secret || strspn(secret, "0123456789abcdef") != strlen(secret))
+		return -1;
+	int len = snprintf(buf, n, "{\"command\":\"Reconnect\",\"secret\":\"%s\"}\n", secret);
+	return len >= 0 && (size_t)len < n ? len : -1;
+}
+
 /* ---- the commands in the client's words ---------------------------------------------- */
 
 static const struct client_command client_commands[CMD_TYPE_COUNT] = {

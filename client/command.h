@@ -68,6 +68,13 @@ const char *client_cmds_refusal(const struct client_cmds *cc, const struct cmd *
  * NUL-terminated; returns its length, or -1 when it does not fit. */
 int client_cmd_line(const struct cmd *c, bool revised, char *buf, size_t n);
 
+/* The wire line of Reconnect with secret (a Session line's: lowercase hex
+ * digits only), "{...}\n" NUL-terminated, into buf; returns its length, or
+ * -1 when it does not fit or secret is not hex. Reconnect is no game
+ * command (no struct cmd): the server's session layer takes it
+ * (protocol.md, "Reconnecting"). */
+int client_reconnect_line(const char *secret, char *buf, size_t n);
+
 /* We are sending c: tell the model what it must know to follow its own
  * turn (the die c will use; our turn ends with EndTurn and Leave). */
 void client_sent(struct model *m, const struct cmd *c);

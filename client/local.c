@@ -17,52 +17,6 @@
 #define LOCAL_START_WAIT_MS 15000 /* a loaded machine: generous */
 #define LOCAL_STOP_WAIT_MS  5000  /* the server flushes and closes in ~1 s */
 
-/* mkdir -p of path (a copy is cut at each '/'); 0 or -1 (errno set). */
-static int make_dirs(const char *path)
-{
-	char buf[PATH_MAX];
-	if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	for (char *p = buf + 1;; p++) {
-		bool end = *p == '\0';
-		if (*p != '/' && !end)
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0700) != 0 && errno != EEXIST)
-			return -1;
-		if (end)
-			return 0;
-		*p = '/';
-	}
-}
-
-int local_state_dir(char *out, size_t outlen, char *err, size_t errlen)
-{
-	const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-	int n;
-	if (state && state[0] == '/') /* the spec: a relative one is ignored */
-		n = snprintf(out, outlen, "%s/sopra-server", state);
-	else if (home && *home)
-		n = snprintf(out, outlen, "%s/.local/state/sopra-server", home);
-	else {
-		snprintf(err, errlen,
-		         "neither $XDG_STATE_HOME nor $HOME is set: no place for "
-		         "the game's journal");
-		return -1;
-	}
-	if (n < 0 || (size_t)n >= outlen) {
-		snprintf(err, errlen, "the state directory's name is too long");
-		return -1;
-	}
-	if (make_dirs(out) != 0) {
-		snprintf(err, errlen, "cannot create %s: %s", out, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
 /* Why the server did not start: the log's last line, into err. */
 static void last_log_line(const char *log_path, char *err, size_t errlen)
 {
@@ -85,7 +39,7 @@ static void last_log_line(const char *log_path, char *err, size_t errlen)
 static int local_files(struct local_server *ls, char *err, size_t errlen)
 {
 	char dir[PATH_MAX - 64], stamp[32];
-	if (local_state_dir(dir, sizeof dir, err, errlen) != 0)
+	if (state_dir("sopra-server", dir, sizeof dir, err, errlen) != 0)
 		return -1;
 	time_t now = time(NULL);
 	struct tm tm;

@@ -27,7 +27,7 @@ struct local_server {
  * Start the server program exe (a path, or a name looked up in PATH) with
  * --port 0 --bind 127.0.0.1 --timeout timeout_sec [--rules revised]
  * --journal DIR/local-TIME-PID.jnl, its stderr to DIR/local-TIME-PID.log
- * (DIR: local_state_dir), and wait until it listens (srvproc). Returns 0
+ * (DIR: toolutil's state_dir("sopra-server")), and wait until it listens (srvproc). Returns 0
  * with ls->port set, or -1 with the reason in err (the server is gone then).
  */
 int local_start(struct local_server *ls, const char *exe, int timeout_sec, bool revised, char *err,
@@ -38,10 +38,5 @@ int local_start(struct local_server *ls, const char *exe, int timeout_sec, bool 
  * ending: the game is over, so the server is ending by itself: give it a
  * few seconds first. Safe to call when it was never started or is gone. */
 void local_stop(struct local_server *ls, bool ending);
-
-/* $XDG_STATE_HOME/sopra-server, or ~/.local/state/sopra-server without
- * it, created (mode 0700 for each new directory) if needed: into out.
- * 0, or -1 with the reason in err. */
-int local_state_dir(char *out, size_t outlen, char *err, size_t errlen);
 
 #endif

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -117,6 +118,51 @@ int tcp_connect_host(const char *host, int port, double wait_sec, int retry_ms, 
 		}
 		sleep_ms(retry_ms);
 	}
+}
+
+/* mkdir -p of path (a copy is cut at each '/'); 0 or -1 (errno set). */
+static int make_dirs(const char *path)
+{
+	char buf[4096];
+	if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	for (char *p = buf + 1;; p++) {
+		bool end = *p == '\0';
+		if (*p != '/' && !end)
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+			return -1;
+		if (end)
+			return 0;
+		*p = '/';
+	}
+}
+
+int state_dir(const char *sub, char *out, size_t outlen, char *err, size_t errlen)
+{
+	const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	int n;
+	if (state && state[0] == '/')
+		n = snprintf(out, outlen, "%s/%s", state, sub);
+	else if (home && *home)
+		n = snprintf(out, outlen, "%s/.local/state/%s", home, sub);
+	else {
+		snprintf(err, errlen, "neither $XDG_STATE_HOME nor $HOME is set: no place for %s",
+		         sub);
+		return -1;
+	}
+	if (n < 0 || (size_t)n >= outlen) {
+		snprintf(err, errlen, "the state directory's name is too long");
+		return -1;
+	}
+	if (make_dirs(out) != 0) {
+		snprintf(err, errlen, "cannot create %s: %s", out, strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 char *read_file(const char *path, size_t *len)

@@ -53,6 +53,12 @@ int tcp_connect_host(const char *host, int port, double wait_sec, int retry_ms, 
  * read. The caller frees the result. */
 char *read_file(const char *path, size_t *len);
 
+/* $XDG_STATE_HOME/SUB, or ~/.local/state/SUB without it (a relative
+ * $XDG_STATE_HOME is ignored, as the XDG spec says), created (mode 0700
+ * for each new directory) if needed: into out. 0, or -1 with the reason in
+ * err. */
+int state_dir(const char *sub, char *out, size_t outlen, char *err, size_t errlen);
+
 /* A field of /proc/PID/status in KiB, e.g. "VmHWM" or "VmRSS" (without the
  * colon); -1 when the process or the field is not there. */
 long proc_status_kib(pid_t pid, const char *field);

@@ -1378,7 +1378,8 @@ static void come_back(struct bot *b)
 		die(b, EXIT_USAGE, "no way back within %g s (--reconnect)", b->reconnect_sec);
 	restart_model(b);
 	char line[128];
-	snprintf(line, sizeof line, "{\"command\":\"Reconnect\",\"secret\":\"%s\"}\n", b->secret);
+	if (client_reconnect_line(b->secret, line, sizeof line) < 0)
+		die(b, EXIT_USAGE, "cannot write the Reconnect line");
 	trace(b, '>', line, strlen(line));
 	b->commands++;
 	write_all(b, line, strlen(line));
