@@ -42,9 +42,29 @@ static void clear_log(struct app *a)
 	a->nlog = a->logcap = 0;
 }
 
+static void clear_lines(struct app *a)
+{
+	for (int i = 0; i < a->nlines; i++)
+		free(a->lines[i]);
+	free(a->lines);
+	a->lines = NULL;
+	a->nlines = a->linecap = 0;
+}
+
+static void drop_seen(struct app *a)
+{
+	for (int i = 0; i < a->nseen; i++)
+		free(a->seen[i]);
+	free(a->seen);
+	a->seen = NULL;
+	a->nseen = a->iseen = 0;
+}
+
 void app_free(struct app *a)
 {
 	clear_log(a);
+	clear_lines(a);
+	drop_seen(a);
 	client_cmds_free(&a->cmds);
 	model_free(&a->m);
 	free(a->name);
@@ -58,10 +78,27 @@ void app_reset(struct app *a)
 	enum app_mode mode = a->mode;
 	bool revised = a->revised;
 	int timeout_s = a->timeout_s;
+	char secret[sizeof a->secret];
+	memcpy(secret, a->secret, sizeof secret);
 	app_free(a);
 	app_init(a, mode, name, revised);
 	a->timeout_s = timeout_s;
+	memcpy(a->secret, secret, sizeof secret); /* the history brings it again */
 	free(name);
+}
+
+void app_rejoin(struct app *a)
+{
+	char **log = a->log, **lines = a->lines;
+	int nlog = a->nlog, logcap = a->logcap, nlines = a->nlines;
+	a->log = a->lines = NULL;
+	a->nlog = a->logcap = a->nlines = a->linecap = 0;
+	app_reset(a);
+	a->log = log;
+	a->nlog = nlog;
+	a->logcap = logcap;
+	a->seen = lines;
+	a->nseen = nlines;
 }
 
 static void log_add(struct app *a, const char *text)
@@ -120,6 +157,14 @@ int app_actor(const struct model *m, const struct model_event *ev)
 		return -1;
 	}
 	return c >= 0 ? m->chars[c].owner : -1;
+}
+
+const char *app_quit_question(const struct app *a)
+{
+	if (a->secret[0])
+		return "Quit? c: close, come back later (--reconnect)  y: leave for good  "
+		       "other: stay";
+	return "Quit? This server keeps no seat: you leave, your characters die (y: quit)";
 }
 
 /* the first player still in the game after p, -1 none */
@@ -190,8 +235,10 @@ static void status_left(struct app *a, bool was_selecting)
 /* The log's turn marker: "== Bot1's turn ==" before the first move of a
  * player's turn, "== Your turn ==" for our first ActNow of a turn (the
  * ActNow after each of our commands is not logged again). False: the
- * event's own line is not logged either (a repeated ActNow). */
-static bool mark_turn(struct app *a, const struct model_event *ev, int actor)
+ * event's own line is not logged either (a repeated ActNow). quiet: a line
+ * of the history folded again after a reconnect, whose marker the log
+ * already has: only the marker's state follows. */
+static bool mark_turn(struct app *a, const struct model_event *ev, int actor, bool quiet)
 {
 	const struct model *m = &a->m;
 	switch (ev->type) {
@@ -203,7 +250,8 @@ static bool mark_turn(struct app *a, const struct model_event *ev, int actor)
 		if (m->my_turn && a->marked == m->me)
 			return false;
 		a->marked = m->me;
-		app_logf(a, "== Your turn ==");
+		if (!quiet)
+			app_logf(a, "== Your turn ==");
 		return false;
 	case MEV_DIE_ROLLED:
 		return true; /* the round's dice, or a reroll within the turn */
@@ -212,7 +260,8 @@ static bool mark_turn(struct app *a, const struct model_event *ev, int actor)
 	}
 	if (actor >= 0 && actor != a->marked && !m->colony_phase && m->rounds_seen > 0) {
 		a->marked = actor;
-		app_logf(a, "== %s's turn ==",
+		if (!quiet)
+			app_logf(a, "== %s's turn ==",
 		         actor < m->nplayers && m->player_names[actor] ? m->player_names[actor]
 		                                                       : "?");
 	}
@@ -257,38 +306,105 @@ static void set_status_after(struct app *a, const struct model_event *ev, bool w
 	}
 }
 
+/* Keep a copy of the line (for the edition check). */
+static void keep_line(struct app *a, const char *line, size_t len)
+{
+	if (a->nlines == a->linecap) {
+		int cap = a->linecap ? 2 * a->linecap : 256;
+		char **nl = realloc(a->lines, (size_t)cap * sizeof *nl);
+		if (!nl)
+			return;
+		a->lines = nl;
+		a->linecap = cap;
+	}
+	char *copy = malloc(len + 1);
+	if (!copy)
+		return;
+	memcpy(copy, line, len);
+	copy[len] = '\0';
+	a->lines[a->nlines++] = copy;
+}
+
+/* Whether the other rule edition folds every line kept without a
+ * contradiction: then the server plays that one. */
+static bool other_edition_fits(const struct app *a)
+{
+	struct model m;
+	model_init(&m, a->name, !a->revised);
+	bool fits = true;
+	char err[600];
+	for (int i = 0; i < a->nlines && fits; i++) {
+		int rc = model_fold_line(&m, a->lines[i], strlen(a->lines[i]), err, sizeof err);
+		fits = rc == MODEL_OK || rc == MODEL_UNKNOWN_EVENT;
+	}
+	model_free(&m);
+	return fits;
+}
+
+/* The board refused the last line (err: why): the client stops folding. */
+static void broken(struct app *a, const char *what, const char *err)
+{
+	a->broken = true;
+	app_logf(a, "!! %s", err);
+	if (other_edition_fits(a)) {
+		const char *other = a->revised ? "base" : "revised";
+		app_status(a, true, "The server plays the %s rules: start again with --rules %s",
+		           other, other);
+		app_logf(a, "!! the server plays %s, not %s: use --rules %s", other,
+		         a->revised ? "revised" : "base", other);
+		return;
+	}
+	app_status(a, true, "%s: %s", what, err);
+}
+
 int app_feed(struct app *a, const char *line, size_t len)
 {
 	if (a->broken)
 		return -1;
 	struct model_event ev;
 	char err[600], text[400];
-	if (model_decode(&a->m, line, len, &ev, err, sizeof err) != MODEL_OK) {
-		a->broken = true;
-		app_status(a, true, "Bad line from the server: %s", err);
-		app_logf(a, "!! %s", err);
+	/* a line of the history that we had received before the drop */
+	bool again = a->iseen < a->nseen && strlen(a->seen[a->iseen]) == len &&
+	             memcmp(a->seen[a->iseen], line, len) == 0;
+	if (again)
+		a->iseen++;
+	else if (a->nseen > 0)
+		drop_seen(a); /* not the same: from here on, it is news */
+	int rc = model_decode(&a->m, line, len, &ev, err, sizeof err);
+	if (rc == MODEL_UNKNOWN_EVENT) {
+		app_logf(a, "-- ignored a line the client does not know: %s", err);
+		return -1;
+	}
+	keep_line(a, line, len);
+	if (rc != MODEL_OK) {
+		broken(a, "Bad line from the server", err);
 		return -1;
 	}
 	model_describe(&a->m, &ev, text, sizeof text);
 	int actor = app_actor(&a->m, &ev);
-	if (mark_turn(a, &ev, actor) && ev.type != MEV_CONFIG)
+	if (mark_turn(a, &ev, actor, again) && ev.type != MEV_CONFIG && !again)
 		app_logf(a, "%s", text);
 	bool had_status_err = a->status_err, was_selecting = a->m.selecting;
 	if (ev.type == MEV_ACT_NOW || ev.type == MEV_COMMAND_FAILED)
 		a->awaiting = false;
 	if (model_fold(&a->m, &ev, err, sizeof err) != MODEL_OK) {
-		a->broken = true;
-		app_status(a, true, "The board contradicts an event: %s", err);
-		app_logf(a, "!! %s", err);
+		broken(a, "The board contradicts an event", err);
 		model_event_free(&ev);
 		return -1;
 	}
+	if (ev.type == MEV_SESSION && ev.s)
+		snprintf(a->secret, sizeof a->secret, "%s", ev.s);
 	a->events++;
 	app_refresh_cmds(a);
 	follow_turn(a, &ev, actor);
 	/* a failure stays visible until the next command is sent */
 	a->status_err = had_status_err && ev.type == MEV_ACT_NOW;
 	set_status_after(a, &ev, was_selecting);
+	if (again && a->iseen == a->nseen) {
+		app_logf(a, "-- back in the game: the server sent the %d lines we had again",
+		         a->nseen);
+		drop_seen(a);
+	}
 	int type = (int)ev.type;
 	model_event_free(&ev);
 	return type;

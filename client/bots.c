@@ -40,7 +40,10 @@ const char *bots_find_tool(const char *name)
 	return out;
 }
 
-/* Start bot i (sopra-bot's stdout to out_fd): its pid, or -1 (errno). */
+/* How long a bot tries to come back after a drop (sopra-bot --reconnect). */
+#define BOTS_RECONNECT_SEC "30"
+
+/* Start bot i (sopra-bot's stdout and stderr to out_fd): its pid, or -1 (errno). */
 static pid_t spawn_bot(const struct bots *b, int i, int out_fd)
 {
 	char port[16], seed[32], name[32], logp[PATH_MAX];
@@ -63,6 +66,8 @@ static pid_t spawn_bot(const struct bots *b, int i, int out_fd)
 	argv[k++] = "--quiet";
 	argv[k++] = "--strategy";
 	argv[k++] = b->strategy ? b->strategy : "search";
+	argv[k++] = "--reconnect"; /* with sessions: back after a drop */
+	argv[k++] = BOTS_RECONNECT_SEC;
 	if (b->log_dir) {
 		snprintf(logp, sizeof logp, "%s/%s.log", b->log_dir, name);
 		argv[k++] = "--log";
@@ -71,7 +76,7 @@ static pid_t spawn_bot(const struct bots *b, int i, int out_fd)
 	argv[k] = NULL;
 	/* the bot dies with the client, however the client ends */
 	struct spawn_opts so = {.search_path = true};
-	return spawn(argv, SPAWN_NULL, out_fd, SPAWN_NULL, &so);
+	return spawn(argv, SPAWN_NULL, out_fd, out_fd, &so);
 }
 
 int bots_start_next(struct bots *b, char *err, size_t errlen)
@@ -98,23 +103,70 @@ int bots_start_next(struct bots *b, char *err, size_t errlen)
 	return 0;
 }
 
-bool bots_read(struct bots *b, int i)
+/* One complete line of bot i's output. */
+static enum bots_news bot_line(struct bots *b, int i, const char *line)
 {
-	char buf[256];
-	ssize_t n = read(b->fd[i], buf, sizeof buf - 1);
-	if (n <= 0) {
-		if (n < 0 && errno == EINTR)
-			return false;
-		close(b->fd[i]);
-		b->fd[i] = -1;
-		return false;
-	}
-	buf[n] = '\0';
-	if (strstr(buf, "registered ")) {
+	if (strncmp(line, "registered ", 11) == 0) {
 		b->registered++;
-		return true;
+		return BOTS_REGISTERED;
 	}
-	return false;
+	/* the summary ("bot N: events=...") comes last: keep the error before it */
+	if (!strstr(line, ": events=") || !b->said[i][0]) {
+		size_t k = strnlen(line, sizeof b->said[i] - 1);
+		memmove(b->said[i], line, k);
+		b->said[i][k] = '\0';
+	}
+	return BOTS_NOTHING;
+}
+
+/* Bot i's output has closed: reap it, say how it ended. */
+static void bot_ended(struct bots *b, int i, char *msg, size_t n)
+{
+	close(b->fd[i]);
+	b->fd[i] = -1;
+	int st = 0;
+	while (waitpid(b->pid[i], &st, 0) < 0 && errno == EINTR)
+		;
+	b->pid[i] = 0;
+	const char *said = b->said[i];
+	/* "bot Bot1: protocol violation: ..." -> "protocol violation: ..." */
+	const char *colon = strncmp(said, "bot ", 4) == 0 ? strstr(said, ": ") : NULL;
+	if (colon)
+		said = colon + 2;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		snprintf(msg, n, "%s", "");
+	else if (WIFEXITED(st))
+		snprintf(msg, n, "Bot%d stopped (exit %d): %s", i + 1, WEXITSTATUS(st),
+		         *said ? said : "no message");
+	else
+		snprintf(msg, n, "Bot%d was killed by signal %d", i + 1,
+		         WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+enum bots_news bots_read(struct bots *b, int i, char *msg, size_t n)
+{
+	char buf[512];
+	msg[0] = '\0';
+	ssize_t got = read(b->fd[i], buf, sizeof buf);
+	if (got < 0 && errno == EINTR)
+		return BOTS_NOTHING;
+	if (got <= 0) {
+		bot_ended(b, i, msg, n);
+		return BOTS_ENDED;
+	}
+	enum bots_news news = BOTS_NOTHING;
+	for (ssize_t k = 0; k < got; k++) {
+		if (buf[k] != '\n') {
+			if (b->npart[i] + 1 < sizeof b->part[i])
+				b->part[i][b->npart[i]++] = buf[k];
+			continue;
+		}
+		b->part[i][b->npart[i]] = '\0';
+		b->npart[i] = 0;
+		if (bot_line(b, i, b->part[i]) == BOTS_REGISTERED)
+			news = BOTS_REGISTERED;
+	}
+	return news;
 }
 
 void bots_stop(struct bots *b)

@@ -22,11 +22,13 @@
 #include <curses.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,7 +41,9 @@
 #include "pace.h"
 #include "sopra/proto.h"
 #include "net.h"
+#include "rejoin.h"
 #include "replay.h"
+#include "toolutil.h"
 #include "sopra/usage.h"
 #include "ui.h"
 
@@ -57,12 +61,22 @@ struct client {
 	struct pace pace;           /* the server's lines, released at --pace */
 	bool close_due;             /* the server closed: say so once its lines are out */
 	double wait_since;          /* ms: the server's timer for our move started */
+	/* sessions: our seat kept for a return (rejoin.h) */
+	char seat_path[PATH_MAX]; /* the file that keeps our secret, "" none */
+	bool rejoining;           /* Reconnect sent, its answer not read yet */
+	bool drop_conn;           /* give this connection up (read on: nothing) */
+	int rejoin_try;           /* tries since the drop, 0: not reconnecting */
+	double rejoin_at;         /* clock_ms() of the next try, 0: none */
+	bool catching_up;         /* Reconnect taken: the history is being read */
+	double history_until;     /* ms: lines that arrived by then are history */
+	bool close_refused;       /* the connection went after a refused Reconnect */
 	/* options */
 	const char *host, *name, *replay_path, *timing_path;
 	int port, nbots;
 	int local_timeout; /* --local: the server's --timeout; else --timeout for the countdown */
 	int pace_ms;       /* --pace, -1 not given */
 	bool watch, revised, local;
+	bool reconnect; /* --reconnect: take the kept seat back */
 };
 
 /* --pace's default: a move of another player every 400 ms, so that a
@@ -227,6 +241,136 @@ static void close_stale_menu(struct client *cl)
 	}
 }
 
+/* ---- coming back (sessions) ----------------------------------------------------------- */
+
+/* The command that brings us back: "sopra-client --reconnect ..." */
+static void reconnect_hint(const struct client *cl, char *buf, size_t n)
+{
+	snprintf(buf, n, "sopra-client --reconnect --host %s --port %d --name %s%s", cl->host,
+	         cl->port, cl->name ? cl->name : "?", cl->revised ? " --rules revised" : "");
+}
+
+/* Our Session line came: keep its secret for a return after a restart. */
+static void keep_session(struct client *cl)
+{
+	char err[PATH_MAX + 128];
+	if (rejoin_path(cl->seat_path, sizeof cl->seat_path, cl->host, cl->port, cl->name, err,
+	                sizeof err) != 0 ||
+	    rejoin_save(cl->seat_path, cl->a.secret, cl->a.m.me, err, sizeof err) != 0) {
+		cl->seat_path[0] = '\0';
+		app_status(&cl->a, true, "%s", err);
+		app_logf(&cl->a, "!! %s", err);
+	}
+}
+
+/* The game is over for us: the kept secret is of no use any more. */
+static void forget_session(struct client *cl)
+{
+	rejoin_forget(cl->seat_path);
+	cl->seat_path[0] = '\0';
+}
+
+/* Whether we are still in a running game (not left, not over). */
+static bool still_playing(const struct client *cl)
+{
+	const struct model *m = &cl->a.m;
+	return cl->a.mode == APP_PLAY && m->result == MODEL_RUNNING &&
+	       (m->me < 0 || m->me >= m->nplayers || m->player_in[m->me]) && !cl->a.broken;
+}
+
+/* The connection is gone: plan the next try, or give up after
+ * REJOIN_ATTEMPTS of them. */
+static void schedule_rejoin(struct client *cl)
+{
+	if (cl->rejoin_try == 0)
+		app_logf(&cl->a,
+		         "-- the connection is lost; the server keeps our seat: reconnecting");
+	cl->rejoin_try++;
+	if (cl->rejoin_try > REJOIN_ATTEMPTS) {
+		char hint[PATH_MAX];
+		reconnect_hint(cl, hint, sizeof hint);
+		cl->rejoin_at = 0;
+		cl->rejoin_try = 0;
+		app_status(&cl->a, true, "No way back after %d tries. Later: %s", REJOIN_ATTEMPTS,
+		           hint);
+		app_logf(&cl->a,
+		         "!! no way back after %d tries; try later (while the server "
+		         "keeps the seat): %s",
+		         REJOIN_ATTEMPTS, hint);
+		return;
+	}
+	double wait = rejoin_delay(cl->rejoin_try);
+	cl->rejoin_at = clock_ms() + wait * 1000;
+	app_status(&cl->a, true, "Connection lost: reconnecting in %.1f s (try %d of %d)", wait,
+	           cl->rejoin_try, REJOIN_ATTEMPTS);
+}
+
+/* Connected: send Reconnect; the answer is the history, or a refusal. */
+static void send_reconnect(struct client *cl)
+{
+	char line[128];
+	int n = client_reconnect_line(cl->a.secret, line, sizeof line);
+	if (n > 0)
+		line[n - 1] = '\0'; /* net_send_line adds the "\n" */
+	if (n <= 0 || net_send_line(&cl->c, line) != 0) {
+		cl->drop_conn = true;
+		return;
+	}
+	cl->rejoining = true;
+	app_status(&cl->a, false, "Reconnecting: waiting for the game so far");
+}
+
+/* A try is due: connect (once, no waiting) and send Reconnect. */
+static void try_rejoin(struct client *cl)
+{
+	char err[256];
+	cl->rejoin_at = 0;
+	if (net_connect(&cl->c, cl->host, cl->port, 0, err, sizeof err) != 0) {
+		schedule_rejoin(cl);
+		return;
+	}
+	fcntl(cl->c.fd, F_SETFD, FD_CLOEXEC);
+	cl->connected = true;
+	send_reconnect(cl);
+}
+
+/* The first line after our Reconnect: false when it is a refusal (handled
+ * here); else the history begins: the board is folded again from it. */
+static bool rejoin_answer(struct client *cl, const char *line, size_t len)
+{
+	cl->rejoining = false;
+	struct model_event ev;
+	char err[600];
+	bool refused = model_decode(&cl->a.m, line, len, &ev, err, sizeof err) == MODEL_OK &&
+	               ev.type == MEV_COMMAND_FAILED;
+	if (!refused) {
+		model_event_free(&ev);
+		cl->rejoin_try = 0;
+		cl->catching_up = true; /* the history is not paced (on_server) */
+		if (cl->a.nlines > 0) {
+			app_rejoin(&cl->a); /* the log goes on after the history */
+		} else {
+			app_reset(&cl->a);
+			app_logf(&cl->a, "-- back in the game: the game so far, from the server");
+		}
+		return true;
+	}
+	char msg[300];
+	snprintf(msg, sizeof msg, "%s", ev.s ? ev.s : "");
+	model_event_free(&ev);
+	cl->drop_conn = true;
+	if (strstr(msg, " is connected")) {
+		/* the server has not seen our old connection go yet */
+		app_logf(&cl->a, "-- %s: trying again", msg);
+		return false;
+	}
+	forget_session(cl);
+	cl->a.secret[0] = '\0';
+	app_status(&cl->a, true, "No way back: %s", msg);
+	app_logf(&cl->a, "!! the server did not take us back: %s", msg);
+	return false;
+}
+
 /* one server line, released by the pace */
 static void feed_line(void *ctx, const struct pace_line *l)
 {
@@ -234,6 +378,10 @@ static void feed_line(void *ctx, const struct pace_line *l)
 	int type = app_feed(&cl->a, l->text, l->len);
 	if (type == MEV_ACT_NOW || type == MEV_CHARACTERS)
 		cl->wait_since = l->arrived; /* the server's timer for us runs from then */
+	if (type == MEV_SESSION)
+		keep_session(cl);
+	if (cl->seat_path[0] && !still_playing(cl) && !cl->a.broken)
+		forget_session(cl);
 	if (type == MEV_CONFIG && cl->a.mode == APP_PLAY) {
 		if (cl->nbots > 0 && cl->bots.started == 0)
 			cl->bot_due = true; /* after the redraw: fork() takes time */
@@ -246,10 +394,29 @@ static void feed_line(void *ctx, const struct pace_line *l)
 	}
 }
 
+/* A move to hold back: another player's, live (the history after a
+ * Reconnect is the game so far: it is folded at once). */
 static bool is_others_move(void *ctx, const struct pace_line *l)
 {
 	const struct client *cl = ctx;
-	return pace_is_others_move(&cl->a, l->text, l->len);
+	return l->arrived > cl->history_until && pace_is_others_move(&cl->a, l->text, l->len);
+}
+
+/* The connection is gone and its lines are all folded: with a seat the
+ * server keeps, plan the way back; else say that it is closed (after a
+ * refused Reconnect the status says why already). */
+static void connection_gone(struct client *cl)
+{
+	bool refused = cl->close_refused;
+	cl->close_refused = false;
+	if (cl->a.secret[0] && still_playing(cl)) {
+		schedule_rejoin(cl);
+	} else if (!refused) {
+		cl->a.closed = true;
+		if (cl->a.m.result == MODEL_RUNNING && !cl->a.status_err)
+			app_status(&cl->a, true, "The server closed the connection");
+		app_logf(&cl->a, "-- the connection is closed");
+	}
 }
 
 /* Fold and draw the lines that are due; the ms until more are, -1 none
@@ -261,10 +428,7 @@ static int release_lines(struct client *cl)
 	int wait = pace_release(&cl->pace, t0, is_others_move, feed_line, cl);
 	if (wait < 0 && cl->close_due) {
 		cl->close_due = false;
-		cl->a.closed = true;
-		if (cl->a.m.result == MODEL_RUNNING && !cl->a.status_err)
-			app_status(&cl->a, true, "The server closed the connection");
-		app_logf(&cl->a, "-- the connection is closed");
+		connection_gone(cl);
 	}
 	draw(cl);
 	if (cl->timing && cl->a.events > before) {
@@ -280,21 +444,33 @@ static int release_lines(struct client *cl)
 	return wait;
 }
 
-/* one server line: queued for the pace */
+/* one server line: the answer to our Reconnect is read at once; the
+ * lines of the game are queued for the pace */
 static void on_line(void *ctx, const char *line, size_t len)
 {
 	struct client *cl = ctx;
+	if (cl->drop_conn || (cl->rejoining && !rejoin_answer(cl, line, len)))
+		return;
 	if (pace_push(&cl->pace, line, len, clock_ms()) != 0)
 		app_status(&cl->a, true, "Out of memory: a line of the server is lost");
 }
 
-/* Read the server's lines; the ms until the pace releases more, -1 none. */
+/* Read the server's lines; the ms until the pace releases more, -1 none.
+ * A lost connection is dealt with once its queued lines are folded
+ * (connection_gone). */
 static int on_server(struct client *cl)
 {
 	int rc = net_read(&cl->c, on_line, cl);
-	if (rc != 0) {
+	if (cl->catching_up) {
+		/* the history came at once with the answer: all read now */
+		cl->catching_up = false;
+		cl->history_until = clock_ms();
+	}
+	if (rc != 0 || cl->drop_conn) {
 		net_close(&cl->c);
 		cl->connected = false;
+		cl->close_refused = cl->drop_conn;
+		cl->drop_conn = cl->rejoining = false;
 		cl->close_due = true;
 	}
 	return release_lines(cl);
@@ -302,7 +478,14 @@ static int on_server(struct client *cl)
 
 static void on_bot(struct client *cl, int i)
 {
-	if (!bots_read(&cl->bots, i))
+	char msg[400];
+	enum bots_news news = bots_read(&cl->bots, i, msg, sizeof msg);
+	if (news == BOTS_ENDED && msg[0]) {
+		if (!cl->a.broken) /* else the status says what went wrong for us all */
+			app_status(&cl->a, true, "%s", msg);
+		app_logf(&cl->a, "!! %s", msg);
+	}
+	if (news != BOTS_REGISTERED)
 		return;
 	if (cl->bots.started < cl->nbots)
 		start_bot(cl);
@@ -566,6 +749,31 @@ static void play_key(struct client *cl, int ch)
 	}
 }
 
+/* The answer to the quit question (app_quit_question): y leaves for good
+ * (with sessions: Leave, if the turn is ours; the kept secret goes), c
+ * (sessions) closes and keeps the seat for a return, any other key stays. */
+static void quit_answer(struct client *cl, int ch)
+{
+	if (ch == 'c' && cl->a.secret[0]) {
+		cl->quit = true; /* the seat file stays: main names the way back */
+		return;
+	}
+	if (ch != 'y' && ch != 'Y')
+		return;
+	cl->quit = true;
+	if (!cl->a.secret[0])
+		return;
+	const struct game_cmd_list *legal = &cl->a.cmds.legal;
+	for (size_t i = 0; i < legal->n; i++)
+		if (client_command(legal->v[i].type)->flags & CLIENT_LEAVES) {
+			struct menu_item it = {.cmd = legal->v[i]};
+			client_cmd_label(&cl->a.m, &it.cmd, it.label, sizeof it.label);
+			send_cmd(cl, &it);
+			break;
+		}
+	forget_session(cl);
+}
+
 static void on_key(struct client *cl, int ch)
 {
 	struct view *v = &cl->v;
@@ -575,7 +783,7 @@ static void on_key(struct client *cl, int ch)
 		v->help = false;
 	} else if (v->confirm_quit) {
 		v->confirm_quit = false;
-		cl->quit = ch == 'y' || ch == 'Y';
+		quit_answer(cl, ch);
 	} else if (v->prompting) {
 		prompt_key(cl, ch);
 	} else if (v->info_open) {
@@ -618,8 +826,9 @@ static void on_keys(struct client *cl)
 
 /* ---- the loop ------------------------------------------------------------------------- */
 
-/* How long poll() may block: until the pace releases more lines or the
- * countdown shows the next second; -1 (for ever) when neither runs. */
+/* How long poll() may block: until the pace releases more lines, the
+ * countdown shows the next second or a planned reconnect is due; -1 (for
+ * ever) when none of them runs. */
 static int poll_timeout(struct client *cl, int pace_wait)
 {
 	int t = pace_wait;
@@ -627,6 +836,11 @@ static int poll_timeout(struct client *cl, int pace_wait)
 		double elapsed = clock_ms() - cl->wait_since;
 		int tick = 1000 - (int)elapsed % 1000 + 1;
 		t = t < 0 || tick < t ? tick : t;
+	}
+	if (cl->rejoin_at > 0) {
+		double left = cl->rejoin_at - clock_ms();
+		int due = left > 0 ? (int)left + 1 : 0;
+		t = t < 0 || due < t ? due : t;
 	}
 	return t;
 }
@@ -651,6 +865,11 @@ static void loop(struct client *cl)
 			}
 		/* block: no CPU while idle */
 		int pr = poll(pfd, (nfds_t)n, poll_timeout(cl, pace_wait));
+		if (cl->rejoin_at > 0 && clock_ms() >= cl->rejoin_at) {
+			try_rejoin(cl);
+			draw(cl);
+			continue;
+		}
 		if (pr == 0) {
 			pace_wait = release_lines(cl); /* the pace, or a new second to show */
 			continue;
@@ -683,10 +902,11 @@ static void loop(struct client *cl)
 static const char usage_text[] =
         "Usage: sopra-client --local [--name NAME] [--bots K] [--rules E] [--timeout S]"
         " [--pace MS]\n"
-        "       sopra-client --port P --name NAME [--host H] [--start] [--rules E] [--timeout S]\n"
-        "                    [--pace MS] [--bots K] [--bots-log DIR] [--bot-seed S]"
-        " [--bot-strategy S]\n"
+        "       sopra-client --port P --name NAME [--host H] [--start|--reconnect] [--rules E]\n"
+        "                    [--timeout S] [--pace MS] [--bots K] [--bots-log DIR] [--bot-seed S]\n"
+        "                    [--bot-strategy S]\n"
         "       sopra-client --watch --port N [--host H] [--rules E] [--pace MS]\n"
+        "       sopra-client --replay FILE    (E: the rule edition, base or revised)\n"
         "       sopra-client --replay FILE\n"
         "       (E: the rule edition, base or revised)\n"
         "\n"
@@ -708,10 +928,13 @@ static const char usage_text[] =
         "  --start         send StartGame once registered (and the bots are in)\n"
         "  --rules E       base (default) or revised: must match the server\n"
         "  --bots K        start K sopra-bot team mates into the same game\n"
-        "  --bots-log DIR  write each bot's --log into DIR/BotN.log\n"
+        "  --bots-log DIR  write each bot's --log into DIR/BotN.log (DIR must exist)\n"
         "  --bot-seed S    the first bot's seed (default: from the clock)\n"
         "  --bot-strategy S  how the bots play: search (default), greedy or random\n"
         "                  (sopra-bot --strategy; docs/bots.md)\n"
+        "  --reconnect     take back the seat NAME had in the game on H:P (a server\n"
+        "                  with --reconnect-grace keeps it; the secret is kept in\n"
+        "                  $XDG_STATE_HOME/sopra-client/, default ~/.local/state/)\n"
         "  --watch         watch a game read-only (all players' events)\n"
         "  --replay FILE   step through a journal (sopra-server --journal) or a\n"
         "                  sopra-bot --log\n"
@@ -740,6 +963,19 @@ static int local_args(struct client *cl)
 		cl->local_timeout = LOCAL_TIMEOUT_SEC;
 	cl->start = true;
 	return -1;
+}
+
+/* Whether path is a folder we may write into (errno set when not). */
+static bool is_dir(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return false;
+	if (!S_ISDIR(st.st_mode)) {
+		errno = ENOTDIR;
+		return false;
+	}
+	return access(path, W_OK | X_OK) == 0;
 }
 
 static int parse_args(struct client *cl, int argc, char **argv)
@@ -805,6 +1041,8 @@ static int parse_args(struct client *cl, int argc, char **argv)
 			cl->start = true;
 		} else if (strcmp(a, "--watch") == 0) {
 			cl->watch = true;
+		} else if (strcmp(a, "--reconnect") == 0) {
+			cl->reconnect = true;
 		} else {
 			return usage("unknown option", a);
 		}
@@ -813,11 +1051,38 @@ static int parse_args(struct client *cl, int argc, char **argv)
 		return local_args(cl);
 	if (cl->local_timeout && (cl->watch || cl->replay_path))
 		return usage("--timeout goes with --local or with playing (--name)", NULL);
+	if (cl->reconnect && (cl->watch || cl->replay_path || cl->nbots > 0 || cl->start))
+		return usage("--reconnect takes a seat back: --watch, --replay, --bots and --start "
+		             "do not go with it",
+		             NULL);
+	if (cl->bots.log_dir && !is_dir(cl->bots.log_dir)) {
+		fprintf(stderr, "sopra-client: --bots-log %s: %s\n", cl->bots.log_dir,
+		        errno == ENOTDIR ? "not a folder" : strerror(errno));
+		return 1;
+	}
 	if (!cl->replay_path && cl->port <= 0)
 		return usage("--port is required", NULL);
 	if (!cl->replay_path && !cl->watch && !cl->name)
 		return usage("--name is required to play", NULL);
 	return -1;
+}
+
+/* --reconnect: the secret kept for NAME on H:P, before anything starts. */
+static int load_session(struct client *cl)
+{
+	char err[PATH_MAX + 128];
+	int player;
+	if (rejoin_path(cl->seat_path, sizeof cl->seat_path, cl->host, cl->port, cl->name, err,
+	                sizeof err) != 0 ||
+	    rejoin_load(cl->seat_path, cl->a.secret, &player, err, sizeof err) != 0) {
+		fprintf(stderr,
+		        "sopra-client: %s\n(a seat is kept only on a server with sessions, by a "
+		        "client that played there as %s, until the game ends)\n",
+		        err, cl->name);
+		cl->seat_path[0] = '\0';
+		return -1;
+	}
+	return 0;
 }
 
 static int setup(struct client *cl)
@@ -835,6 +1100,8 @@ static int setup(struct client *cl)
 	         cl->revised);
 	cl->a.timeout_s = cl->local_timeout;
 	pace_init(&cl->pace, cl->pace_ms < 0 ? PACE_DEFAULT_MS : cl->pace_ms);
+	if (cl->reconnect && load_session(cl) != 0)
+		return 1;
 	if (cl->local) {
 		if (local_start(&cl->server, bots_find_tool("sopra-server"), cl->local_timeout,
 		                cl->revised, err, sizeof err) != 0) {
@@ -851,7 +1118,9 @@ static int setup(struct client *cl)
 	cl->connected = true;
 	app_status(&cl->a, false, cl->watch ? "Watching %s:%d" : "Connected to %s:%d", cl->host,
 	           cl->port);
-	if (!cl->watch && cl->a.cmds.legal.n == 1) {
+	if (cl->reconnect) {
+		send_reconnect(cl);
+	} else if (!cl->watch && cl->a.cmds.legal.n == 1) {
 		/* before the Config the one legal command: Register with our name */
 		struct proto_buf reg;
 		proto_buf_init(&reg);
@@ -905,6 +1174,13 @@ int main(int argc, char **argv)
 	if (cl.local)
 		printf("sopra-client: the game's journal: %s (sopra-client --replay %s)\n",
 		       cl.server.journal_path, cl.server.journal_path);
+	if (cl.seat_path[0] && still_playing(&cl)) {
+		char hint[PATH_MAX];
+		reconnect_hint(&cl, hint, sizeof hint);
+		printf("sopra-client: the server keeps your seat for its reconnect grace; "
+		       "come back with: %s\n",
+		       hint);
+	}
 	if (cl.timing)
 		fclose(cl.timing);
 	app_free(&cl.a);

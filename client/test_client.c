@@ -1,7 +1,9 @@
 /*
  * Unit tests of the terminal client's parts without a terminal: the model
  * as a watcher's (no name), the state in app.c (log, turn, status), the
- * menus of what is possible now (menu.c) and the recorded games (replay.c).
+ * menus of what is possible now (menu.c), the recorded games (replay.c),
+ * which player we are (Session, a name given twice), unknown events, the
+ * edition hint and the kept session secret (rejoin.c).
  * The streams are the recorded bot games of testdata/ (see tests/test_model.c).
  */
 #include <stdarg.h>
@@ -13,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "app.h"
 #include "command.h"
@@ -20,6 +24,7 @@
 #include "menu.h"
 #include "model.h"
 #include "pace.h"
+#include "rejoin.h"
 #include "replay.h"
 #include "wrap.h"
 #include "toolutil.h" /* read_file */
@@ -468,6 +473,157 @@ static void test_replay_journal_lines(void **state)
 	replay_free(&r);
 }
 
+/* The first line of the recorded game (B0's Config), without its "\n". */
+static char *config_line(const char *file)
+{
+	char *text = load(file);
+	char *eol = strchr(text, '\n');
+	if (strncmp(text, "{\"event\":\"Config\"", 17) != 0)
+		eol = strchr(eol + 1, '\n'); /* a CommandFailed first */
+	*eol = '\0';
+	char *line = strdup(strstr(text, "{\"event\":\"Config\""));
+	free(text);
+	return line;
+}
+
+static void feed_ok(struct app *a, const char *line)
+{
+	if (app_feed(a, line, strlen(line)) < 0)
+		fail_msg("%s: %s", line, a->status);
+}
+
+/* Two players named B0 and no sessions: we are the one who gets our
+ * Characters offer -- here player 1, player 0 having left before it chose. */
+static void test_seat_from_offer(void **state)
+{
+	(void)state;
+	char *cfg = config_line("bot_base_2p.ndjson");
+	struct app a;
+	app_init(&a, APP_PLAY, "B0", false);
+	feed_ok(&a, cfg);
+	feed_ok(&a, "{\"event\":\"GameStarted\"}");
+	feed_ok(&a, "{\"event\":\"Player\",\"player\":0,\"playerName\":\"B0\"}");
+	assert_int_equal(a.m.me, 0); /* one B0 so far */
+	feed_ok(&a, "{\"event\":\"Player\",\"player\":1,\"playerName\":\"B0\"}");
+	assert_int_equal(a.m.me, -1); /* two: the name says nothing */
+	feed_ok(&a, "{\"event\":\"Left\",\"player\":0}");
+	assert_false(a.broken);
+	feed_ok(&a, "{\"event\":\"Characters\",\"characterId0\":4,\"characterId1\":6,"
+	            "\"characterId2\":5,\"characterId3\":2}");
+	assert_int_equal(a.m.me, 1);
+	assert_true(a.m.me_sure && a.m.selecting);
+	feed_ok(&a, "{\"event\":\"CharacterSpawned\",\"player\":1,\"characterId\":4}");
+	assert_false(a.m.selecting);
+	app_free(&a);
+	free(cfg);
+}
+
+/* With sessions the Session line names our player, whatever the names. */
+static void test_seat_from_session(void **state)
+{
+	(void)state;
+	char *cfg = config_line("bot_base_2p.ndjson");
+	static const char secret[] = "00112233445566778899aabbccddeeff"
+	                             "00112233445566778899aabbccddeeff";
+	char session[200];
+	snprintf(session, sizeof session, "{\"event\":\"Session\",\"player\":1,\"secret\":\"%s\"}",
+	         secret);
+	struct app a;
+	app_init(&a, APP_PLAY, "B0", false);
+	feed_ok(&a, cfg);
+	assert_int_equal(app_feed(&a, session, strlen(session)), MEV_SESSION);
+	assert_string_equal(a.secret, secret);
+	assert_int_equal(a.m.me, 1);
+	feed_ok(&a, "{\"event\":\"GameStarted\"}");
+	feed_ok(&a, "{\"event\":\"Player\",\"player\":0,\"playerName\":\"B0\"}");
+	feed_ok(&a, "{\"event\":\"Player\",\"player\":1,\"playerName\":\"B0\"}");
+	assert_int_equal(a.m.me, 1);
+	assert_non_null(strstr(app_quit_question(&a), "c: close"));
+	app_free(&a);
+
+	/* a secret that is no secret is a protocol violation */
+	app_init(&a, APP_PLAY, "B0", false);
+	feed_ok(&a, cfg);
+	const char *bad = "{\"event\":\"Session\",\"player\":0,\"secret\":\"abc\"}";
+	assert_int_equal(app_feed(&a, bad, strlen(bad)), -1);
+	assert_true(a.broken);
+	assert_null(strstr(app_quit_question(&a), "c: close"));
+	app_free(&a);
+	free(cfg);
+}
+
+/* An event the client does not know is noted in the log and skipped. */
+static void test_unknown_event_ignored(void **state)
+{
+	(void)state;
+	char *cfg = config_line("bot_base_2p.ndjson");
+	struct app a;
+	app_init(&a, APP_PLAY, "B0", false);
+	feed_ok(&a, cfg);
+	const char *line = "{\"event\":\"Weather\",\"snow\":true}";
+	assert_int_equal(app_feed(&a, line, strlen(line)), -1);
+	assert_false(a.broken);
+	assert_string_equal(
+	        a.log[a.nlog - 1],
+	        "-- ignored a line the client does not know: unknown event \"Weather\"");
+	feed_ok(&a, "{\"event\":\"GameStarted\"}");
+	app_free(&a);
+	free(cfg);
+}
+
+/* A revised game read with the base rules: the status names the fix. */
+static void test_edition_hint(void **state)
+{
+	(void)state;
+	char *text = load("bot_revised_2p.ndjson");
+	struct app a;
+	app_init(&a, APP_PLAY, "B0", false);
+	for (char *p = text; *p && !a.broken;) {
+		char *eol = strchr(p, '\n');
+		size_t len = eol ? (size_t)(eol - p) : strlen(p);
+		app_feed(&a, p, len);
+		p += len + (eol ? 1 : 0);
+	}
+	assert_true(a.broken);
+	assert_string_equal(a.status,
+	                    "The server plays the revised rules: start again with --rules revised");
+	app_free(&a);
+	free(text);
+}
+
+/* The kept secret: its file's name, mode and contents; the schedule. */
+static void test_rejoin_file(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/sopra-rejoin-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	setenv("XDG_STATE_HOME", dir, 1);
+	char path[512], err[600], want[600], secret[REJOIN_SECRET_HEX + 1];
+	assert_int_equal(rejoin_path(path, sizeof path, "::1", 7777, "A b/c", err, sizeof err), 0);
+	snprintf(want, sizeof want, "%s/sopra-client/%%3A%%3A1_7777_A%%20b%%2Fc.session", dir);
+	assert_string_equal(path, want);
+	const char *s = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	assert_int_equal(rejoin_save(path, s, 2, err, sizeof err), 0);
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	int player = -1;
+	assert_int_equal(rejoin_load(path, secret, &player, err, sizeof err), 0);
+	assert_string_equal(secret, s);
+	assert_int_equal(player, 2);
+	assert_int_equal(rejoin_save(path, "xyz", 2, err, sizeof err), -1);
+	rejoin_forget(path);
+	assert_int_equal(rejoin_load(path, secret, &player, err, sizeof err), -1);
+	assert_non_null(strstr(err, "no session kept in"));
+	assert_true(rejoin_delay(1) == 0.5 && rejoin_delay(2) == 1.0 && rejoin_delay(4) == 4.0 &&
+	            rejoin_delay(REJOIN_ATTEMPTS) == 4.0);
+	char sub[600];
+	snprintf(sub, sizeof sub, "%s/sopra-client", dir);
+	rmdir(sub);
+	rmdir(dir);
+	unsetenv("XDG_STATE_HOME");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -484,6 +640,11 @@ int main(void)
 	        cmocka_unit_test(test_pace),
 	        cmocka_unit_test(test_replay_botlog),
 	        cmocka_unit_test(test_replay_journal_lines),
+	        cmocka_unit_test(test_seat_from_offer),
+	        cmocka_unit_test(test_seat_from_session),
+	        cmocka_unit_test(test_unknown_event_ignored),
+	        cmocka_unit_test(test_edition_hint),
+	        cmocka_unit_test(test_rejoin_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -668,7 +668,7 @@ static void draw_bars(const struct app *a, const struct view *v, const char *bar
 		snprintf(buf, sizeof buf, "%s: %.*s_", v->prompt, v->ninput, v->input);
 		put(H - 1, 0, W, buf);
 	} else if (v->confirm_quit) {
-		put(H - 1, 0, W, "Quit the game? (y: yes, any other key: no)");
+		put(H - 1, 0, W, app_quit_question(a));
 	} else {
 		draw_status(a, v, W, H);
 	}
