@@ -162,9 +162,8 @@ int app_actor(const struct model *m, const struct model_event *ev)
 const char *app_quit_question(const struct app *a)
 {
 	if (a->secret[0])
-		return "Quit? c: close, come back later (--reconnect)  y: leave for good  "
-		       "other: stay";
-	return "Quit? This server keeps no seat: you leave, your characters die (y: quit)";
+		return "Quit the game? c: close, come back later  y: leave for good  other: stay";
+	return "Quit the game? No seat is kept here: you leave, your characters die (y: quit)";
 }
 
 /* the first player still in the game after p, -1 none */

@@ -2,9 +2,11 @@
  * sopra-client: a terminal client for people (ncurses).
  *
  *   sopra-client --local [--name NAME] [--bots K] [--rules base|revised] [--timeout S]
+ *                [--pace MS]
  *   sopra-client --host H --port P --name NAME [--start] [--rules base|revised]
- *                [--bots K [--bots-log DIR] [--bot-seed S]]
- *   sopra-client --watch --port N [--host H] [--rules base|revised]
+ *                [--timeout S] [--pace MS] [--bots K [--bots-log DIR] [--bot-seed S]]
+ *   sopra-client --reconnect --host H --port P --name NAME [--rules base|revised]
+ *   sopra-client --watch --port N [--host H] [--rules base|revised] [--pace MS]
  *   sopra-client --replay FILE
  *
  * Playing: the board (ui.c) is the client model (model.c) folded from the
@@ -15,9 +17,17 @@
  * Watching: a read-only connection to the server's --watch-port. Replay: a
  * journal or a sopra-bot --log (replay.c), stepped through by rebuilding the
  * board from the first event up to the chosen one.
+ * Sessions (a server with --reconnect-grace): the secret of our Session line
+ * is kept (rejoin.c); after a drop the client reconnects by itself on
+ * rejoin's schedule and folds the board again from the history the server
+ * sends (at once: the history is not paced); --reconnect does the same
+ * after a restart.
  *
- * The loop blocks in poll() with no timeout: no CPU while idle, and a
- * redraw right after the lines that arrived are folded (docs/client.md).
+ * The server's lines are queued and released at --pace (pace.c). The loop
+ * blocks in poll(), with a timeout only while the pace holds lines back,
+ * the countdown of our move runs or a reconnect is planned: no CPU while
+ * idle, and a redraw right after the lines released are folded
+ * (docs/client.md).
  */
 #include <curses.h>
 #include <errno.h>
@@ -183,20 +193,26 @@ static void send_cmd(struct client *cl, const struct menu_item *it)
 	send_line(cl, line, &it->cmd, it->label);
 }
 
+/* Send the first legal command whose row has flag (CLIENT_*), if any. */
+static void send_legal_with(struct client *cl, unsigned flag)
+{
+	const struct game_cmd_list *legal = &cl->a.cmds.legal;
+	for (size_t i = 0; i < legal->n; i++)
+		if (client_command(legal->v[i].type)->flags & flag) {
+			struct menu_item it = {.cmd = legal->v[i]};
+			client_cmd_label(&cl->a.m, &it.cmd, it.label, sizeof it.label);
+			send_cmd(cl, &it);
+			return;
+		}
+}
+
 /* --start: StartGame, once, when the game is not full yet */
 static void send_start(struct client *cl)
 {
 	if (cl->start_sent)
 		return;
 	cl->start_sent = true;
-	const struct game_cmd_list *legal = &cl->a.cmds.legal;
-	for (size_t i = 0; i < legal->n; i++)
-		if (client_command(legal->v[i].type)->flags & CLIENT_STARTS) {
-			struct menu_item it = {.cmd = legal->v[i]};
-			client_cmd_label(&cl->a.m, &it.cmd, it.label, sizeof it.label);
-			send_cmd(cl, &it);
-			return;
-		}
+	send_legal_with(cl, CLIENT_STARTS);
 }
 
 static void start_bot(struct client *cl)
@@ -763,14 +779,7 @@ static void quit_answer(struct client *cl, int ch)
 	cl->quit = true;
 	if (!cl->a.secret[0])
 		return;
-	const struct game_cmd_list *legal = &cl->a.cmds.legal;
-	for (size_t i = 0; i < legal->n; i++)
-		if (client_command(legal->v[i].type)->flags & CLIENT_LEAVES) {
-			struct menu_item it = {.cmd = legal->v[i]};
-			client_cmd_label(&cl->a.m, &it.cmd, it.label, sizeof it.label);
-			send_cmd(cl, &it);
-			break;
-		}
+	send_legal_with(cl, CLIENT_LEAVES); /* Leave, when the turn is ours */
 	forget_session(cl);
 }
 
@@ -907,8 +916,6 @@ static const char usage_text[] =
         "                    [--bot-strategy S]\n"
         "       sopra-client --watch --port N [--host H] [--rules E] [--pace MS]\n"
         "       sopra-client --replay FILE    (E: the rule edition, base or revised)\n"
-        "       sopra-client --replay FILE\n"
-        "       (E: the rule edition, base or revised)\n"
         "\n"
         "  --local         play a game of your own: start a sopra-server on the\n"
         "                  default game (on a free port of 127.0.0.1), join it and\n"

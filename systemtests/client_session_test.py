@@ -32,10 +32,7 @@ import threading
 import time
 
 from sopratest import Failure, Server, TmuxServer
-from client_test import Tmux, fail, status_line
-
-TIMEOUT = 90.0
-
+from client_test import TIMEOUT, Tmux, fail, status_line
 
 class Proxy(threading.Thread):
     """A TCP proxy on 127.0.0.1 (port 0) to the server's port: every
@@ -122,23 +119,13 @@ class Case:
         self.srv.close()
 
 
-def wait(t, pred, what, timeout=TIMEOUT):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        s = t.screen()
-        if pred(s):
-            return s
-        time.sleep(0.05)
-    fail("timed out waiting for %s; the screen:\n%s" % (what, t.screen()))
-
-
 def play_to_end(t, turns_before=None, max_turns=400):
     """Pick the first pair offered, end every turn at once, until the end.
     turns_before(n) runs at our n-th turn before it is ended. The number of
     our turns."""
     turns = 0
     for _ in range(max_turns):
-        s = wait(t, lambda s: "Game over" in s or "Your turn" in status_line(s) or
+        s = t.wait(lambda s: "Game over" in s or "Your turn" in status_line(s) or
                  "Pick:" in s or "!!" in s, "our turn or the end")
         if "!!" in s:
             fail("the client reports a problem:\n" + s)
@@ -146,7 +133,7 @@ def play_to_end(t, turns_before=None, max_turns=400):
             return turns
         if "Pick:" in s:
             t.keys("1")
-            wait(t, lambda s: "Pick:" not in s, "the selection")
+            t.wait(lambda s: "Pick:" not in s, "the selection")
             continue
         turns += 1
         if turns_before and turns_before(turns) is False:
@@ -154,7 +141,7 @@ def play_to_end(t, turns_before=None, max_turns=400):
         head = s.splitlines()[0]
         t.keys("e")
         # our next turn is in a later round: the header changes
-        wait(t, lambda s: "Your turn" not in status_line(s) or s.splitlines()[0] != head,
+        t.wait(lambda s: "Your turn" not in status_line(s) or s.splitlines()[0] != head,
              "the turn to end")
     fail("the game did not end")
 
@@ -171,7 +158,7 @@ def case_grace(args):
     c = Case(args, "grace", "--reconnect-grace", "30", "--timeout", "120")
     try:
         t = c.client("--port %d --name Anna %s --start" % (c.srv.port, BOT))
-        wait(t, lambda s: "Pick:" in s, "the offer")
+        t.wait(lambda s: "Pick:" in s, "the offer")
         files = session_files(c)
         if len(files) != 1 or stat.S_IMODE(os.stat(files[0]).st_mode) != 0o600:
             fail("the session file: %s" % [(f, oct(os.stat(f).st_mode)) for f in files])
@@ -201,7 +188,7 @@ def case_cut(args):
                 return True
             before = proxy.count()
             proxy.cut(0)  # the client's connection: it registered first
-            s = wait(t, lambda s: "-- the connection is lost" in s and
+            s = t.wait(lambda s: "-- the connection is lost" in s and
                      "-- back in the game: the server sent the" in s, "the way back")
             c.save("back", s)
             if proxy.count() <= before:
@@ -224,18 +211,18 @@ def case_restart(args):
     c = Case(args, "restart", "--reconnect-grace", "60", "--timeout", "120")
     try:
         t = c.client("--port %d --name Anna %s --start" % (c.srv.port, BOT))
-        wait(t, lambda s: "Your turn" in status_line(s) or "Pick:" in s, "the game")
+        t.wait(lambda s: "Your turn" in status_line(s) or "Pick:" in s, "the game")
         if "Pick:" in t.screen():
             t.keys("1")
-        wait(t, lambda s: "Your turn" in status_line(s), "our first turn")
+        t.wait(lambda s: "Your turn" in status_line(s), "our first turn")
         t.keys("q")
-        s = wait(t, lambda s: "c: close, come back later" in s, "the quit question")
+        s = t.wait(lambda s: "c: close, come back later" in s, "the quit question")
         c.save("question", s)
         t.keys("c")
-        s = wait(t, lambda s: "come back with: sopra-client --reconnect" in s, "the way back")
+        s = t.wait(lambda s: "come back with: sopra-client --reconnect" in s, "the way back")
         c.save("closed", s)
         t2 = c.client("--reconnect --port %d --name Anna" % c.srv.port)
-        s = wait(t2, lambda s: "back in the game" in s and "Your turn" in status_line(s),
+        s = t2.wait(lambda s: "back in the game" in s and "Your turn" in status_line(s),
                  "our turn again")
         c.save("reconnected", s)
         turns = play_to_end(t2)
@@ -255,7 +242,7 @@ def case_same_name(args):
             got += raw.recv(65536)
         raw.close()  # the first Anna goes away during the registration
         t = c.client("--port %d --name Anna %s --start" % (c.srv.port, BOT))
-        s = wait(t, lambda s: "Pick:" in s or "!!" in s, "our offer")
+        s = t.wait(lambda s: "Pick:" in s or "!!" in s, "our offer")
         if "!!" in s:
             fail("two players named Anna:\n" + s)
         turns = play_to_end(t)
@@ -271,9 +258,9 @@ def case_edition(args):
     c = Case(args, "edition", "--rules", "revised", "--timeout", "120")
     try:
         t = c.client("--port %d --name Anna %s --start" % (c.srv.port, BOT))
-        wait(t, lambda s: "Pick:" in s, "the offer")
+        t.wait(lambda s: "Pick:" in s, "the offer")
         t.keys("1")
-        s = wait(t, lambda s: "start again with --rules revised" in status_line(s) and
+        s = t.wait(lambda s: "start again with --rules revised" in status_line(s) and
                  "!! Bot1 stopped (exit 2): protocol violation" in s, "the fix and the bot")
         c.save("mismatch", s)
         print("edition: the client names --rules revised, the bot's death is reported",
@@ -288,7 +275,7 @@ def case_bots_log(args):
         missing = os.path.join(c.dir, "no-such-folder")
         t = c.client("--port %d --name Anna --bots 1 --bots-log %s --start" %
                      (c.srv.port, missing))
-        s = wait(t, lambda s: "sopra-client: --bots-log %s: No such file or directory" % missing
+        s = t.wait(lambda s: "sopra-client: --bots-log %s: No such file or directory" % missing
                  in s, "the error")
         c.save("error", s)
         time.sleep(0.5)
@@ -316,13 +303,13 @@ def case_dead_bot(args):
     c = Case(args, "deadbot", "--timeout", "120")
     try:
         t = c.client("--port %d --name Anna %s --start" % (c.srv.port, BOT))
-        wait(t, lambda s: "Pick:" in s, "the offer")
+        t.wait(lambda s: "Pick:" in s, "the offer")
         clients = children(t.pid())  # the shell's
         bots = children(clients[0]) if len(clients) == 1 else []
         if len(bots) != 1:
             fail("the client's children: %s" % bots)
         os.kill(bots[0], signal.SIGKILL)
-        s = wait(t, lambda s: "Bot1 was killed by signal 9" in s, "the report")
+        s = t.wait(lambda s: "Bot1 was killed by signal 9" in s, "the report")
         c.save("report", s)
         print("dead bot: a bot killed mid-game is reported", flush=True)
     finally:
