@@ -259,10 +259,11 @@ static bool mark_turn(struct app *a, const struct model_event *ev, int actor, bo
 	}
 	if (actor >= 0 && actor != a->marked && !m->colony_phase && m->rounds_seen > 0) {
 		a->marked = actor;
+		const char *who = actor < m->nplayers && m->player_names[actor]
+		                          ? m->player_names[actor]
+		                          : "?";
 		if (!quiet)
-			app_logf(a, "== %s's turn ==",
-		         actor < m->nplayers && m->player_names[actor] ? m->player_names[actor]
-		                                                       : "?");
+			app_logf(a, "== %s's turn ==", who);
 	}
 	return true;
 }

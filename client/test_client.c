@@ -247,6 +247,39 @@ static void test_log_turn_markers(void **state)
 	app_free(&a);
 }
 
+/* After a reconnect the history repeats the lines we had: the board is
+ * folded again without a log line (turn markers included), then a note. */
+static void test_rejoin_history_quiet(void **state)
+{
+	(void)state;
+	static struct app a;
+	fold_to_act_now(&a, "bot_base_2p.ndjson", false, 5); /* round 2, our turn */
+	int nlog = a.nlog, nlines = a.nlines, marked = a.marked, round = a.m.round;
+	char **lines = calloc((size_t)nlines, sizeof *lines);
+	assert_non_null(lines);
+	for (int i = 0; i < nlines; i++)
+		lines[i] = strdup(a.lines[i]);
+	app_rejoin(&a);
+	assert_int_equal(a.nlog, nlog);
+	for (int i = 0; i < nlines; i++)
+		assert_true(app_feed(&a, lines[i], strlen(lines[i])) >= 0);
+	char note[100];
+	snprintf(note, sizeof note,
+	         "-- back in the game: the server sent the %d lines we had again", nlines);
+	assert_int_equal(a.nlog, nlog + 1);
+	assert_string_equal(a.log[nlog], note);
+	assert_int_equal(count_log(&a, "== Your turn =="), 2);
+	assert_int_equal(count_log(&a, "== B1's turn =="), 1);
+	assert_int_equal(a.marked, marked);
+	assert_int_equal(a.m.round, round);
+	assert_true(a.m.my_turn);
+	assert_int_equal(a.nseen, 0);
+	for (int i = 0; i < nlines; i++)
+		free(lines[i]);
+	free(lines);
+	app_free(&a);
+}
+
 /* The pick menu shows each offered character's numbers and ability. */
 static void test_pick_menu_notes(void **state)
 {
@@ -632,6 +665,7 @@ int main(void)
 	        cmocka_unit_test(test_menus_first_turn),
 	        cmocka_unit_test(test_menu_keys),
 	        cmocka_unit_test(test_log_turn_markers),
+	        cmocka_unit_test(test_rejoin_history_quiet),
 	        cmocka_unit_test(test_pick_menu_notes),
 	        cmocka_unit_test(test_look),
 	        cmocka_unit_test(test_why_not),

@@ -8,7 +8,7 @@ read with capture-pane.
   session file exists with mode 0600 while the game runs and is gone after;
 - cut: the client's TCP connection is cut mid-game by a proxy the test
   controls (the client is not touched); it comes back by itself, the game
-  goes on to its end;
+  goes on to its end (at the default --pace, the other cases at --pace 0);
 - restart: the client quits with c (close, come back later) and a new
   sopra-client --reconnect takes the seat back; the game goes on to its end;
 - same name: a player named Anna registers and goes away, then the client
@@ -104,10 +104,13 @@ class Case:
                           log=os.path.join(self.dir, "server.log"), wait=TIMEOUT)
         self.sessions = 0
 
-    def client(self, opts, w=160, h=50):
+    def client(self, opts, w=160, h=50, pace="--pace 0"):
+        """A client in tmux; pace: "--pace 0" shows the bot's moves at once,
+        "" keeps the client's default pace."""
         self.sessions += 1
         # the shell stays after the client: what it printed last stays on the screen
-        cmd = "env XDG_STATE_HOME=%s %s %s; sleep 3600" % (self.state, self.args.client, opts)
+        cmd = "env XDG_STATE_HOME=%s %s %s %s; sleep 3600" % (self.state, self.args.client,
+                                                               opts, pace)
         return Tmux(self.tmux, "%s-%d" % (self.name, self.sessions), w, h, cmd)
 
     def save(self, what, screen):
@@ -180,7 +183,9 @@ def case_cut(args):
     proxy = Proxy(c.srv.port)
     proxy.start()
     try:
-        t = c.client("--port %d --name Anna %s --start" % (proxy.port, BOT))
+        # the default pace: the history after the cut is folded at once, the
+        # bot's moves after it are held back as usual
+        t = c.client("--port %d --name Anna %s --start" % (proxy.port, BOT), pace="")
         state = {}
 
         def cut_at_turn(n):
