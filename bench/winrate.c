@@ -3,7 +3,7 @@
  *
  *   sopra-winrate [--config FILE]... [--generated] [--players LIST]
  *                 [--rules LIST] [--strategies LIST] [--games N] [--seed S]
- *                 [--iterations N | --think-ms MS] [--quiet]
+ *                 [--iterations N | --think-ms MS] [--quiet] [--each]
  *
  * A cell is one configuration, number of players, edition and strategy;
  * every seat of a game plays that strategy. Each cell plays N games with
@@ -19,7 +19,9 @@
  * survived (a game won survives all; one lost in round r, r - 1), and the
  * time per decision (mean and longest over the decisions with more than
  * one choice) -- measured on a shared machine: compare ratios, not values.
- * Progress (games done / total) goes to stderr, the table to stdout.
+ * Progress (games done / total) goes to stderr, the table to stdout; with
+ * --each also one line per game (its seed, won or lost, and in which
+ * round), so that two builds can be compared deal by deal.
  *
  * Exit: 0, 1 on bad usage or a configuration that does not load, 2 when a
  * game could not be played through (a bug: a model rejecting an event, a
@@ -49,6 +51,7 @@ struct options {
 	long iterations;
 	int think_ms;
 	bool quiet;
+	bool each; /* a line per game on stdout, for paired comparisons */
 };
 
 struct cell {
@@ -68,7 +71,7 @@ static void usage(FILE *f)
 	      "                     [--rules base,revised] [--strategies "
 	      "random,greedy,search,oracle]\n"
 	      "                     [--games N] [--seed S] [--iterations N | --think-ms MS] "
-	      "[--quiet]\n"
+	      "[--quiet] [--each]\n"
 	      "defaults: resources/example.json, 3 players, both editions, all four strategies,\n"
 	      "20 games from seed 1001, the search's default time per decision\n",
 	      f);
@@ -101,6 +104,9 @@ static void parse(int argc, char **argv, struct options *o)
 			continue;
 		} else if (strcmp(a, "--quiet") == 0) {
 			o->quiet = true;
+			continue;
+		} else if (strcmp(a, "--each") == 0) {
+			o->each = true;
 			continue;
 		}
 		if (!val) {
@@ -203,6 +209,10 @@ static void play_cell(const struct options *o, const struct config *cfg, struct 
 		if (r.stats.max_seconds > c->stats.max_seconds)
 			c->stats.max_seconds = r.stats.max_seconds;
 		++*done;
+		if (o->each)
+			printf("game %s %dp %s %s seed %lld: %s in round %d\n", c->config,
+			       c->players, game_rules_name(c->rules), c->strategy, (long long)seed,
+			       r.won ? "won" : "lost", r.rounds);
 		if (!o->quiet)
 			fprintf(stderr, "\r%ld / %ld games (%s, %dp, %s, %s: %d of %d won)   ",
 			        *done, total, c->config, c->players, game_rules_name(c->rules),
