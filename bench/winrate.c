@@ -18,7 +18,9 @@
  * Per cell: games won with a 95% Wilson interval, the mean rounds
  * survived (a game won survives all; one lost in round r, r - 1), and the
  * time per decision (mean and longest over the decisions with more than
- * one choice) -- measured on a shared machine: compare ratios, not values.
+ * one choice) twice: on the clock, which on a shared machine depends on
+ * what else runs (compare ratios, not values), and in this thread's CPU
+ * time, which is what a decision costs on a core of its own.
  * Progress (games done / total) goes to stderr, the table to stdout; with
  * --each also one line per game (its seed, won or lost, and in which
  * round), so that two builds can be compared deal by deal.
@@ -208,6 +210,9 @@ static void play_cell(const struct options *o, const struct config *cfg, struct 
 		c->stats.iterations += r.stats.iterations;
 		if (r.stats.max_seconds > c->stats.max_seconds)
 			c->stats.max_seconds = r.stats.max_seconds;
+		c->stats.cpu_seconds += r.stats.cpu_seconds;
+		if (r.stats.max_cpu_seconds > c->stats.max_cpu_seconds)
+			c->stats.max_cpu_seconds = r.stats.max_cpu_seconds;
 		++*done;
 		if (o->each)
 			printf("game %s %dp %s %s seed %lld: %s in round %d\n", c->config,
@@ -223,8 +228,9 @@ static void play_cell(const struct options *o, const struct config *cfg, struct 
 static void print_header(void)
 {
 	printf("| configuration | players | rules | strategy | won | 95%% interval | rounds "
-	       "survived | ms per decision (mean / max) | iterations per decision |\n");
-	printf("|---|---|---|---|---|---|---|---|---|\n");
+	       "survived | ms per decision (mean / max) | CPU ms per decision (mean / max) | "
+	       "iterations per decision |\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|\n");
 }
 
 static void print_cell(const struct cell *c)
@@ -232,13 +238,15 @@ static void print_cell(const struct cell *c)
 	double lo, hi;
 	wilson(c->won, c->games, &lo, &hi);
 	double ms = c->stats.deliberate ? 1000.0 * c->stats.seconds / c->stats.deliberate : 0;
+	double cpu_ms =
+	        c->stats.deliberate ? 1000.0 * c->stats.cpu_seconds / c->stats.deliberate : 0;
 	double its = c->stats.deliberate ? (double)c->stats.iterations / c->stats.deliberate : 0;
 	printf("| %s | %d | %s | %s | %d / %d (%.0f%%) | %.0f%% - %.0f%% | %.2f | %.1f / %.0f | "
-	       "%.0f |\n",
+	       "%.1f / %.0f | %.0f |\n",
 	       c->config, c->players, game_rules_name(c->rules), c->strategy, c->won, c->games,
 	       100.0 * c->won / (c->games ? c->games : 1), 100 * lo, 100 * hi,
 	       (double)c->rounds_survived / (c->games ? c->games : 1), ms,
-	       1000.0 * c->stats.max_seconds, its);
+	       1000.0 * c->stats.max_seconds, cpu_ms, 1000.0 * c->stats.max_cpu_seconds, its);
 	fflush(stdout);
 }
 

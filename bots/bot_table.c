@@ -177,6 +177,9 @@ static void add_stats(struct strategy_stats *sum, const struct strategy_stats *s
 	sum->iterations += s->iterations;
 	if (s->max_seconds > sum->max_seconds)
 		sum->max_seconds = s->max_seconds;
+	sum->cpu_seconds += s->cpu_seconds;
+	if (s->max_cpu_seconds > sum->max_cpu_seconds)
+		sum->max_cpu_seconds = s->max_cpu_seconds;
 }
 
 int table_play(const struct config *cfg, enum game_rules rules, int64_t seed, int nseats,

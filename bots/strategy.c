@@ -73,11 +73,22 @@ const struct strategy_stats *strategy_stats(const struct strategy *s)
 	return &s->stats;
 }
 
-static double now_seconds(void)
+static double seconds_of(clockid_t clock)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double now_seconds(void)
+{
+	return seconds_of(CLOCK_MONOTONIC);
+}
+
+/* This thread's CPU time. */
+static double cpu_now_seconds(void)
+{
+	return seconds_of(CLOCK_THREAD_CPUTIME_ID);
 }
 
 /* ---- the seed of one decision ------------------------------------------------------ */
@@ -194,20 +205,23 @@ static bool choose_search(struct strategy *s, const struct bot_sampler *smp, int
 
 /* ---- choosing ------------------------------------------------------------------- */
 
-static void count(struct strategy *s, double started, bool deliberate)
+static void count(struct strategy *s, double started, double cpu_started, bool deliberate)
 {
-	double t = now_seconds() - started;
+	double t = now_seconds() - started, cpu = cpu_now_seconds() - cpu_started;
 	s->stats.decisions++;
 	s->stats.deliberate += deliberate;
 	s->stats.seconds += t;
 	if (t > s->stats.max_seconds)
 		s->stats.max_seconds = t;
+	s->stats.cpu_seconds += cpu;
+	if (cpu > s->stats.max_cpu_seconds)
+		s->stats.max_cpu_seconds = cpu;
 }
 
 static bool decide(struct strategy *s, const struct bot_sampler *smp, int me, uint64_t seed,
                    struct cmd *out)
 {
-	double started = now_seconds();
+	double started = now_seconds(), cpu_started = cpu_now_seconds();
 	uint64_t rng = seed;
 	struct game *first = smp->sample(smp->ctx, bot_rand(&rng));
 	if (!first || game_waiting_for(first) != me) {
@@ -228,7 +242,7 @@ static bool decide(struct strategy *s, const struct bot_sampler *smp, int me, ui
 	}
 	game_free(first);
 	if (ok)
-		count(s, started, n > 1);
+		count(s, started, cpu_started, n > 1);
 	return ok;
 }
 

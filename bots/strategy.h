@@ -61,7 +61,10 @@ struct strategy_stats {
 	long deliberate;    /* of them, with more than one to choose from */
 	double seconds;     /* on the clock, all decisions together */
 	double max_seconds; /* the longest decision */
-	long iterations;    /* search iterations, all decisions together */
+	/* the same in this thread's CPU time: what a decision costs on one core
+	 * of its own, whatever else the machine runs meanwhile */
+	double cpu_seconds, max_cpu_seconds;
+	long iterations; /* search iterations, all decisions together */
 };
 
 struct strategy;
