@@ -20,6 +20,7 @@
 #define ROLLOUT_NOISE 0.0 /* random bonus on the policy's scores in rollouts */
 #define MAX_TURN_CMDS 40  /* a rollout ends a turn after this many commands */
 #define SURE_BY       2.0 /* standard errors a command must beat the rule of thumb's by */
+#define ROOT_WIDTH    8   /* the root considers the policy's best this many */
 #define WIDEN_FIRST   3   /* commands a node considers from its first visit */
 #define WIDEN_RATE    1.0 /* and more with the square root of its visits */
 
@@ -30,14 +31,20 @@ struct node {
 	int visits;
 	int avail; /* iterations in which its command was legal here */
 	double total;
-	double squares; /* of the scores, for the spread of the mean */
+	/* a root child: its score less the rule of thumb's choice's on the same
+	 * samples (common random numbers), summed, squared and counted */
+	double edge, edge_squares;
+	int pairs;
 };
 
 struct bot_search {
 	const struct config *cfg;
 	const struct bot_ids *ids;
 	struct node *nodes;
-	int policy_child; /* the root's child for the rule of thumb's first choice */
+	int policy_child;             /* the root's child for the rule of thumb's first choice */
+	int arms[ROOT_WIDTH];         /* the root children still in the running, policy's first */
+	double arm_score[ROOT_WIDTH]; /* their scores on the sample being played */
+	int narms;
 	int nnodes, cap;
 	struct game_cmd_list legal;
 	struct game_event_list ev;
@@ -193,8 +200,6 @@ static int select_child(struct bot_search *s, int at, const struct game *g, int 
 			s->nodes[k].sibling = s->nodes[at].child;
 			s->nodes[at].child = k;
 			s->nodes[k].avail = 1;
-			if (at == 0 && s->policy_child < 0)
-				s->policy_child = k;
 			return k;
 		}
 		struct node *n = &s->nodes[k];
@@ -262,14 +267,18 @@ static double score(struct bot_search *s, const struct game *g)
 	return bot_evaluate(s->view, first >= 0 ? first : game_player_count(g));
 }
 
-/* One iteration on game g (consumed): down the tree, the rollout, and the
- * score back up the path. */
-static void iterate(struct bot_search *s, struct game *g, int me, int horizon)
+/* One iteration on game g from the root's child `arm` (its command is
+ * applied first): down the tree below it, the rollout, and the score back
+ * up the path. Returns the score. */
+static double iterate(struct bot_search *s, struct game *g, int me, int horizon, int arm)
 {
-	int at = 0;
+	int at = arm;
 	s->npath = 0;
-	push_path(s, at);
-	for (int depth = 0; depth < MAX_DEPTH && !at_horizon(g, horizon); depth++) {
+	push_path(s, 0);
+	push_path(s, arm);
+	struct cmd first = s->nodes[arm].cmd;
+	apply(s, g, me, &first);
+	for (int depth = 1; depth < MAX_DEPTH && !at_horizon(g, horizon); depth++) {
 		if (game_waiting_for(g) != me || legal_of(s, g, me) == 0)
 			break;
 		at = select_child(s, at, g, me);
@@ -282,47 +291,132 @@ static void iterate(struct bot_search *s, struct game *g, int me, int horizon)
 	for (int i = 0; i < s->npath; i++) {
 		s->nodes[s->path[i]].visits++;
 		s->nodes[s->path[i]].total += value;
-		s->nodes[s->path[i]].squares += value * value;
 	}
+	return value;
 }
 
-static double mean_of(const struct node *n)
+/* A root child's mean edge over the rule of thumb's choice on the samples
+ * both played (0 for that choice itself). */
+static double edge_of(const struct node *n)
 {
-	return n->total / n->visits;
+	return n->pairs ? n->edge / n->pairs : 0;
 }
 
-/* The variance of n's mean score. */
-static double spread_of(const struct node *n)
+/* The variance of a root child's mean edge. */
+static double edge_spread_of(const struct node *n)
 {
-	double m = mean_of(n);
-	double var = n->squares / n->visits - m * m;
-	return (var > 0 ? var : 0) / n->visits;
+	if (n->pairs == 0)
+		return INFINITY;
+	double m = edge_of(n);
+	double var = n->edge_squares / n->pairs - m * m;
+	return (var > 0 ? var : 0) / n->pairs;
 }
 
-/* The command to send: the rule of thumb's first choice (the root's first
- * child, s->policy_child), unless another child, visited at least a third
- * as often as the most visited one, has a mean better by more than
- * SURE_BY standard errors of the difference -- the search overrules the
- * rule of thumb only on evidence, not on noise. */
+/* The root's children: the best ROOT_WIDTH of the legal commands in
+ * s->legal (of the first sample) by the policy, its first choice first. */
+static void open_root(struct bot_search *s, const struct game *g, int me)
+{
+	rank_legal(s, g, me);
+	size_t n = s->legal.n < ROOT_WIDTH ? s->legal.n : ROOT_WIDTH;
+	int last = -1;
+	for (size_t r = 0; r < n; r++) {
+		int k = new_node(s, &s->legal.v[s->order[r]]);
+		if (last < 0)
+			s->nodes[0].child = k;
+		else
+			s->nodes[last].sibling = k;
+		last = k;
+		s->arms[r] = k;
+	}
+	s->narms = (int)n;
+	s->policy_child = s->arms[0];
+}
+
+/* Whether c is among the commands in s->legal. */
+static bool is_legal(const struct bot_search *s, const struct cmd *c)
+{
+	for (size_t i = 0; i < s->legal.n; i++)
+		if (same_cmd(&s->legal.v[i], c))
+			return true;
+	return false;
+}
+
+/* Play one sample g (consumed) from every arm still in the running, each on
+ * its own copy, and add each arm's edge over the policy's choice. Returns
+ * the iterations played. */
+static long play_sample(struct bot_search *s, struct game *g, int me, int horizon)
+{
+	assert(s->narms >= 1);
+	legal_of(s, g, me);
+	bool ok[ROOT_WIDTH] = {false};
+	int nok = 0;
+	for (int a = 0; a < s->narms; a++) {
+		ok[a] = is_legal(s, &s->nodes[s->arms[a]].cmd);
+		nok += ok[a];
+	}
+	long played = 0;
+	for (int a = 0; a < s->narms; a++) {
+		if (!ok[a])
+			continue;
+		struct game *copy = --nok > 0 ? game_clone(g) : g;
+		s->arm_score[a] = iterate(s, copy, me, horizon, s->arms[a]);
+		if (copy != g)
+			game_free(copy);
+		played++;
+	}
+	if (ok[0])
+		for (int a = 1; a < s->narms; a++) {
+			if (!ok[a])
+				continue;
+			struct node *n = &s->nodes[s->arms[a]];
+			double d = s->arm_score[a] - s->arm_score[0];
+			n->edge += d;
+			n->edge_squares += d * d;
+			n->pairs++;
+		}
+	game_free(g);
+	return played;
+}
+
+/* Keep the better half of the arms by their edge (the policy's choice
+ * always stays, first). */
+static void halve_arms(struct bot_search *s)
+{
+	for (int i = 2; i < s->narms; i++) {
+		int k = s->arms[i], j = i;
+		for (; j > 1 && edge_of(&s->nodes[s->arms[j - 1]]) < edge_of(&s->nodes[k]); j--)
+			s->arms[j] = s->arms[j - 1];
+		s->arms[j] = k;
+	}
+	s->narms = (s->narms + 1) / 2;
+}
+
+/* The command to send: the rule of thumb's first choice
+ * (s->policy_child), unless an arm still in the running has an edge over
+ * it by more than SURE_BY standard errors -- the search overrules the rule
+ * of thumb only on evidence, not on noise. */
 static int best_root_child(const struct bot_search *s)
 {
-	int most = 0;
-	for (int k = s->nodes[0].child; k >= 0; k = s->nodes[k].sibling)
-		if (s->nodes[k].visits > most)
-			most = s->nodes[k].visits;
-	int first = s->policy_child, best = first;
+	int best = s->policy_child;
 	double best_edge = 0;
-	for (int k = s->nodes[0].child; k >= 0; k = s->nodes[k].sibling) {
-		const struct node *n = &s->nodes[k], *p = &s->nodes[first];
-		if (k == first || n->visits * 3 < most)
-			continue;
-		double edge = mean_of(n) - mean_of(p);
-		if (edge > SURE_BY * sqrt(spread_of(n) + spread_of(p)) && edge > best_edge) {
+	for (int a = 1; a < s->narms; a++) {
+		const struct node *n = &s->nodes[s->arms[a]];
+		double edge = edge_of(n);
+		if (edge > SURE_BY * sqrt(edge_spread_of(n)) && edge > best_edge) {
 			best_edge = edge;
-			best = k;
+			best = s->arms[a];
 		}
 	}
 	return best;
+}
+
+/* The number of halvings that leave one arm of n. */
+static int halvings(int n)
+{
+	int r = 0;
+	for (; n > 1; n = (n + 1) / 2)
+		r++;
+	return r;
 }
 
 long bot_search_run(struct bot_search *s, const struct bot_sampler *smp, int me,
@@ -344,20 +438,29 @@ long bot_search_run(struct bot_search *s, const struct bot_sampler *smp, int me,
 	int round = game_round(first);
 	int horizon = round > 0 ? round : 1;
 	s->nnodes = 0;
-	s->policy_child = -1;
 	new_node(s, NULL);
-	double deadline = budget->iterations > 0 ? 0 : now_seconds() + budget->seconds;
+	open_root(s, first, me);
+	/* sequential halving: the budget in equal parts, one per halving (and
+	 * one more for the last two arms); in each part every arm in the
+	 * running plays the same samples */
+	int parts = halvings(s->narms) + 1;
+	double started = now_seconds();
 	long done = 0;
 	struct game *g = first;
-	for (;;) {
-		iterate(s, g, me, horizon);
-		game_free(g);
-		done++;
-		if (budget->iterations > 0 ? done >= budget->iterations
-		                           : (done % 8 == 0 && now_seconds() >= deadline))
-			break;
-		g = smp->sample(smp->ctx, bot_rand(&s->rng));
-		assert(g);
+	for (int part = 0; part < parts; part++) {
+		bool last = part == parts - 1;
+		long until = budget->iterations > 0 ? budget->iterations * (part + 1) / parts : 0;
+		double deadline = started + budget->seconds * (part + 1) / parts;
+		do {
+			if (!g)
+				g = smp->sample(smp->ctx, bot_rand(&s->rng));
+			assert(g);
+			done += play_sample(s, g, me, horizon);
+			g = NULL;
+		} while (budget->iterations > 0 ? done + s->narms <= until
+		                                : now_seconds() < deadline);
+		if (!last && s->narms > 2)
+			halve_arms(s);
 	}
 	int best = best_root_child(s);
 	assert(best >= 0);
