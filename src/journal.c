@@ -18,6 +18,7 @@
  */
 #include "sopra/journal.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -146,155 +147,65 @@ bool journal_kind_is_entry(enum journal_kind k)
 /* ---- formatting lines ---------------------------------------------------
  *
  * Every entry is formatted on the path of its command, so lines are built
- * without printf, with one reserve per field and the copies inline
- * (proto_buf_add, put_chars). Each field ends in ","; jb_end_object turns
- * the last one into "}\n". */
+ * with proto's JSON writer (proto.h: no printf, one reserve per member):
+ * "{", the members, "}\n". */
 
-static char *put_chars(char *p, const char *s, size_t n)
+static void put_int_member(struct proto_buf *b, const char *key, int64_t v)
 {
-	memcpy(p, s, n);
-	return p + n;
+	proto_put_key(b, key);
+	proto_put_int(b, v);
 }
 
-#define PUT_LIT(p, lit) put_chars((p), (lit), sizeof(lit) - 1)
-
-/* Reserves room for the key of n bytes, its quotes and colon, and `more`;
- * writes "key": and returns where the value goes. */
-static char *jb_key(struct proto_buf *b, const char *key, size_t n, size_t more)
+static void put_bool_member(struct proto_buf *b, const char *key, bool v)
 {
-	char *p = proto_buf_room(b, n + 3 + more);
-	*p++ = '"';
-	p = put_chars(p, key, n);
-	*p++ = '"';
-	*p++ = ':';
-	return p;
-}
-
-/* Ends a field written from b->len to end: its "," and its length. */
-static void jb_done(struct proto_buf *b, char *end)
-{
-	*end++ = ',';
-	b->len = (size_t)(end - b->data);
-}
-
-static void jb_puts(struct proto_buf *b, const char *s)
-{
-	proto_buf_add(b, s, strlen(s));
-}
-
-/* "key":v, */
-static void jb_int(struct proto_buf *b, const char *key, int64_t v)
-{
-	size_t n = strlen(key);
-	char *p = jb_key(b, key, n, PROTO_INT_DIGITS + 1);
-	jb_done(b, p + proto_format_int(v, p));
-}
-
-/* "key":true, or "key":false, */
-static void jb_bool(struct proto_buf *b, const char *key, bool v)
-{
-	size_t n = strlen(key);
-	char *p = jb_key(b, key, n, sizeof "false");
-	jb_done(b, v ? put_chars(p, "true", 4) : put_chars(p, "false", 5));
+	proto_put_key(b, key);
+	proto_put_bool(b, v);
 }
 
 /* Valid UTF-8 without NUL bytes: storable as a JSON string that any reader
  * (cJSON, jq, ours) gives back byte for byte. */
 static bool plain_text(const char *s, size_t n)
 {
-	const unsigned char *u = (const unsigned char *)s;
-	for (size_t i = 0; i < n;) {
-		if (u[i] == 0)
-			return false;
-		if (u[i] < 0x80) {
-			i++;
-			continue;
-		}
-		size_t k = json_utf8_len(u + i, n - i);
-		if (k == 0)
-			return false;
-		i += k;
-	}
-	return true;
+	return !memchr(s, '\0', n) && json_utf8_valid(s, n);
 }
 
-/* JSON's escape for byte c, into esc (6 bytes); its length, or 0 if c
- * stands for itself. */
-static size_t json_escape(unsigned char c, char esc[6])
+/* "key":"text" -- or, for bytes that are not plain text, "key64":"base64" */
+static void put_text_member(struct proto_buf *b, const char *key, const char *s, size_t n)
 {
-	static const char hex[] = "0123456789abcdef";
-	char named = 0;
-	switch (c) {
-	case '"':
-	case '\\':
-		named = (char)c;
-		break;
-	case '\n':
-		named = 'n';
-		break;
-	case '\r':
-		named = 'r';
-		break;
-	case '\t':
-		named = 't';
-		break;
-	default:
-		if (c >= 0x20)
-			return 0;
-	}
-	esc[0] = '\\';
-	if (named) {
-		esc[1] = named;
-		return 2;
-	}
-	esc[1] = 'u';
-	esc[2] = '0';
-	esc[3] = '0';
-	esc[4] = hex[c >> 4];
-	esc[5] = hex[c & 15];
-	return 6;
-}
-
-/* "key":"escaped", -- or, for bytes that are not plain text, "key64":"base64", */
-static void jb_str(struct proto_buf *b, const char *key, const char *s, size_t n)
-{
-	size_t k = strlen(key);
-	if (!plain_text(s, n)) {
-		size_t b64 = BASE64_ENCODE_RAW_LENGTH(n);
-		char *p = proto_buf_room(b, sizeof "\"64\":\"\"," - 1 + k + b64);
-		*p++ = '"';
-		p = put_chars(p, key, k);
-		p = PUT_LIT(p, "64\":\"");
-		base64_encode_raw(p, n, (const uint8_t *)s);
-		p += b64;
-		*p++ = '"';
-		jb_done(b, p);
+	if (plain_text(s, n)) {
+		proto_put_key(b, key);
+		proto_put_string(b, s, n);
 		return;
 	}
-	char *p = jb_key(b, key, k, 1);
+	char k64[64];
+	size_t k = strlen(key);
+	assert(k + 3 <= sizeof k64);
+	memcpy(k64, key, k);
+	memcpy(k64 + k, "64", 3);
+	proto_put_key(b, k64);
+	size_t len = BASE64_ENCODE_RAW_LENGTH(n);
+	char *p = proto_buf_room(b, len + 2);
 	*p = '"';
-	b->len = (size_t)(p + 1 - b->data);
-	/* runs that stand for themselves are copied whole */
-	size_t run = 0;
-	for (size_t i = 0; i < n; i++) {
-		char esc[6];
-		size_t e = json_escape((unsigned char)s[i], esc);
-		if (e == 0)
-			continue;
-		proto_buf_add(b, s + run, i - run);
-		proto_buf_add(b, esc, e);
-		run = i + 1;
-	}
-	proto_buf_add(b, s + run, n - run);
-	PROTO_BUF_LIT(b, "\",");
+	base64_encode_raw(p + 1, n, (const uint8_t *)s);
+	p[len + 1] = '"';
+	b->len += len + 2;
 }
 
-/* Replace the trailing "," by "}\n". */
-static void jb_end_object(struct proto_buf *b)
+static void put_cstring_member(struct proto_buf *b, const char *key, const char *s)
 {
-	if (b->len && b->data[b->len - 1] == ',')
-		b->len--;
-	proto_buf_add(b, "}\n", 2);
+	put_text_member(b, key, s, strlen(s));
+}
+
+/* The line {"what":"text","n":N,"ms":MS} (an end or a resume record) into
+ * b. */
+static void put_mark(struct proto_buf *b, const char *what, const char *text, int64_t n, int64_t ms)
+{
+	proto_buf_reset(b);
+	PROTO_BUF_LIT(b, "{");
+	put_cstring_member(b, what, text);
+	put_int_member(b, "n", n);
+	put_int_member(b, "ms", ms);
+	PROTO_BUF_LIT(b, "}\n");
 }
 
 /* The connections that got their player's Left: the server closes them
@@ -580,69 +491,28 @@ static void write_digest(struct journal *j)
 	char hex[2 * SHA256_DIGEST_SIZE + 1];
 	stream_sha256(&j->stream, d);
 	hex_encode(d, sizeof d, hex);
-	proto_buf_reset(&j->line);
-	jb_puts(&j->line, "{\"digest\":\"");
-	jb_puts(&j->line, hex);
-	jb_puts(&j->line, "\",");
-	jb_int(&j->line, "n", j->n);
-	jb_int(&j->line, "lines", j->stream.lines);
-	jb_int(&j->line, "bytes", j->stream.bytes);
-	jb_end_object(&j->line);
+	struct proto_buf *b = &j->line;
+	proto_buf_reset(b);
+	PROTO_BUF_LIT(b, "{");
+	put_cstring_member(b, "digest", hex);
+	put_int_member(b, "n", j->n);
+	put_int_member(b, "lines", j->stream.lines);
+	put_int_member(b, "bytes", j->stream.bytes);
+	PROTO_BUF_LIT(b, "}\n");
 	if (put_line(j, "write to")) {
 		j->digest_n = j->n;
 		j->digest_lines = j->stream.lines;
 	}
 }
 
-static void put_param(struct proto_buf *b, const struct cmd *c, const struct proto_param *p)
-{
-	switch (p->type) {
-	case PROTO_INT:
-		jb_int(b, p->key, proto_param_get(c, p));
-		return;
-	case PROTO_BOOL:
-		jb_bool(b, p->key, proto_param_get(c, p));
-		return;
-	case PROTO_STRING: {
-		const char *s = c->name ? c->name : "";
-		jb_str(b, p->key, s, strlen(s));
-		return;
-	}
-	}
-}
-
 /* The command and the parameters it carries, as protocol.md names them
- * (proto's table: a new command needs nothing here). */
+ * (proto's table: a new command needs nothing here). Every parameter it
+ * carries is written, Move.fuel also in revised (where it is false). A
+ * decoded command's strings are valid UTF-8 without NUL (proto_decode). */
 static void put_command(struct proto_buf *b, const struct cmd *c)
 {
-	const char *name = cmd_name(c->type); /* letters only: nothing to escape */
-	size_t len = strlen(name);
-	char *p = jb_key(b, "command", 7, len + 3);
-	*p++ = '"';
-	p = put_chars(p, name, len);
-	*p++ = '"';
-	jb_done(b, p);
-	size_t n;
-	const struct proto_param *params = proto_cmd_params(c->type, &n);
-	for (size_t i = 0; i < n; i++)
-		if (proto_param_carried(c, &params[i]))
-			put_param(b, c, &params[i]);
-}
-
-/* {"n":N,"ms":MS,"comm":C,"player":P, -- how every entry starts. */
-static void put_entry_head(struct proto_buf *b, int64_t n, int64_t ms, int comm, int player)
-{
-	char *p = proto_buf_room(b, sizeof "{\"n\":,\"ms\":,\"comm\":,\"player\":," +
-	                                    4 * (size_t)PROTO_INT_DIGITS);
-	p = PUT_LIT(p, "{\"n\":");
-	p += proto_format_int(n, p);
-	p = PUT_LIT(p, ",\"ms\":");
-	p += proto_format_int(ms, p);
-	p = PUT_LIT(p, ",\"comm\":");
-	p += proto_format_int(comm, p);
-	p = PUT_LIT(p, ",\"player\":");
-	p += proto_format_int(player, p);
-	jb_done(b, p);
+	assert(!c->name || plain_text(c->name, strlen(c->name)));
+	proto_put_cmd(b, c, RULES_BASE);
 }
 
 /* dispatch_hooks.before: write the entry ahead of its effects. */
@@ -656,31 +526,34 @@ static void journal_before(void *ctx, const struct cmdq_entry *e, int player)
 	j->n++;
 	struct proto_buf *b = &j->line;
 	proto_buf_reset(b);
-	put_entry_head(b, j->n, mono_ms() - j->t0_ms, e->comm_id, player < 0 ? -1 : player);
+	PROTO_BUF_LIT(b, "{");
+	put_int_member(b, "n", j->n);
+	put_int_member(b, "ms", mono_ms() - j->t0_ms);
+	put_int_member(b, "comm", e->comm_id);
+	put_int_member(b, "player", player < 0 ? -1 : player);
 	switch (e->kind) {
 	case CMDQ_COMMAND:
 		put_command(b, &e->pc.cmd);
 		break;
 	case CMDQ_BAD_LINE: {
-		const char *msg = e->error ? e->error : "";
-		jb_str(b, "bad", msg, strlen(msg));
+		put_cstring_member(b, "bad", e->error ? e->error : "");
 		break;
 	}
 	case CMDQ_TIMEOUT:
-		jb_bool(b, "timeout", true);
+		put_bool_member(b, "timeout", true);
 		break;
 	case CMDQ_LOST:
-		jb_bool(b, "lost", true);
-		jb_bool(b, "drain", e->drain);
+		put_bool_member(b, "lost", true);
+		put_bool_member(b, "drain", e->drain);
 		break;
 	case CMDQ_RECONNECT:
-		jb_str(b, "reconnect", e->secret, strlen(e->secret));
+		put_cstring_member(b, "reconnect", e->secret);
 		break;
 	case CMDQ_GRACE_OVER:
-		jb_int(b, "graceOver", e->player);
+		put_int_member(b, "graceOver", e->player);
 		break;
 	}
-	jb_end_object(b);
+	PROTO_BUF_LIT(b, "}\n");
 	if (!put_line(j, "write to"))
 		return;
 	j->kept = j->n;
@@ -785,32 +658,29 @@ static void put_header(struct journal *j, const struct journal_params *p)
 
 	struct proto_buf *b = &j->line;
 	proto_buf_reset(b);
-	proto_buf_add(b, "{", 1);
-	jb_str(b, "journal", JOURNAL_FORMAT, strlen(JOURNAL_FORMAT));
-	jb_int(b, "version", p->session_key ? JOURNAL_VERSION : JOURNAL_VERSION_PLAIN);
-	jb_str(b, "server", SOPRA_VERSION, strlen(SOPRA_VERSION));
-	const char *rules = game_rules_name(p->rules);
-	jb_str(b, "rules", rules, strlen(rules));
+	PROTO_BUF_LIT(b, "{");
+	put_cstring_member(b, "journal", JOURNAL_FORMAT);
+	put_int_member(b, "version", p->session_key ? JOURNAL_VERSION : JOURNAL_VERSION_PLAIN);
+	put_cstring_member(b, "server", SOPRA_VERSION);
+	put_cstring_member(b, "rules", game_rules_name(p->rules));
 	char seed[24]; /* a full 64-bit value: a string (JOURNAL_MAX_EXACT) */
 	snprintf(seed, sizeof seed, "%lld", (long long)p->seed);
-	jb_str(b, "seed", seed, strlen(seed));
-	jb_int(b, "timeout", p->timeout_sec);
-	const char *sync = journal_sync_name(p->sync);
-	jb_str(b, "sync", sync, strlen(sync));
-	const char *cpath = p->config_path ? p->config_path : "";
-	jb_str(b, "configPath", cpath, strlen(cpath));
-	jb_int(b, "configBytes", (int64_t)p->cfg->text_len);
-	jb_str(b, "configSha256", hex, strlen(hex));
+	put_cstring_member(b, "seed", seed);
+	put_int_member(b, "timeout", p->timeout_sec);
+	put_cstring_member(b, "sync", journal_sync_name(p->sync));
+	put_cstring_member(b, "configPath", p->config_path ? p->config_path : "");
+	put_int_member(b, "configBytes", (int64_t)p->cfg->text_len);
+	put_cstring_member(b, "configSha256", hex);
 	if (p->session_key) {
 		char key[2 * JOURNAL_KEY_BYTES + 1];
 		hex_encode(p->session_key, JOURNAL_KEY_BYTES, key);
-		jb_str(b, "sessionKey", key, strlen(key));
-		jb_int(b, "grace", p->grace_sec);
+		put_cstring_member(b, "sessionKey", key);
+		put_int_member(b, "grace", p->grace_sec);
 	}
-	jb_str(b, "start", when, strlen(when));
-	jb_int(b, "startUnixMs", (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000);
-	jb_str(b, "config", p->cfg->text, p->cfg->text_len);
-	jb_end_object(b);
+	put_cstring_member(b, "start", when);
+	put_int_member(b, "startUnixMs", (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000);
+	put_text_member(b, "config", p->cfg->text, p->cfg->text_len);
+	PROTO_BUF_LIT(b, "}\n");
 }
 
 static void journal_free(struct journal *j)
@@ -907,12 +777,7 @@ bool journal_close(struct journal *j, const char *reason)
 	}
 	if (!j->failed) {
 		const char *r = reason ? reason : "closed";
-		proto_buf_reset(&j->line);
-		proto_buf_add(&j->line, "{", 1);
-		jb_str(&j->line, "end", r, strlen(r));
-		jb_int(&j->line, "n", j->n);
-		jb_int(&j->line, "ms", mono_ms() - j->t0_ms);
-		jb_end_object(&j->line);
+		put_mark(&j->line, "end", r, j->n, mono_ms() - j->t0_ms);
 		if (put_line(j, "write to")) {
 			int e = mapfile_cut(&j->file);
 			if (e != 0) /* a reader stops at the zero tail anyway */
@@ -1748,12 +1613,7 @@ struct journal *journal_reopen(const char *path, const struct journal_file *jf,
 	/* the resume record */
 	char when[64];
 	utc_now(when, sizeof when);
-	proto_buf_reset(&j->line);
-	proto_buf_add(&j->line, "{", 1);
-	jb_str(&j->line, "resume", when, strlen(when));
-	jb_int(&j->line, "n", j->n);
-	jb_int(&j->line, "ms", last_ms);
-	jb_end_object(&j->line);
+	put_mark(&j->line, "resume", when, j->n, last_ms);
 	if (!put_line(j, "write to") || (sync != JOURNAL_SYNC_NEVER && !sync_now(j))) {
 		snprintf(err, errlen, "cannot write journal %s", path);
 		journal_free(j);

@@ -77,6 +77,20 @@ size_t json_utf8_len(const unsigned char *s, size_t n)
 	return lead->len;
 }
 
+/* See json.h. */
+bool json_utf8_valid(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	while (n > 0) {
+		size_t k = json_utf8_len(p, n);
+		if (k == 0)
+			return false;
+		p += k;
+		n -= k;
+	}
+	return true;
+}
+
 /* Checks one well-formed UTF-8 sequence (non-ASCII) at the position and
  * advances past it. */
 static bool js_utf8(struct jscan *j)

@@ -16,6 +16,7 @@
 
 #include <cjson/cJSON.h>
 
+#include <assert.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,21 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- UTF-8 ------------------------------------------------------------- */
-
-static bool utf8_valid(const char *s, size_t n)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	while (n > 0) {
-		size_t k = json_utf8_len(p, n);
-		if (k == 0)
-			return false;
-		p += k;
-		n -= k;
-	}
-	return true;
-}
 
 /* ---- decoding ------------------------------------------------------------ */
 
@@ -369,7 +355,7 @@ bool proto_decode(const char *line, size_t len, enum game_rules rules, struct pr
 		/* the line's own problems come first */
 		if (memchr(line, '\0', len))
 			e = "line contains a NUL byte";
-		else if (!utf8_valid(line, len))
+		else if (!json_utf8_valid(line, len))
 			e = "invalid UTF-8";
 		else
 			e = errf(out, "malformed JSON at byte %zu: %s", je.pos + 1, je.why);
@@ -420,25 +406,41 @@ size_t proto_format_int(int64_t v, char out[PROTO_INT_DIGITS])
 	return n;
 }
 
-static void put_int(struct proto_buf *b, int v)
+/* ---- the JSON writer ------------------------------------------------------ */
+
+/* A byte that a JSON string holds as it is: printable ASCII but for '"'
+ * and '\\' (bytes from 0x80 on are checked as UTF-8 sequences). */
+static bool json_plain_byte(unsigned char c)
 {
-	char tmp[PROTO_INT_DIGITS];
-	proto_buf_add(b, tmp, proto_format_int(v, tmp));
+	return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
 }
 
-/* Append s as a JSON string literal (quotes included). */
-static void put_json_string(struct proto_buf *b, const char *s)
+/* Append the escape of byte c (below 0x80, not json_plain_byte): one of the
+ * two-character escapes JSON has, else \u00XX. */
+static void put_escape(struct proto_buf *b, unsigned char c)
 {
 	static const char hex[] = "0123456789abcdef";
-	const unsigned char *p = (const unsigned char *)(s ? s : "");
-	size_t n = strlen((const char *)p);
+	static const char *const short_escape[0x60] = {
+	        ['"'] = "\\\"", ['\\'] = "\\\\", ['\b'] = "\\b", ['\f'] = "\\f",
+	        ['\n'] = "\\n", ['\r'] = "\\r",  ['\t'] = "\\t"};
+	assert(c < 0x80 && !json_plain_byte(c));
+	if (c < 0x60 && short_escape[c]) {
+		proto_buf_add(b, short_escape[c], 2);
+	} else {
+		char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 0xF]};
+		proto_buf_add(b, u, sizeof u);
+	}
+}
 
+void proto_put_string(struct proto_buf *b, const char *s, size_t n)
+{
+	assert(s || n == 0);
+	const unsigned char *p = (const unsigned char *)s;
 	PROTO_BUF_LIT(b, "\"");
 	while (n > 0) {
 		/* copy the longest run that needs no escaping in one go */
 		size_t run = 0;
-		while (run < n && p[run] >= 0x20 && p[run] < 0x80 && p[run] != '"' &&
-		       p[run] != '\\')
+		while (run < n && json_plain_byte(p[run]))
 			run++;
 		if (run) {
 			proto_buf_add(b, (const char *)p, run);
@@ -446,33 +448,55 @@ static void put_json_string(struct proto_buf *b, const char *s)
 			n -= run;
 			continue;
 		}
-		unsigned char c = *p;
-		if (c >= 0x80) {
-			size_t k = json_utf8_len(p, n);
-			if (k) {
-				proto_buf_add(b, (const char *)p, k);
-			} else {
-				PROTO_BUF_LIT(b, "\\ufffd");
-				k = 1;
-			}
-			p += k;
-			n -= k;
-			continue;
-		}
-		/* the two-character escapes JSON has, else \u00XX */
-		static const char *const short_escape[0x60] = {
-		        ['"'] = "\\\"", ['\\'] = "\\\\", ['\b'] = "\\b", ['\f'] = "\\f",
-		        ['\n'] = "\\n", ['\r'] = "\\r",  ['\t'] = "\\t"};
-		if (c < 0x60 && short_escape[c]) {
-			proto_buf_add(b, short_escape[c], 2);
+		size_t k = 1;
+		if (*p < 0x80) {
+			put_escape(b, *p);
+		} else if ((k = json_utf8_len(p, n)) != 0) {
+			proto_buf_add(b, (const char *)p, k);
 		} else {
-			char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 0xF]};
-			proto_buf_add(b, u, sizeof u);
+			PROTO_BUF_LIT(b, "\\ufffd");
+			k = 1;
 		}
-		p++;
-		n--;
+		p += k;
+		n -= k;
 	}
 	PROTO_BUF_LIT(b, "\"");
+}
+
+void proto_put_key(struct proto_buf *b, const char *key)
+{
+	assert(b->len > 0 && key);
+	size_t n = strlen(key);
+	char *p = proto_buf_room(b, n + 4);
+	char *q = p;
+	if (b->data[b->len - 1] != '{')
+		*q++ = ',';
+	*q++ = '"';
+	memcpy(q, key, n);
+	q += n;
+	*q++ = '"';
+	*q++ = ':';
+	b->len += (size_t)(q - p);
+}
+
+void proto_put_int(struct proto_buf *b, int64_t v)
+{
+	b->len += proto_format_int(v, proto_buf_room(b, PROTO_INT_DIGITS));
+}
+
+void proto_put_bool(struct proto_buf *b, bool v)
+{
+	if (v)
+		PROTO_BUF_LIT(b, "true");
+	else
+		PROTO_BUF_LIT(b, "false");
+}
+
+/* A NUL-terminated string (NULL: ""). */
+static void put_cstring(struct proto_buf *b, const char *s)
+{
+	s = s ? s : "";
+	proto_put_string(b, s, strlen(s));
 }
 
 enum arg_kind { AK_INT, AK_BOOL, AK_NAME };
@@ -593,28 +617,18 @@ static const struct event_spec event_specs[GAME_EVENT_TYPE_COUNT] = {
 };
 #undef REQ
 
-static void put_key(struct proto_buf *b, const char *key)
-{
-	PROTO_BUF_LIT(b, ",\"");
-	proto_buf_add(b, key, strlen(key));
-	PROTO_BUF_LIT(b, "\":");
-}
-
 static void put_arg(struct proto_buf *b, const struct arg_spec *as, int v)
 {
-	put_key(b, as->key);
+	proto_put_key(b, as->key);
 	switch (as->kind) {
 	case AK_INT:
-		put_int(b, v);
+		proto_put_int(b, v);
 		return;
 	case AK_BOOL:
-		if (v)
-			PROTO_BUF_LIT(b, "true");
-		else
-			PROTO_BUF_LIT(b, "false");
+		proto_put_bool(b, v);
 		return;
 	case AK_NAME:
-		put_json_string(b, v >= 0 && (size_t)v < as->nnames ? as->names[v] : "UNKNOWN");
+		put_cstring(b, v >= 0 && (size_t)v < as->nnames ? as->names[v] : "UNKNOWN");
 		return;
 	}
 }
@@ -637,18 +651,17 @@ void proto_encode(const struct game_event *ev, enum game_rules rules, struct pro
 		const char *str = ev->str;
 		if (s->str_default && (!str || !*str))
 			str = s->str_default;
-		put_key(out, s->str_key);
-		put_json_string(out, str);
+		proto_put_key(out, s->str_key);
+		put_cstring(out, str);
 	}
 	PROTO_BUF_LIT(out, "}\n");
 }
 
-void proto_encode_cmd(const struct cmd *c, enum game_rules rules, struct proto_buf *out)
+void proto_put_cmd(struct proto_buf *b, const struct cmd *c, enum game_rules rules)
 {
 	const char *name = cmd_name(c->type);
-	PROTO_BUF_LIT(out, "{\"command\":\"");
-	proto_buf_add(out, name, strlen(name));
-	PROTO_BUF_LIT(out, "\"");
+	proto_put_key(b, "command");
+	proto_put_string(b, name, strlen(name));
 	size_t n;
 	const struct proto_param *params = proto_cmd_params(c->type, &n);
 	for (size_t i = 0; i < n; i++) {
@@ -656,21 +669,24 @@ void proto_encode_cmd(const struct cmd *c, enum game_rules rules, struct proto_b
 		if (!proto_param_carried(c, p) ||
 		    (rules != RULES_BASE && (p->flags & PROTO_BASE_ONLY)))
 			continue;
-		put_key(out, p->key);
+		proto_put_key(b, p->key);
 		switch (p->type) {
 		case PROTO_INT:
-			put_int(out, proto_param_get(c, p));
+			proto_put_int(b, proto_param_get(c, p));
 			break;
 		case PROTO_BOOL:
-			if (proto_param_get(c, p))
-				PROTO_BUF_LIT(out, "true");
-			else
-				PROTO_BUF_LIT(out, "false");
+			proto_put_bool(b, proto_param_get(c, p));
 			break;
 		case PROTO_STRING:
-			put_json_string(out, c->name);
+			put_cstring(b, c->name);
 			break;
 		}
 	}
+}
+
+void proto_encode_cmd(const struct cmd *c, enum game_rules rules, struct proto_buf *out)
+{
+	PROTO_BUF_LIT(out, "{");
+	proto_put_cmd(out, c, rules);
 	PROTO_BUF_LIT(out, "}\n");
 }

@@ -823,6 +823,34 @@ static void test_encode_invalid_utf8_replaced(void **state)
 	    0, 0, 0, 0, 0, "a\xff" "b\xc0\x80" "c\xe2\x82");
 }
 
+/* The JSON writer the encoder and the journal share: a string of any bytes
+ * (a NUL too), members separated by commas after the first. */
+static void test_json_writer(void **state)
+{
+	(void)state;
+	struct proto_buf b;
+	proto_buf_init(&b);
+	PROTO_BUF_LIT(&b, "{");
+	proto_put_key(&b, "s");
+	proto_put_string(&b, "\b\f\0\x7f\"\\\xc3", 7);
+	proto_put_key(&b, "i");
+	proto_put_int(&b, INT64_MIN);
+	proto_put_key(&b, "t");
+	proto_put_bool(&b, true);
+	proto_put_key(&b, "f");
+	proto_put_bool(&b, false);
+	proto_put_key(&b, "e");
+	proto_put_string(&b, NULL, 0);
+	PROTO_BUF_LIT(&b, "}");
+	assert_int_equal(b.len, strlen("{\"s\":\"\\b\\f\\u0000\x7f\\\"\\\\\\ufffd\","
+	                                      "\"i\":-9223372036854775808,\"t\":true,\"f\":false,\"e\":\"\"}"));
+	assert_memory_equal(b.data,
+	                    "{\"s\":\"\\b\\f\\u0000\x7f\\\"\\\\\\ufffd\","
+	                    "\"i\":-9223372036854775808,\"t\":true,\"f\":false,\"e\":\"\"}",
+	                    b.len);
+	proto_buf_free(&b);
+}
+
 static void test_encode_empty_and_null_strings(void **state)
 {
 	(void)state;
@@ -1186,6 +1214,7 @@ int main(void)
 		cmocka_unit_test(test_encode_reasons),
 		cmocka_unit_test(test_encode_int_extremes),
 		cmocka_unit_test(test_encode_string_escapes),
+		cmocka_unit_test(test_json_writer),
 		cmocka_unit_test(test_encode_invalid_utf8_replaced),
 		cmocka_unit_test(test_encode_empty_and_null_strings),
 		cmocka_unit_test(test_encode_appends),

@@ -42,4 +42,7 @@ bool json_check(const char *text, size_t len, struct json_error *err);
  * surrogates, nothing above U+10FFFF). Also used by proto. */
 size_t json_utf8_len(const unsigned char *s, size_t n);
 
+/* Whether s[0..n) is well-formed UTF-8 throughout (json_utf8_len). */
+bool json_utf8_valid(const char *s, size_t n);
+
 #endif

@@ -165,20 +165,46 @@ static inline void proto_buf_add(struct proto_buf *b, const char *s, size_t n)
  * Parameters appear in protocol.md's order with its names, no spaces.
  * Optional parameters are written as ev->nargs says (AbilityUsed, CardUsed,
  * Bitten); Moved carries fuel in base and never in revised. ev->to is
- * ignored (routing is net's business). A NULL ev->str encodes as "".
- * Strings are escaped as JSON; invalid UTF-8 bytes become U+FFFD so the
- * output is always valid UTF-8.
+ * ignored (routing is the broadcaster's business). A NULL ev->str encodes
+ * as "". Strings are written by proto_put_string.
  */
 void proto_encode(const struct game_event *ev, enum game_rules rules, struct proto_buf *out);
 
 /*
  * Append the wire form of command c as a client sends it -- one JSON object
- * plus "\n", {"command":"Name",...} -- to out: the parameters of proto's
- * table in protocol order, each that c carries (proto_param_carried); a
- * PROTO_BASE_ONLY one (Move.fuel) only in base, where it is always written.
- * A NULL c->name encodes as "". proto_decode(line, rules) gives c back.
- * What every client (sopra-bot, sopra-client) and tool sends commands with.
+ * plus "\n", {"command":"Name",...} -- to out: proto_put_cmd's members.
+ * proto_decode(line, rules) gives c back. What every client (sopra-bot,
+ * sopra-client) and tool sends commands with.
  */
 void proto_encode_cmd(const struct cmd *c, enum game_rules rules, struct proto_buf *out);
+
+/* ---- the JSON writer ------------------------------------------------------
+ *
+ * The server's one writer of JSON: proto's lines and the journal's are
+ * written with these, into a proto_buf, without printf. An object is "{",
+ * its members (proto_put_key and a value each), then "}" (and "\n" for a
+ * line); proto_put_key writes the "," between members itself. */
+
+/* Append s[0..n) as a JSON string, quotes included: '"' and '\\'
+ * escaped, the control characters as \b \f \n \r \t or else \u00XX,
+ * well-formed UTF-8 as it is, and every byte that is not part of
+ * well-formed UTF-8 as \ufffd, so the output is always valid UTF-8. A
+ * NUL byte becomes \u0000 (which proto_decode refuses: text with one
+ * cannot come back). s may be NULL when n is 0. */
+void proto_put_string(struct proto_buf *b, const char *s, size_t n);
+
+/* Append "key": -- after a "," unless b ends with the object's "{" (b
+ * holds at least that "{"). key needs no escaping (a member name of ours). */
+void proto_put_key(struct proto_buf *b, const char *key);
+
+/* Append v in decimal (proto_format_int), or true/false. */
+void proto_put_int(struct proto_buf *b, int64_t v);
+void proto_put_bool(struct proto_buf *b, bool v);
+
+/* Append the members of command c as a client sends them: "command":"Name"
+ * and the parameters of proto's table in protocol order, each that c
+ * carries (proto_param_carried); a PROTO_BASE_ONLY one (Move.fuel) only in
+ * base, where it is always written. A NULL c->name is written as "". */
+void proto_put_cmd(struct proto_buf *b, const struct cmd *c, enum game_rules rules);
 
 #endif
