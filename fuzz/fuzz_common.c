@@ -638,6 +638,9 @@ static void check_events(struct fuzz_session *s, bool has_sender)
 			fp->ncards = 0;
 			break;
 		}
+		case GEV_SESSION:
+			FUZZ_CHECK(false, "Session is the session layer's, never the game's");
+			break;
 		}
 		fuzz_encode_and_check(e, s->rules, &s->buf, str_key, want);
 		free(want_owned);

@@ -458,6 +458,7 @@ static int expected_params(const struct game_event *ev, enum game_rules rules)
 	        [GEV_ZOMBIE_KILLED] = 3,
 	        [GEV_SEARCHED] = 2,
 	        [GEV_LEFT] = 1,
+	        [GEV_SESSION] = 1,
 	};
 	switch (ev->type) {
 	case GEV_ABILITY_USED:
@@ -482,6 +483,8 @@ static const char *str_key_of(enum game_event_type t)
 		return "message";
 	case GEV_PLAYER:
 		return "playerName";
+	case GEV_SESSION:
+		return "secret";
 	default:
 		return NULL;
 	}

@@ -1,14 +1,10 @@
 /* bcast: route game events to connections (include/sopra/bcast.h). */
 #include "sopra/bcast.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sopra/xalloc.h"
-
-/* A history entry with nargs == SESSION_MARK is the Session line. */
-#define SESSION_MARK (-1)
 
 struct bcast_player {
 	int comm_id;  /* 0: no connection (lost) */
@@ -146,28 +142,28 @@ static void record(struct bcast *b, int p, const struct game_event *ev)
 	bp->nhist++;
 }
 
-/* The Session line of p to comm_id. */
+/* The Session event of p to comm_id: p's id and secret. */
 static void send_session(struct bcast *b, int p, int comm_id)
 {
-	if (comm_id <= 0 || !b->sink.send_line)
+	if (comm_id <= 0)
 		return;
-	char hex[BCAST_SECRET_HEX + 1];
+	char hex[PROTO_SECRET_HEX + 1];
 	b->secret_fn(b->secret_ctx, p, hex);
-	char line[64 + BCAST_SECRET_HEX];
-	int n = snprintf(line, sizeof line,
-	                 "{\"event\":\"Session\",\"player\":%d,\"secret\":\"%s\"}\n", p, hex);
-	b->sink.send_line(b->sink.ctx, comm_id, line, (size_t)n);
+	struct game_event ev = {.type = GEV_SESSION, .to = p, .nargs = 1, .arg = {p}, .str = hex};
+	if (b->sink.encode)
+		b->sink.encode(b->sink.ctx, &ev);
+	deliver(b, comm_id, &ev);
 }
 
 int bcast_find_secret(const struct bcast *b, const char *secret, size_t len)
 {
-	if (!b->secret_fn || len != BCAST_SECRET_HEX)
+	if (!b->secret_fn || len != PROTO_SECRET_HEX)
 		return -1;
 	for (int p = 0; p < b->n; p++) {
-		char hex[BCAST_SECRET_HEX + 1];
+		char hex[PROTO_SECRET_HEX + 1];
 		b->secret_fn(b->secret_ctx, p, hex);
 		unsigned diff = 0; /* no early exit: the time says nothing */
-		for (size_t i = 0; i < BCAST_SECRET_HEX; i++)
+		for (size_t i = 0; i < PROTO_SECRET_HEX; i++)
 			diff |= (unsigned)(unsigned char)(hex[i] ^ secret[i]);
 		if (diff == 0)
 			return p;
@@ -184,7 +180,7 @@ bool bcast_rejoin(struct bcast *b, int player, int comm_id)
 	/* by index: a delivery never adds to the history */
 	for (size_t i = 0; i < b->p[player].nhist; i++) {
 		struct game_event ev = b->p[player].hist[i];
-		if (ev.nargs == SESSION_MARK) {
+		if (ev.type == GEV_SESSION) {
 			send_session(b, player, comm_id);
 			continue;
 		}
@@ -225,7 +221,7 @@ static void to_player(struct bcast *b, int p, const struct game_event *ev)
 		record(b, p, ev);
 	deliver(b, comm, ev);
 	if (b->secret_fn && ev->type == GEV_CONFIG) {
-		struct game_event mark = {.type = GEV_CONFIG, .to = p, .nargs = SESSION_MARK};
+		struct game_event mark = {.type = GEV_SESSION, .to = p}; /* the secret when sent */
 		record(b, p, &mark);
 		send_session(b, p, comm);
 	}

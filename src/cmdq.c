@@ -1,25 +1,22 @@
 /* cmdq: a growable ring of queue entries (include/sopra/cmdq.h). */
 #include "sopra/cmdq.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
-
 #include "sopra/xalloc.h"
 
-void cmdq_init(struct cmdq *q)
+void cmdq_init(struct cmdq *q, enum game_rules rules, bool sessions)
 {
-	memset(q, 0, sizeof *q);
+	*q = (struct cmdq){.rules = rules, .sessions = sessions};
 }
 
 void cmdq_free(struct cmdq *q)
 {
-	bool sessions = q->sessions;
 	cmdq_clear(q);
 	free(q->v);
-	cmdq_init(q);
-	q->sessions = sessions;
+	cmdq_init(q, q->rules, q->sessions);
 }
 
 /* Double the ring, keeping the entries in order from index 0. */
@@ -53,35 +50,19 @@ static struct cmdq_entry *cmdq_push(struct cmdq *q, enum cmdq_kind kind, int com
 	e->error = NULL;
 	e->drain = false;
 	e->player = -1;
-	e->secret[0] = '\0';
 	return e;
 }
 
-/* A line that proto_decode found to be a well-formed object naming the
- * unknown command "Reconnect": with sessions, the session layer's command. */
-static void decode_reconnect(struct cmdq_entry *e, const char *line, size_t len)
+void cmdq_push_line(struct cmdq *q, int comm_id, const char *line, size_t len)
 {
-	cJSON *root = cJSON_ParseWithLength(line, len);
-	const cJSON *sec = cJSON_GetObjectItemCaseSensitive(root, "secret");
-	if (!cJSON_IsString(sec)) {
-		e->error = "Reconnect.secret: expected a string";
-	} else {
-		e->kind = CMDQ_RECONNECT;
-		if (strlen(sec->valuestring) == BCAST_SECRET_HEX)
-			memcpy(e->secret, sec->valuestring, BCAST_SECRET_HEX + 1);
-	}
-	cJSON_Delete(root);
-}
-
-void cmdq_push_line(struct cmdq *q, int comm_id, const char *line, size_t len,
-                    enum game_rules rules)
-{
+	assert(comm_id > 0);
 	struct cmdq_entry *e = cmdq_push(q, CMDQ_COMMAND, comm_id);
-	if (!proto_decode(line, len, rules, &e->pc, &e->error)) {
+	bool ok = q->sessions ? proto_decode_session(line, len, q->rules, &e->pc, &e->error)
+	                      : proto_decode(line, len, q->rules, &e->pc, &e->error);
+	if (!ok)
 		e->kind = CMDQ_BAD_LINE;
-		if (q->sessions && strcmp(e->error, "unknown command \"Reconnect\"") == 0)
-			decode_reconnect(e, line, len);
-	}
+	else if (e->pc.reconnect)
+		e->kind = CMDQ_RECONNECT;
 }
 
 void cmdq_push_error(struct cmdq *q, int comm_id, const char *static_msg)

@@ -81,7 +81,7 @@ static void apply_lost(struct dispatcher *d, const struct cmdq_entry *e)
  * or -1 after a CommandFailed to the sender. */
 static int apply_reconnect(struct dispatcher *d, const struct cmdq_entry *e, int player)
 {
-	int p = bcast_find_secret(d->bcast, e->secret, strlen(e->secret));
+	int p = bcast_find_secret(d->bcast, e->pc.secret, strlen(e->pc.secret));
 	if (player >= 0)
 		snprintf(d->msg, sizeof d->msg, "Reconnect: this connection is player %d already",
 		         player);

@@ -547,7 +547,7 @@ static void journal_before(void *ctx, const struct cmdq_entry *e, int player)
 		put_bool_member(b, "drain", e->drain);
 		break;
 	case CMDQ_RECONNECT:
-		put_cstring_member(b, "reconnect", e->secret);
+		put_cstring_member(b, "reconnect", e->pc.secret);
 		break;
 	case CMDQ_GRACE_OVER:
 		put_int_member(b, "graceOver", e->player);
@@ -1423,11 +1423,6 @@ static void replay_send(void *ctx, int comm_id, const struct game_event *ev)
 	replay_deliver(r, comm_id, r->line.data, r->line.len);
 }
 
-static void replay_send_line(void *ctx, int comm_id, const char *line, size_t len)
-{
-	replay_deliver(ctx, comm_id, line, len);
-}
-
 static void replay_close(void *ctx, int comm_id)
 {
 	struct journal_replay *r = ctx;
@@ -1453,11 +1448,8 @@ struct journal_replay *journal_replay_new(const struct journal_file *jf, journal
 	stream_init(&r->stream);
 	proto_buf_init(&r->line);
 	r->game = game_new(cfg, jf->seed, jf->rules);
-	r->bcast = bcast_new((struct bcast_sink){.encode = replay_encode,
-	                                         .send = replay_send,
-	                                         .close = replay_close,
-	                                         .send_line = replay_send_line,
-	                                         .ctx = r});
+	r->bcast = bcast_new((struct bcast_sink){
+	        .encode = replay_encode, .send = replay_send, .close = replay_close, .ctx = r});
 	dispatch_init(&r->disp, r->game, r->bcast, NULL);
 	if (jf->sessions) {
 		bcast_enable_sessions(r->bcast, journal_session_secret, (void *)jf->session_key);
@@ -1483,8 +1475,11 @@ bool journal_record_entry(const struct journal_record *rec, struct cmdq_entry *e
 	e->error = rec->error;
 	e->drain = rec->drain;
 	e->player = rec->kind == JOURNAL_GRACE_OVER ? rec->target : -1;
-	if (rec->secret && strlen(rec->secret) == BCAST_SECRET_HEX)
-		memcpy(e->secret, rec->secret, BCAST_SECRET_HEX + 1);
+	if (rec->kind == JOURNAL_RECONNECT) {
+		e->pc.reconnect = true;
+		if (rec->secret && strlen(rec->secret) == PROTO_SECRET_HEX)
+			memcpy(e->pc.secret, rec->secret, PROTO_SECRET_HEX + 1);
+	}
 	return true;
 }
 

@@ -791,20 +791,6 @@ static void sink_send(void *ctx, int comm_id, const struct game_event *ev)
 		s->prompted = c;
 }
 
-/* A line that is no game event (sessions: the Session line). */
-static void sink_send_line(void *ctx, int comm_id, const char *line, size_t len)
-{
-	struct server *s = ctx;
-	if (s->line_tap)
-		s->line_tap(s->line_tap_ctx, comm_id, bcast_player_of(s->bcast, comm_id), line,
-		            len);
-	struct conn *c = conn_find(s, comm_id);
-	if (!c)
-		return;
-	struct proto_buf b = {.data = (char *)line, .len = len, .cap = len};
-	conn_queue(c, &b);
-}
-
 /* ---- sessions: reconnect graces ------------------------------------------ */
 
 static void grace_cb(evutil_socket_t fd, short what, void *arg)
@@ -1312,7 +1298,7 @@ static bool conn_take_lines(struct conn *c)
 			return false;
 		}
 		if (!is_blank(line, len)) {
-			cmdq_push_line(&s->queue, c->id, line, len, s->rules);
+			cmdq_push_line(&s->queue, c->id, line, len);
 			c->line_ms = now_ms();
 			taken++;
 		}
@@ -1839,18 +1825,14 @@ struct server *server_new(struct game *game, const struct server_opts *opts, FIL
 	s->history = evbuffer_new();
 	if (!s->history)
 		xalloc_die(sizeof *s);
-	cmdq_init(&s->queue);
+	cmdq_init(&s->queue, s->rules, opts->secret != NULL);
 	proto_buf_init(&s->out);
 	proto_buf_init(&s->config_line);
-	s->bcast = bcast_new((struct bcast_sink){.encode = sink_encode,
-	                                         .send = sink_send,
-	                                         .close = sink_close,
-	                                         .send_line = sink_send_line,
-	                                         .ctx = s});
+	s->bcast = bcast_new((struct bcast_sink){
+	        .encode = sink_encode, .send = sink_send, .close = sink_close, .ctx = s});
 	dispatch_init(&s->disp, game, s->bcast, log);
 	if (opts->secret) {
 		bcast_enable_sessions(s->bcast, opts->secret, opts->secret_ctx);
-		s->queue.sessions = true;
 		s->grace_sec = opts->grace_sec;
 		s->disp.grace = opts->grace_sec > 0;
 		s->disp.away = on_away;

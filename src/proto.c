@@ -102,6 +102,8 @@ void proto_cmd_clear(struct proto_cmd *pc)
 	free(pc->name_storage);
 	pc->name_storage = NULL;
 	memset(&pc->cmd, 0, sizeof pc->cmd);
+	pc->reconnect = false;
+	pc->secret[0] = '\0';
 }
 
 /* Format a decode error into pc->err_buf. */
@@ -224,7 +226,23 @@ static const char *decode_params(const cJSON *root, enum cmd_type type, enum gam
 	return NULL;
 }
 
-static const char *decode_root(const cJSON *root, enum game_rules rules, struct proto_cmd *out)
+/* {"command":"Reconnect","secret":S}: the session layer's command (with
+ * sessions only). The secret is kept as sent when it has the length of
+ * one; any other string is kept as "" (no secret matches it). Like the
+ * game's commands it may carry other members, which are ignored. */
+static const char *decode_reconnect(const cJSON *root, struct proto_cmd *out)
+{
+	const cJSON *sec = cJSON_GetObjectItemCaseSensitive(root, "secret");
+	if (!cJSON_IsString(sec))
+		return "Reconnect.secret: expected a string";
+	out->reconnect = true;
+	if (strlen(sec->valuestring) == PROTO_SECRET_HEX)
+		memcpy(out->secret, sec->valuestring, PROTO_SECRET_HEX + 1);
+	return NULL;
+}
+
+static const char *decode_root(const cJSON *root, enum game_rules rules, bool sessions,
+                               struct proto_cmd *out)
 {
 	if (!cJSON_IsObject(root))
 		return "not a JSON object";
@@ -243,6 +261,8 @@ static const char *decode_root(const cJSON *root, enum game_rules rules, struct 
 			return decode_params(root, (enum cmd_type)t, rules, out);
 		}
 	}
+	if (sessions && strcmp(name, PROTO_RECONNECT) == 0)
+		return decode_reconnect(root, out);
 	/* Echo at most 64 bytes of the client's name, cut at a character boundary
 	 * (the line was checked to be valid UTF-8, so this stays valid). */
 	return errf(out, "unknown command \"%.*s\"%s", utf8_prefix(name, 64), name,
@@ -308,7 +328,7 @@ static void line_arena_free(void *p)
 /* Parses the checked line with cJSON in the line arena and decodes the
  * command; returns NULL or the error. */
 static const char *parse_and_decode(const char *line, size_t len, enum game_rules rules,
-                                    struct proto_cmd *out)
+                                    bool sessions, struct proto_cmd *out)
 {
 	cJSON_Hooks hooks = {line_arena_alloc, line_arena_free};
 	cJSON_InitHooks(&hooks);
@@ -318,7 +338,7 @@ static const char *parse_and_decode(const char *line, size_t len, enum game_rule
 	const char *e;
 	cJSON *root = cJSON_ParseWithLength(line, len);
 	if (root) {
-		e = decode_root(root, rules, out);
+		e = decode_root(root, rules, sessions, out);
 	} else {
 		if (line_arena.oom)
 			xalloc_die(len);
@@ -334,8 +354,9 @@ static const char *parse_and_decode(const char *line, size_t len, enum game_rule
 	return e;
 }
 
-bool proto_decode(const char *line, size_t len, enum game_rules rules, struct proto_cmd *out,
-                  const char **err)
+/* proto_decode, and with sessions proto_decode_session. */
+static bool decode_line(const char *line, size_t len, enum game_rules rules, bool sessions,
+                        struct proto_cmd *out, const char **err)
 {
 	proto_cmd_clear(out);
 	const char *e = NULL;
@@ -363,7 +384,7 @@ bool proto_decode(const char *line, size_t len, enum game_rules rules, struct pr
 	}
 	/* json_check passed: no NUL byte, and valid UTF-8 throughout (outside
 	 * strings it allows ASCII only) */
-	e = parse_and_decode(line, len, rules, out);
+	e = parse_and_decode(line, len, rules, sessions, out);
 	if (e)
 		goto fail;
 	return true;
@@ -372,6 +393,18 @@ fail:
 	proto_cmd_clear(out);
 	*err = e;
 	return false;
+}
+
+bool proto_decode(const char *line, size_t len, enum game_rules rules, struct proto_cmd *out,
+                  const char **err)
+{
+	return decode_line(line, len, rules, false, out, err);
+}
+
+bool proto_decode_session(const char *line, size_t len, enum game_rules rules,
+                          struct proto_cmd *out, const char **err)
+{
+	return decode_line(line, len, rules, true, out, err);
 }
 
 /* ---- encoding ------------------------------------------------------------ */
@@ -614,6 +647,8 @@ static const struct event_spec event_specs[GAME_EVENT_TYPE_COUNT] = {
         [GEV_ZOMBIE_KILLED] = {REQ(ARGS_CHAR_LOC_ENT, 3)},
         [GEV_SEARCHED] = {REQ(ARGS_CHAR_LOC, 2)},
         [GEV_LEFT] = {REQ(ARGS_PLAYER, 1)},
+        /* the session layer's */
+        [GEV_SESSION] = {REQ(ARGS_PLAYER, 1), .str_key = "secret"},
 };
 #undef REQ
 

@@ -197,19 +197,11 @@ static void test_many_players_grow(void **state)
 	bcast_free(b);
 }
 
-static void rec_line(void *ctx, int comm_id, const char *line, size_t len)
-{
-	char item[64];
-	snprintf(item, sizeof item, "%d:%.15s", comm_id, strstr(line, "Session") ? "Session" : "?");
-	(void)len;
-	rec_add(ctx, item);
-}
-
 static void fake_secret(void *ctx, int player, char *hex)
 {
 	(void)ctx;
-	memset(hex, 'a' + player, BCAST_SECRET_HEX);
-	hex[BCAST_SECRET_HEX] = '\0';
+	memset(hex, 'a' + player, PROTO_SECRET_HEX);
+	hex[PROTO_SECRET_HEX] = '\0';
 }
 
 /* Sessions: Session right after Config to that player alone; the history
@@ -222,7 +214,6 @@ static void test_sessions_history_and_rejoin(void **state)
 	struct bcast *b = bcast_new((struct bcast_sink){.encode = rec_encode,
 	                                                .send = rec_send,
 	                                                .close = rec_close,
-	                                                .send_line = rec_line,
 	                                                .ctx = &r});
 	bcast_enable_sessions(b, fake_secret, NULL);
 	bcast_join(b, 0, 11);
@@ -238,7 +229,7 @@ static void test_sessions_history_and_rejoin(void **state)
 	push(&l, GEV_NEXT_ROUND, GEV_TO_ALL);
 	bcast_route(b, 0, &l);
 	r.log[0] = '\0';
-	char sec[BCAST_SECRET_HEX + 1];
+	char sec[PROTO_SECRET_HEX + 1];
 	fake_secret(NULL, 0, sec);
 	assert_int_equal(bcast_find_secret(b, sec, strlen(sec)), 0);
 	assert_int_equal(bcast_find_secret(b, "x", 1), -1);
@@ -259,7 +250,7 @@ static void test_sessions_missed_end(void **state)
 	struct rec r;
 	memset(&r, 0, sizeof r);
 	struct bcast *b = bcast_new((struct bcast_sink){
-	        .send = rec_send, .close = rec_close, .send_line = rec_line, .ctx = &r});
+	        .send = rec_send, .close = rec_close, .ctx = &r});
 	bcast_note_end(b); /* without sessions: nothing */
 	bcast_join(b, 0, 11);
 	assert_false(bcast_missed_end(b, 0));

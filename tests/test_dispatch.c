@@ -83,7 +83,7 @@ static struct t *t_new(void)
 	dispatch_init(&t->disp, t->game, t->bcast, NULL);
 	t->disp.hooks =
 	        (struct dispatch_hooks){.before = observe, .after = observe_after, .ctx = t};
-	cmdq_init(&t->q);
+	cmdq_init(&t->q, RULES_BASE, false);
 	return t;
 }
 
@@ -99,7 +99,7 @@ static void t_free(struct t *t)
 
 static void line(struct t *t, int comm, const char *text)
 {
-	cmdq_push_line(&t->q, comm, text, strlen(text), RULES_BASE);
+	cmdq_push_line(&t->q, comm, text, strlen(text));
 }
 
 #define REGISTER(name) "{\"command\":\"Register\",\"playerName\":\"" name "\"}"
@@ -227,8 +227,8 @@ static void test_entry_order_is_arrival_order(void **state)
 static void fake_secret(void *ctx, int player, char *hex)
 {
 	(void)ctx;
-	memset(hex, 'a' + player, BCAST_SECRET_HEX);
-	hex[BCAST_SECRET_HEX] = '\0';
+	memset(hex, 'a' + player, PROTO_SECRET_HEX);
+	hex[PROTO_SECRET_HEX] = '\0';
 }
 
 /* Sessions with a grace: Anna (conn 1) and Ben (conn 2) register, Ben's
@@ -248,7 +248,7 @@ static struct t *ended_with_ben_away(void)
 	assert_true(r.game_over);
 	assert_int_equal(r.entries, 4);
 	assert_true(cmdq_empty(&t->q)); /* StartGame dropped, as without sessions */
-	assert_string_equal(t->log, "1:Config 2:Config 1:RegistrationAborted");
+	assert_string_equal(t->log, "1:Config 1:Session 2:Config 2:Session 1:RegistrationAborted");
 	t->log[0] = '\0';
 	t->observed[0] = '\0';
 	return t;
@@ -276,7 +276,7 @@ static void test_after_the_end(void **state)
 	assert_int_equal(r.entries, 5);
 	assert_true(r.game_over);
 	assert_string_equal(t->log, "3:CommandFailed(the game is over) "
-	                            "4:Config 4:RegistrationAborted close:4");
+	                            "4:Config 4:Session 4:RegistrationAborted close:4");
 	assert_string_equal(t->observed, "0/3/-1 2/0/-1 3/3/-1 4/4/-1 0/4/-1");
 	assert_false(bcast_missed_end(t->bcast, 1));
 	assert_int_equal(bcast_comm_of(t->bcast, 1), 0); /* the seat is free again */
@@ -285,7 +285,7 @@ static void test_after_the_end(void **state)
 	line(t, 5, RECONNECT(SECRET_OF_BEN));
 	line(t, 6, RECONNECT("cccccccc"));
 	dispatch_drain(&t->disp, &t->q);
-	assert_string_equal(t->log, "5:Config 5:RegistrationAborted close:5 "
+	assert_string_equal(t->log, "5:Config 5:Session 5:RegistrationAborted close:5 "
 	                            "6:CommandFailed(Reconnect: wrong secret)");
 	t_free(t);
 }

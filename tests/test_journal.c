@@ -124,7 +124,7 @@ static struct srv *srv_bare(const char *cfg_file, int64_t seed, enum game_rules 
 	s->bcast = bcast_new((struct bcast_sink){
 	        .encode = srv_encode, .send = srv_send, .close = srv_close, .ctx = s});
 	dispatch_init(&s->disp, s->game, s->bcast, NULL);
-	cmdq_init(&s->q);
+	cmdq_init(&s->q, rules, false);
 	proto_buf_init(&s->line);
 	temp_path(s->path, sizeof s->path, tag);
 	return s;
@@ -161,7 +161,7 @@ static void srv_drain(struct srv *s)
 
 static void srv_line(struct srv *s, int comm, const char *line)
 {
-	cmdq_push_line(&s->q, comm, line, strlen(line), game_rules_of(s->game));
+	cmdq_push_line(&s->q, comm, line, strlen(line));
 	srv_drain(s);
 }
 
@@ -509,7 +509,7 @@ static void test_lines_after_left(void **state)
 	        "{\"command\":\"EndTurn\"}", "x",
 	        "{\"command\":\"Register\",\"playerName\":\"again\"}"};
 	for (size_t i = 0; i < 3; i++)
-		cmdq_push_line(&s->q, 1, pipelined[i], strlen(pipelined[i]), RULES_BASE);
+		cmdq_push_line(&s->q, 1, pipelined[i], strlen(pipelined[i]));
 	srv_drain(s);
 	assert_int_equal(s->nclosed, 1);
 	assert_false(game_is_over(s->game));

@@ -580,6 +580,40 @@ static void test_decode_command_field(void **state)
 	dec_fail("{\"event\":\"ActNow\"}", RULES_BASE, "missing \"command\"");
 }
 
+/* Reconnect is the session layer's command: decoded by
+ * proto_decode_session only, never a game command. */
+static void test_decode_reconnect(void **state)
+{
+	(void)state;
+	static const char secret[] =
+	        "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	char line[160];
+	snprintf(line, sizeof line, "{\"command\":\"Reconnect\",\"secret\":\"%s\",\"x\":1}", secret);
+	struct proto_cmd pc;
+	proto_cmd_init(&pc);
+	const char *err = NULL;
+	assert_true(proto_decode_session(line, strlen(line), RULES_BASE, &pc, &err));
+	assert_true(pc.reconnect);
+	assert_string_equal(pc.secret, secret);
+	/* a secret of another length is kept as "": it matches nobody */
+	const char *shortl = "{\"command\":\"Reconnect\",\"secret\":\"abc\"}";
+	assert_true(proto_decode_session(shortl, strlen(shortl), RULES_REVISED, &pc, &err));
+	assert_true(pc.reconnect);
+	assert_string_equal(pc.secret, "");
+	const char *bad = "{\"command\":\"Reconnect\",\"secret\":5}";
+	assert_false(proto_decode_session(bad, strlen(bad), RULES_BASE, &pc, &err));
+	assert_string_equal(err, "Reconnect.secret: expected a string");
+	assert_false(pc.reconnect);
+	/* game commands decode as with proto_decode */
+	const char *end = "{\"command\":\"EndTurn\"}";
+	assert_true(proto_decode_session(end, strlen(end), RULES_BASE, &pc, &err));
+	assert_false(pc.reconnect);
+	assert_int_equal(pc.cmd.type, CMD_END_TURN);
+	proto_cmd_clear(&pc);
+	/* without sessions it is no command at all */
+	dec_fail(line, RULES_BASE, "unknown command \"Reconnect\"");
+}
+
 static void test_decode_unknown_command_truncated(void **state)
 {
 	(void)state;
@@ -720,6 +754,13 @@ static void test_encode_round_events(void **state)
 	ENC(RULES_BASE, "{\"event\":\"StarvationTokenAdded\"}", STARVATION_TOKEN_ADDED, 0, 0, 0, 0, 0,
 	    NULL);
 	ENC(RULES_BASE, "{\"event\":\"Left\",\"player\":1}", LEFT, 1, 1, 0, 0, 0, NULL);
+	/* the session layer's, the same in both editions */
+	for (int r = RULES_BASE; r <= RULES_REVISED; r++)
+		ENC((enum game_rules)r,
+		    "{\"event\":\"Session\",\"player\":3,\"secret\":"
+		    "\"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\"}",
+		    SESSION, 1, 3, 0, 0, 0,
+		    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
 }
 
 static void test_encode_action_events(void **state)
@@ -1202,6 +1243,7 @@ int main(void)
 		cmocka_unit_test(test_decode_empty_and_cr),
 		cmocka_unit_test(test_decode_command_field),
 		cmocka_unit_test(test_decode_unknown_command_truncated),
+		cmocka_unit_test(test_decode_reconnect),
 		cmocka_unit_test(test_decode_extra_fields_ignored),
 		cmocka_unit_test(test_decode_reuse_frees_name),
 		cmocka_unit_test(test_decode_too_long),

@@ -23,12 +23,9 @@
 #include <stddef.h>
 
 #include "sopra/game_event.h"
+#include "sopra/proto.h"
 
-/* A session secret: 64 lowercase hex digits (docs/protocol.md,
- * "Reconnecting"). */
-#define BCAST_SECRET_HEX 64
-
-/* Writes player's secret (BCAST_SECRET_HEX digits and a NUL) into hex. */
+/* Writes player's secret (PROTO_SECRET_HEX digits and a NUL) into hex. */
 typedef void (*bcast_secret_fn)(void *ctx, int player, char *hex);
 
 /* Where the broadcaster delivers. encode and close may be NULL. */
@@ -40,9 +37,6 @@ struct bcast_sink {
 	void (*send)(void *ctx, int comm_id, const struct game_event *ev);
 	/* The player on comm_id has left: flush its connection, then close it. */
 	void (*close)(void *ctx, int comm_id);
-	/* Sessions only: deliver a line that is no game event (the Session
-	 * line, with its "\n") to comm_id. */
-	void (*send_line)(void *ctx, int comm_id, const char *line, size_t len);
 	void *ctx;
 };
 
@@ -74,7 +68,7 @@ void bcast_close_conn(struct bcast *b, int comm_id);
 /* ---- sessions (docs/protocol.md, "Reconnecting") -------------------------
  *
  * Off unless enabled. Then every player's Config is followed, to that
- * player alone, by {"event":"Session","player":P,"secret":"..."}, and the
+ * player alone, by the event Session (its id and secret), and the
  * broadcaster keeps each player's history: every event routed to the player
  * (also while it has no connection) and its Session line. */
 

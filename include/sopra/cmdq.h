@@ -1,10 +1,11 @@
 /*
  * cmdq: the command queue between the network and the game.
  *
- * net frames client input into lines and decodes each into a queue entry;
- * the --timeout timer and lost connections are entries too. The dispatcher
- * (dispatch.h) takes the entries out in arrival order and is the only code
- * that changes the game. Nothing here does I/O.
+ * net frames client input into lines; each becomes a queue entry, decoded
+ * by proto; the --timeout timer, lost connections and expired reconnect
+ * graces are entries too. The dispatcher (dispatch.h) takes the entries out
+ * in arrival order and is the only code that changes the game. Nothing here
+ * does I/O or reads JSON.
  *
  * An entry names its connection by commId (the number net gave it when it
  * was accepted), not by player: a Register still in the queue decides which
@@ -17,7 +18,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "sopra/bcast.h"
 #include "sopra/game.h"
 #include "sopra/proto.h"
 
@@ -27,18 +27,19 @@ enum cmdq_kind {
 	CMDQ_TIMEOUT,  /* the --timeout expired while the game waited */
 	CMDQ_LOST,     /* the connection is gone, or must close (drain) */
 	/* sessions only (docs/protocol.md, "Reconnecting"): */
-	CMDQ_RECONNECT,  /* {"command":"Reconnect","secret":...}: secret */
+	CMDQ_RECONNECT,  /* {"command":"Reconnect","secret":...}: pc.secret */
 	CMDQ_GRACE_OVER, /* player's reconnect grace expired */
 };
 
 struct cmdq_entry {
 	enum cmdq_kind kind;
-	int comm_id;         /* the connection (0 for CMDQ_TIMEOUT) */
-	struct proto_cmd pc; /* CMDQ_COMMAND: the decoded command (owns its name) */
-	const char *error;   /* CMDQ_BAD_LINE: static or in pc.err_buf */
-	bool drain;          /* CMDQ_LOST: the connection is still open; flush it, then close */
-	int player;          /* CMDQ_GRACE_OVER: whose grace */
-	char secret[BCAST_SECRET_HEX + 1]; /* CMDQ_RECONNECT: as sent, "" if not 64 bytes */
+	int comm_id; /* the connection (0 for CMDQ_TIMEOUT) */
+	/* CMDQ_COMMAND: the decoded command (owns its name); CMDQ_RECONNECT:
+	 * pc.secret */
+	struct proto_cmd pc;
+	const char *error; /* CMDQ_BAD_LINE: static or in pc.err_buf */
+	bool drain;        /* CMDQ_LOST: the connection is still open; flush it, then close */
+	int player;        /* CMDQ_GRACE_OVER: whose grace */
 };
 
 /* A FIFO of entries. It grows as needed (xalloc policy) and reuses the
@@ -46,10 +47,13 @@ struct cmdq_entry {
 struct cmdq {
 	struct cmdq_entry *v; /* owned ring of cap entries */
 	size_t head, n, cap;
-	bool sessions; /* decode Reconnect (else it is an unknown command) */
+	enum game_rules rules; /* how lines are decoded (proto_decode) */
+	bool sessions;         /* ... and whether Reconnect is a command */
 };
 
-void cmdq_init(struct cmdq *q);
+/* An empty queue whose lines are decoded for the rule edition `rules`,
+ * with Reconnect when `sessions` (proto_decode_session). */
+void cmdq_init(struct cmdq *q, enum game_rules rules, bool sessions);
 void cmdq_free(struct cmdq *q);
 static inline bool cmdq_empty(const struct cmdq *q)
 {
@@ -57,9 +61,9 @@ static inline bool cmdq_empty(const struct cmdq *q)
 }
 
 /* Decode one line (len bytes without its "\n"; see proto_decode) from
- * connection comm_id and queue it as CMDQ_COMMAND or CMDQ_BAD_LINE. */
-void cmdq_push_line(struct cmdq *q, int comm_id, const char *line, size_t len,
-                    enum game_rules rules);
+ * connection comm_id (> 0) and queue it as CMDQ_COMMAND, CMDQ_RECONNECT or
+ * CMDQ_BAD_LINE. */
+void cmdq_push_line(struct cmdq *q, int comm_id, const char *line, size_t len);
 /* Queue a CMDQ_BAD_LINE with a static message (e.g. "line too long"). */
 void cmdq_push_error(struct cmdq *q, int comm_id, const char *static_msg);
 void cmdq_push_timeout(struct cmdq *q);

@@ -16,7 +16,9 @@
 #include "sopra/cmd_table.h"
 
 /* X(ENUM_SUFFIX, "WireName") in protocol.md's table order. The parameters of
- * each event, in protocol order, are listed in proto.c's encoder. */
+ * each event, in protocol order, are listed in proto.c's encoder. The last,
+ * Session, is the session layer's (src/session.c; docs/protocol.md,
+ * "Reconnecting"): the game never emits it. */
 #define SOPRA_EVENTS(X)                                   \
 	X(CONFIG, "Config")                               \
 	X(ACT_NOW, "ActNow")                              \
@@ -51,14 +53,15 @@
 	X(WASTE_CHANGED, "WasteChanged")                  \
 	X(ZOMBIE_KILLED, "ZombieKilled")                  \
 	X(SEARCHED, "Searched")                           \
-	X(LEFT, "Left")
+	X(LEFT, "Left")                                   \
+	X(SESSION, "Session")
 
 enum game_event_type {
 #define SOPRA_GEV_ENUM(id, name) GEV_##id,
 	SOPRA_EVENTS(SOPRA_GEV_ENUM)
 #undef SOPRA_GEV_ENUM
 };
-#define GAME_EVENT_TYPE_COUNT (GEV_LEFT + 1)
+#define GAME_EVENT_TYPE_COUNT (GEV_SESSION + 1)
 
 /* FoodChanged reasons */
 enum food_reason { FOOD_ADDED, FOOD_CONSUMED };
@@ -75,8 +78,9 @@ enum moral_reason { MORAL_CHARACTER_DIED, MORAL_CRISIS, MORAL_STARVATION_TOKEN, 
  * `nargs` is how many of them are present (optional parameters are simply
  * absent: AbilityUsed 1 or 2, CardUsed 1 or 3, Bitten 0 or 1, Moved 2 in
  * revised or 3 in base). `str` is the one string parameter (Config's text,
- * CommandFailed's message, Player's name), a borrowed pointer that stays
- * valid until the game is freed.
+ * CommandFailed's message, Player's name, Session's secret), a borrowed
+ * pointer that stays valid until the game is freed (Session's: until its
+ * delivery).
  *
  * Delivery rule: Left(p) is the last event p's connection receives; the
  * broadcaster delivers it to all (p included), then drops p from "all".

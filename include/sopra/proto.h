@@ -27,6 +27,12 @@
 #define PROTO_MAX_LINE          65536
 #define PROTO_ERR_LINE_TOO_LONG "line too long"
 
+/* The session layer's one command (docs/protocol.md, "Reconnecting"): not
+ * a game command, so not in the game's list (game_event.h). */
+#define PROTO_RECONNECT "Reconnect"
+/* A session secret: 64 lowercase hex digits. */
+#define PROTO_SECRET_HEX 64
+
 /*
  * A decoded command plus the storage its borrowed pointers point into.
  * cmd.name (Register) points into name_storage, owned by this struct.
@@ -37,6 +43,10 @@ struct proto_cmd {
 	struct cmd cmd;
 	char *name_storage; /* owned, NULL unless the command carries a name */
 	char err_buf[192];  /* backing store for decode errors that name something */
+	/* proto_decode_session: a Reconnect (cmd is then unused) and its secret
+	 * as sent, or "" when the string sent is not PROTO_SECRET_HEX bytes long */
+	bool reconnect;
+	char secret[PROTO_SECRET_HEX + 1];
 };
 
 void proto_cmd_init(struct proto_cmd *pc);
@@ -58,6 +68,16 @@ void proto_cmd_clear(struct proto_cmd *pc);
  */
 bool proto_decode(const char *line, size_t len, enum game_rules rules, struct proto_cmd *out,
                   const char **err);
+
+/*
+ * proto_decode for a game with sessions: a line naming the command
+ * PROTO_RECONNECT is the session layer's {"command":"Reconnect","secret":S}
+ * (out->reconnect, out->secret; S not a string: false with "Reconnect.secret:
+ * expected a string"); any other line decodes as with proto_decode. Without
+ * sessions (proto_decode) "Reconnect" is an unknown command.
+ */
+bool proto_decode_session(const char *line, size_t len, enum game_rules rules,
+                          struct proto_cmd *out, const char **err);
 
 /* ---- a command's parameters ----------------------------------------------
  *
