@@ -3,6 +3,7 @@
 #include "sopra/dispatch.h"
 #include "sopra/log.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,10 +13,17 @@
 /* One log line (log.h). */
 #define dispatch_log(d, ...) sopra_log((d)->log, "", __VA_ARGS__)
 
-void dispatch_init(struct dispatcher *d, struct game *game, struct bcast *bcast, FILE *log)
+void dispatch_init(struct dispatcher *d, struct game *game, struct bcast *bcast,
+                   struct session *sessions, FILE *log)
 {
-	*d = (struct dispatcher){.game = game, .bcast = bcast, .log = log};
+	assert(game && bcast && sessions);
+	*d = (struct dispatcher){.game = game, .bcast = bcast, .sessions = sessions, .log = log};
 	game_event_list_init(&d->events);
+}
+
+void dispatch_set_hooks(struct dispatcher *d, const struct dispatch_hooks *hooks)
+{
+	d->hooks = hooks ? *hooks : (struct dispatch_hooks){0};
 }
 
 void dispatch_free(struct dispatcher *d)
@@ -66,10 +74,9 @@ static void apply_lost(struct dispatcher *d, const struct cmdq_entry *e)
 		bcast_close_conn(d->bcast, e->comm_id);
 	if (p < 0)
 		return;
-	if (d->grace && bcast_sessions(d->bcast)) {
+	if (session_keeps_seat(d->sessions)) {
 		dispatch_log(d, "player %d: connection lost; away, may reconnect", p);
-		if (d->away)
-			d->away(d->away_ctx, p, true);
+		session_away(d->sessions, p);
 		return;
 	}
 	dispatch_log(d, "player %d: connection lost", p);
@@ -81,20 +88,10 @@ static void apply_lost(struct dispatcher *d, const struct cmdq_entry *e)
  * or -1 after a CommandFailed to the sender. */
 static int apply_reconnect(struct dispatcher *d, const struct cmdq_entry *e, int player)
 {
-	int p = bcast_find_secret(d->bcast, e->pc.secret, strlen(e->pc.secret));
-	if (player >= 0)
-		snprintf(d->msg, sizeof d->msg, "Reconnect: this connection is player %d already",
-		         player);
-	else if (p < 0)
-		snprintf(d->msg, sizeof d->msg, "Reconnect: wrong secret");
-	else if (!bcast_in_game(d->bcast, p))
-		snprintf(d->msg, sizeof d->msg, "Reconnect: player %d has left the game", p);
-	else if (bcast_comm_of(d->bcast, p) != 0)
-		snprintf(d->msg, sizeof d->msg, "Reconnect: player %d is connected", p);
-	else if (bcast_rejoin(d->bcast, p, e->comm_id)) {
+	int p = session_reconnect(d->sessions, e->comm_id, player, e->pc.secret, d->msg,
+	                          sizeof d->msg);
+	if (p >= 0) {
 		dispatch_log(d, "conn %d: reconnected as player %d", e->comm_id, p);
-		if (d->away)
-			d->away(d->away_ctx, p, false);
 		return p;
 	}
 	struct game_event *ev = game_event_list_push(&d->events, GEV_COMMAND_FAILED, GEV_TO_SENDER);
@@ -106,7 +103,7 @@ static int apply_reconnect(struct dispatcher *d, const struct cmdq_entry *e, int
 static void apply_grace_over(struct dispatcher *d, const struct cmdq_entry *e)
 {
 	int p = e->player;
-	if (!bcast_in_game(d->bcast, p) || bcast_comm_of(d->bcast, p) != 0)
+	if (!session_is_away(d->sessions, p))
 		return;
 	dispatch_log(d, "player %d: did not reconnect in time", p);
 	game_disconnect(d->game, p, &d->events);
@@ -223,7 +220,7 @@ bool dispatch_entry(struct dispatcher *d, const struct cmdq_entry *e)
 		d->hooks.before(d->hooks.ctx, e, player);
 	game_event_list_clear(&d->events);
 	bool restart = false;
-	if (was_over && bcast_sessions(d->bcast))
+	if (was_over && session_on(d->sessions))
 		apply_after_end(d, e, player);
 	else
 		restart = apply_entry(d, e, player);
@@ -233,7 +230,7 @@ bool dispatch_entry(struct dispatcher *d, const struct cmdq_entry *e)
 	check_invariants(d);
 	if (!was_over && game_is_over(d->game)) {
 		log_outcome(d, e, player);
-		bcast_note_end(d->bcast);
+		session_note_end(d->sessions);
 	}
 	if (d->hooks.after)
 		d->hooks.after(d->hooks.ctx, e, player);
@@ -244,7 +241,7 @@ struct dispatch_result dispatch_drain(struct dispatcher *d, struct cmdq *q)
 {
 	struct dispatch_result r = {0};
 	/* sessions, the game over already: every entry goes to apply_after_end */
-	bool after_end = game_is_over(d->game) && bcast_sessions(d->bcast);
+	bool after_end = game_is_over(d->game) && session_on(d->sessions);
 	for (const struct cmdq_entry *e;
 	     (after_end || !r.game_over) && (e = cmdq_front(q)) != NULL;) {
 		if (dispatch_entry(d, e))

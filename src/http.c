@@ -80,7 +80,7 @@ struct stream {
 	struct bufferevent *bev;           /* our end of the socketpair; NULL once closed */
 	bool play;                         /* a seat's stream, else a watcher's */
 	int player;                        /* play: from its Session line, -1 before */
-	char secret[BCAST_SECRET_HEX + 1]; /* play: "" before its Session line */
+	char secret[PROTO_SECRET_HEX + 1]; /* play: "" before its Session line */
 	char *me;                          /* play: the last "me" event sent */
 	struct stream *prev, *next;
 };
@@ -320,9 +320,9 @@ static void note_session(struct stream *st, const char *line, size_t len)
 	cJSON *o = cJSON_ParseWithLength(line, len);
 	const cJSON *p = cJSON_GetObjectItemCaseSensitive(o, "player");
 	const char *s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "secret"));
-	if (cJSON_IsNumber(p) && s && strlen(s) == BCAST_SECRET_HEX) {
+	if (cJSON_IsNumber(p) && s && strlen(s) == PROTO_SECRET_HEX) {
 		st->player = p->valueint;
-		memcpy(st->secret, s, BCAST_SECRET_HEX + 1);
+		memcpy(st->secret, s, PROTO_SECRET_HEX + 1);
 	}
 	cJSON_Delete(o);
 }
@@ -510,7 +510,7 @@ static void serve_watch(struct http *h, struct evhttp_request *req)
 /* The live seat stream whose secret is s, or NULL. */
 static struct stream *seat_of(struct http *h, const char *s)
 {
-	if (!s || strlen(s) != BCAST_SECRET_HEX)
+	if (!s || strlen(s) != PROTO_SECRET_HEX)
 		return NULL;
 	for (struct stream *st = h->streams; st; st = st->next)
 		if (st->play && st->bev && strcmp(st->secret, s) == 0)
@@ -521,7 +521,7 @@ static struct stream *seat_of(struct http *h, const char *s)
 /* Whether s is 64 lowercase hex digits. */
 static bool is_secret(const char *s)
 {
-	if (strlen(s) != BCAST_SECRET_HEX)
+	if (strlen(s) != PROTO_SECRET_HEX)
 		return false;
 	for (const char *p = s; *p; p++)
 		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
@@ -573,9 +573,9 @@ static void serve_play(struct http *h, struct evhttp_request *req, const struct 
 		h->buf.len--; /* its "\n" */
 	} else {
 		PROTO_BUF_LIT(&h->buf, "{\"command\":\"Reconnect\",\"secret\":\"");
-		proto_buf_add(&h->buf, secret, BCAST_SECRET_HEX);
+		proto_buf_add(&h->buf, secret, PROTO_SECRET_HEX);
 		PROTO_BUF_LIT(&h->buf, "\"}");
-		memcpy(st->secret, secret, BCAST_SECRET_HEX + 1);
+		memcpy(st->secret, secret, PROTO_SECRET_HEX + 1);
 	}
 	seat_write(st, h->buf.data, h->buf.len);
 }
@@ -858,13 +858,13 @@ static int sock_port(evutil_socket_t fd)
 	return ntohs(((struct sockaddr_in *)(void *)&ss)->sin_port);
 }
 
-struct http *http_new(struct server *srv, const struct game *game, const struct config *cfg,
-                      const struct http_opts *opts, FILE *log)
+struct http *http_new(struct server *srv, const struct config *cfg, const struct http_opts *opts,
+                      FILE *log)
 {
-	assert(srv && game && cfg && opts);
+	assert(srv && cfg && opts);
 	struct http *h = xcalloc(1, sizeof *h);
 	h->srv = srv;
-	h->game = game;
+	h->game = core_game(server_core(srv));
 	h->cfg = cfg;
 	h->base = server_base(srv);
 	h->log = log;

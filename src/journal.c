@@ -37,6 +37,7 @@
 #include <cjson/cJSON.h>
 
 #include "sopra/cmdq.h"
+#include "sopra/core.h"
 #include "sopra/json.h"
 #include "sopra/mapfile.h"
 #include "sopra/proto.h"
@@ -208,10 +209,7 @@ static void put_mark(struct proto_buf *b, const char *what, const char *text, in
 	PROTO_BUF_LIT(b, "}\n");
 }
 
-/* The connections that got their player's Left: the server closes them
- * (flush, then close) and sends them nothing more, so lines the broadcaster
- * still routes to them (to a pipelined command's sender) never go over the
- * wire and are neither digested nor printed. At most one per player. */
+/* A set of connections (a few: see stream_deliver). */
 struct comm_set {
 	int *v;
 	size_t n, cap;
@@ -254,18 +252,26 @@ struct stream_digest {
 	struct sha256_ctx sha;
 	struct proto_buf pending; /* lines not hashed yet */
 	int64_t lines, bytes;
+	/* the connections that got their player's Left: the server closes them
+	 * (flush, then close) and sends them nothing more, so lines the
+	 * broadcaster still routes to them (to a pipelined command's sender)
+	 * never go over the wire and are not in the stream. At most one per
+	 * player. */
+	struct comm_set closed;
 };
 
 static void stream_init(struct stream_digest *d)
 {
+	*d = (struct stream_digest){0};
 	sha256_init(&d->sha);
 	proto_buf_init(&d->pending);
-	d->lines = d->bytes = 0;
 }
 
 static void stream_free(struct stream_digest *d)
 {
 	proto_buf_free(&d->pending);
+	free(d->closed.v);
+	d->closed = (struct comm_set){0};
 }
 
 /* Moves src's stream into dst (initialised and empty); src stays valid. */
@@ -274,6 +280,7 @@ static void stream_move(struct stream_digest *dst, struct stream_digest *src)
 	stream_free(dst);
 	*dst = *src;
 	proto_buf_init(&src->pending);
+	src->closed = (struct comm_set){0};
 }
 
 static void stream_hash_pending(struct stream_digest *d)
@@ -293,6 +300,20 @@ static void stream_add(struct stream_digest *d, int player, const char *line, si
 	d->bytes += (int64_t)(pn + len);
 	if (b->len >= STREAM_BATCH)
 		stream_hash_pending(d);
+}
+
+/* A line the broadcaster delivered to comm_id (player on it, -1: none),
+ * the encoded event ev: into the stream, unless the connection closes
+ * after its player's Left. Returns whether it went into the stream. */
+static bool stream_deliver(struct stream_digest *d, int comm_id, int player,
+                           const struct game_event *ev, const char *line, size_t len)
+{
+	if (d->closed.n && comm_set_has(&d->closed, comm_id))
+		return false;
+	stream_add(d, player, line, len);
+	if (ev->type == GEV_LEFT && player >= 0 && ev->arg[0] == player)
+		comm_set_add(&d->closed, comm_id);
+	return true;
 }
 
 /* The SHA-256 of the stream so far; the stream goes on. */
@@ -318,7 +339,6 @@ struct journal {
 	bool over_before;      /* whether the game was over before it */
 
 	struct stream_digest stream;
-	struct comm_set closed;         /* connections that got their Left */
 	int64_t digest_n, digest_lines; /* at the last digest written */
 
 	bool failed;
@@ -587,30 +607,19 @@ static void journal_after(void *ctx, const struct cmdq_entry *e, int player)
 		request_sync(j); /* in the background, JOURNAL_SYNC_GAP_MS apart */
 }
 
-struct dispatch_hooks journal_hooks(struct journal *j)
+struct dispatch_hooks journal_hooks(struct journal *j, const struct game *g)
 {
+	assert(j && g);
+	j->game = g;
 	return (struct dispatch_hooks){.before = journal_before, .after = journal_after, .ctx = j};
 }
 
-/* Whether line is Left(player): its connection closes after it. */
-static bool is_own_left(int player, const char *line, size_t len)
-{
-	static const char head[] = "{\"event\":\"Left\",\"player\":";
-	if (player < 0 || len < sizeof head || memcmp(line, head, sizeof head - 1) != 0)
-		return false;
-	char want[64];
-	int n = snprintf(want, sizeof want, "%s%d}\n", head, player);
-	return (size_t)n == len && memcmp(line, want, len) == 0;
-}
-
-void journal_on_line(void *ctx, int comm_id, int player, const char *line, size_t len)
+void journal_on_line(void *ctx, int comm_id, int player, const struct game_event *ev,
+                     const char *line, size_t len)
 {
 	struct journal *j = ctx;
-	if (j->failed || (j->closed.n && comm_set_has(&j->closed, comm_id)))
-		return;
-	stream_add(&j->stream, player, line, len);
-	if (line[0] == '{' && len > 10 && line[10] == 'L' && is_own_left(player, line, len))
-		comm_set_add(&j->closed, comm_id);
+	if (!j->failed)
+		stream_deliver(&j->stream, comm_id, player, ev, line, len);
 }
 
 bool journal_failed(const struct journal *j)
@@ -691,21 +700,19 @@ static void journal_free(struct journal *j)
 	mapfile_close(&j->file);
 	proto_buf_free(&j->line);
 	stream_free(&j->stream);
-	free(j->closed.v);
 	free(j->path);
 	free(j);
 }
 
 /* A journal of path (its file not open yet) whose game has run for
  * elapsed_ms: the state that journal_open and journal_reopen share. */
-static struct journal *journal_new(const char *path, enum journal_sync sync, const struct game *g,
-                                   FILE *log, int64_t elapsed_ms)
+static struct journal *journal_new(const char *path, enum journal_sync sync, FILE *log,
+                                   int64_t elapsed_ms)
 {
 	struct journal *j = xcalloc(1, sizeof *j);
 	j->file.fd = -1;
 	j->path = xstrdup(path);
 	j->sync = sync;
-	j->game = g;
 	j->log = log;
 	j->t0_ms = mono_ms() - elapsed_ms;
 	stream_init(&j->stream);
@@ -734,10 +741,9 @@ static bool start_sync_thread(struct journal *j, char *err, size_t errlen)
 	return true;
 }
 
-struct journal *journal_open(const struct journal_params *p, const struct game *g, FILE *log,
-                             char *err, size_t errlen)
+struct journal *journal_open(const struct journal_params *p, FILE *log, char *err, size_t errlen)
 {
-	struct journal *j = journal_new(p->path, p->sync, g, log, 0);
+	struct journal *j = journal_new(p->path, p->sync, log, 0);
 	int e = mapfile_create(&j->file, p->path);
 	if (e != 0) {
 		snprintf(err, errlen, "cannot create journal %s: %s%s", p->path, strerror(e),
@@ -1338,6 +1344,8 @@ bool journal_parse(const char *data, size_t len, const char *name, struct journa
 		jf->rec[jf->nrec++] = rec;
 		if (journal_kind_is_entry(rec.kind))
 			jf->entries++;
+		if (rec.comm_id > jf->max_comm)
+			jf->max_comm = rec.comm_id;
 		if (rec.kind == JOURNAL_END)
 			jf->ended = true;
 		pos += n + 1;
@@ -1383,17 +1391,14 @@ bool journal_load(const char *path, struct journal_file *jf, char *err, size_t e
 
 struct journal_replay {
 	const struct journal_file *jf;
-	struct config *cfg;
-	struct game *game;
-	struct bcast *bcast;
-	struct dispatcher disp;
+	struct config *cfg;    /* owned: parsed from the journal's text */
+	struct core *core;     /* owned: the game as the server ran it */
 	struct proto_buf line; /* the event being routed, encoded once */
 	journal_line_fn on_line;
 	void *ctx;
 	struct stream_digest stream;
 	int64_t entries;
 	int digests;
-	struct comm_set closed; /* connections the server closed (sink.close) */
 };
 
 static void replay_encode(void *ctx, const struct game_event *ev)
@@ -1403,30 +1408,14 @@ static void replay_encode(void *ctx, const struct game_event *ev)
 	proto_encode(ev, r->jf->rules, &r->line);
 }
 
-/* One line the server would have sent: digested and reported, unless the
- * connection is closing (the server drops it then). */
-static void replay_deliver(struct journal_replay *r, int comm_id, const char *line, size_t len)
-{
-	if (comm_set_has(&r->closed, comm_id))
-		return;
-	int player = bcast_player_of(r->bcast, comm_id);
-	stream_add(&r->stream, player, line, len);
-	if (r->on_line)
-		r->on_line(r->ctx, comm_id, player, line, len);
-}
-
-/* sink.send: the event replay_encode encoded last. */
-static void replay_send(void *ctx, int comm_id, const struct game_event *ev)
-{
-	(void)ev;
-	struct journal_replay *r = ctx;
-	replay_deliver(r, comm_id, r->line.data, r->line.len);
-}
-
-static void replay_close(void *ctx, int comm_id)
+/* sink.send: the event replay_encode encoded last, a line the server sent
+ * (unless the connection was closing: the server drops it then). */
+static void replay_send(void *ctx, int comm_id, int player, const struct game_event *ev)
 {
 	struct journal_replay *r = ctx;
-	comm_set_add(&r->closed, comm_id);
+	if (stream_deliver(&r->stream, comm_id, player, ev, r->line.data, r->line.len) &&
+	    r->on_line)
+		r->on_line(r->ctx, comm_id, player, r->line.data, r->line.len);
 }
 
 struct journal_replay *journal_replay_new(const struct journal_file *jf, journal_line_fn on_line,
@@ -1447,14 +1436,13 @@ struct journal_replay *journal_replay_new(const struct journal_file *jf, journal
 	r->ctx = ctx;
 	stream_init(&r->stream);
 	proto_buf_init(&r->line);
-	r->game = game_new(cfg, jf->seed, jf->rules);
-	r->bcast = bcast_new((struct bcast_sink){
-	        .encode = replay_encode, .send = replay_send, .close = replay_close, .ctx = r});
-	dispatch_init(&r->disp, r->game, r->bcast, NULL);
-	if (jf->sessions) {
-		bcast_enable_sessions(r->bcast, journal_session_secret, (void *)jf->session_key);
-		r->disp.grace = jf->grace_sec > 0;
-	}
+	struct core_params cp = {.cfg = cfg, .seed = jf->seed, .rules = jf->rules};
+	if (jf->sessions)
+		cp.sessions = (struct session_opts){.secret = journal_session_secret,
+		                                    .secret_ctx = (void *)jf->session_key,
+		                                    .grace_sec = jf->grace_sec};
+	r->core = core_new(
+	        &cp, (struct bcast_sink){.encode = replay_encode, .send = replay_send, .ctx = r});
 	return r;
 }
 
@@ -1483,16 +1471,16 @@ bool journal_record_entry(const struct journal_record *rec, struct cmdq_entry *e
 	return true;
 }
 
-static bool replay_entry(struct journal_replay *r, const struct journal_record *rec, char *err,
-                         size_t errlen)
+bool journal_feed(struct core *c, const struct journal_record *rec, char *err, size_t errlen)
 {
-	if (!journal_kind_is_entry(rec->kind)) {
-		if (rec->kind == JOURNAL_RESUME)
-			for (int p = 0; p < game_player_count(r->game); p++)
-				bcast_set_away(r->bcast, p);
+	if (rec->kind == JOURNAL_RESUME) {
+		core_all_away(c);
 		return true;
 	}
-	int player = bcast_player_of(r->bcast, rec->comm_id);
+	struct cmdq_entry e;
+	if (!journal_record_entry(rec, &e))
+		return true;
+	int player = bcast_player_of(core_bcast(c), rec->comm_id);
 	if (player != rec->player) {
 		snprintf(err, errlen,
 		         "line %zu: entry %lld: connection %d is player %d in the replay, %d in "
@@ -1500,19 +1488,29 @@ static bool replay_entry(struct journal_replay *r, const struct journal_record *
 		         rec->line_no, (long long)rec->n, rec->comm_id, player, rec->player);
 		return false;
 	}
-	struct cmdq_entry e;
-	if (!journal_record_entry(rec, &e))
-		return true;
-	dispatch_entry(&r->disp, &e);
-	r->entries++;
+	core_feed(c, &e);
+	return true;
+}
+
+bool journal_restore(const struct journal_file *jf, struct core *c, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < jf->nrec && jf->rec[i].kind != JOURNAL_END; i++)
+		if (!journal_feed(c, &jf->rec[i], err, errlen))
+			return false;
 	return true;
 }
 
 bool journal_replay_step(struct journal_replay *r, const struct journal_record *rec, char *err,
                          size_t errlen)
 {
-	if (rec->kind != JOURNAL_DIGEST)
-		return rec->kind == JOURNAL_END || replay_entry(r, rec, err, errlen);
+	if (rec->kind == JOURNAL_END)
+		return true;
+	if (rec->kind != JOURNAL_DIGEST) {
+		if (!journal_feed(r->core, rec, err, errlen))
+			return false;
+		r->entries += journal_kind_is_entry(rec->kind);
+		return true;
+	}
 	uint8_t d[SHA256_DIGEST_SIZE];
 	stream_sha256(&r->stream, d);
 	if (rec->lines != r->stream.lines || rec->bytes != r->stream.bytes ||
@@ -1535,12 +1533,12 @@ bool journal_replay_step(struct journal_replay *r, const struct journal_record *
 
 const struct game *journal_replay_game(const struct journal_replay *r)
 {
-	return r->game;
+	return core_game(r->core);
 }
 
-const struct bcast *journal_replay_bcast(const struct journal_replay *r)
+const struct core *journal_replay_core(const struct journal_replay *r)
 {
-	return r->bcast;
+	return r->core;
 }
 
 int64_t journal_replay_entries(const struct journal_replay *r)
@@ -1562,21 +1560,17 @@ void journal_replay_free(struct journal_replay *r)
 {
 	if (!r)
 		return;
-	dispatch_free(&r->disp);
-	bcast_free(r->bcast);
-	game_free(r->game);
+	core_free(r->core);
 	config_free(r->cfg);
 	proto_buf_free(&r->line);
 	stream_free(&r->stream);
-	free(r->closed.v);
 	free(r);
 }
 
 /* ---- resuming ------------------------------------------------------------ */
 
 struct journal *journal_reopen(const char *path, const struct journal_file *jf,
-                               enum journal_sync sync, const struct game *g, FILE *log, char *err,
-                               size_t errlen)
+                               enum journal_sync sync, FILE *log, char *err, size_t errlen)
 {
 	struct journal_replay *r = journal_replay_new(jf, NULL, NULL, err, errlen);
 	if (!r)
@@ -1592,10 +1586,8 @@ struct journal *journal_reopen(const char *path, const struct journal_file *jf,
 		if (jf->rec[i].kind != JOURNAL_DIGEST)
 			last_ms = jf->rec[i].ms;
 	}
-	struct journal *j = journal_new(path, sync, g, log, last_ms);
+	struct journal *j = journal_new(path, sync, log, last_ms);
 	stream_move(&j->stream, &r->stream);
-	for (size_t i = 0; i < r->closed.n; i++)
-		comm_set_add(&j->closed, r->closed.v[i]);
 	journal_replay_free(r);
 	j->n = j->kept = j->digest_n = jf->entries;
 	j->digest_lines = j->stream.lines;

@@ -476,7 +476,7 @@ static bool find_bot_program(char *path, size_t len)
 /* --http-port (docs/web.md): the page and its streams on srv's loop; NULL
  * without the option, or (logged) when it cannot listen. *failed tells the
  * two apart. */
-static struct http *start_http(const struct options *o, struct server *srv, const struct game *game,
+static struct http *start_http(const struct options *o, struct server *srv,
                                const struct config *cfg, int timeout_sec, bool *failed)
 {
 	static char bot[4096];
@@ -494,7 +494,7 @@ static struct http *start_http(const struct options *o, struct server *srv, cons
 	                       .max_bots = o->http_bots,
 	                       .bot_program = have_bot ? bot : NULL,
 	                       .max_play_streams = 2 * cfg->max_players + 4};
-	struct http *h = http_new(srv, game, cfg, &ho, stderr);
+	struct http *h = http_new(srv, cfg, &ho, stderr);
 	*failed = h == NULL;
 	return h;
 }
@@ -542,7 +542,6 @@ static int run_resume(const struct options *o)
 		fprintf(stderr, "sopra-server: %s: %s\n", o->resume, jf.torn_why);
 	int rc = EXIT_RUNTIME;
 	struct config *cfg = NULL;
-	struct game *game = NULL;
 	struct server *srv = NULL;
 	struct journal *journal = NULL;
 	struct agones *agones = NULL;
@@ -564,33 +563,29 @@ static int run_resume(const struct options *o)
 		rc = EXIT_BAD_CONFIG;
 		goto out;
 	}
-	game = game_new(cfg, jf.seed, jf.rules);
 	struct server_opts so = {.bind = o->bind,
 	                         .watch = o->given[OPT_WATCH_PORT],
 	                         .watch_port = o->watch_port,
 	                         .adopted_watchers = o->given[OPT_HTTP_PORT],
-	                         .config_text = cfg->text,
 	                         .port = o->port,
 	                         .timeout_sec = jf.timeout_sec,
 	                         .max_strangers =
 	                                 o->max_strangers > 0
 	                                         ? o->max_strangers
 	                                         : server_default_max_strangers(cfg->max_players),
-	                         .secret = journal_session_secret,
-	                         .secret_ctx = jf.session_key,
-	                         .grace_sec = jf.grace_sec};
-	srv = server_new(game, &so, stderr);
+	                         .core = {.cfg = cfg,
+	                                  .seed = jf.seed,
+	                                  .rules = jf.rules,
+	                                  .sessions = {.secret = journal_session_secret,
+	                                               .secret_ctx = jf.session_key,
+	                                               .grace_sec = jf.grace_sec}}};
+	srv = server_new(&so, stderr);
 	if (!srv)
 		goto out;
-	int max_comm = 0;
-	for (size_t i = 0; i < jf.nrec && jf.rec[i].kind != JOURNAL_END; i++) {
-		struct cmdq_entry e;
-		if (jf.rec[i].comm_id > max_comm)
-			max_comm = jf.rec[i].comm_id;
-		if (journal_record_entry(&jf.rec[i], &e))
-			server_feed(srv, &e);
-		else if (jf.rec[i].kind == JOURNAL_RESUME)
-			server_all_away(srv);
+	const struct game *game = core_game(server_core(srv));
+	if (!journal_restore(&jf, server_core(srv), err, sizeof err)) {
+		fprintf(stderr, "sopra-server: %s: %s\n", o->resume, err);
+		goto out;
 	}
 	if (game_is_over(game))
 		/* killed between the end's entry and its delivery, maybe: the
@@ -600,18 +595,18 @@ static int run_resume(const struct options *o)
 		        "the end\n",
 		        o->resume);
 	journal = journal_reopen(o->resume, &jf,
-	                         o->given[OPT_JOURNAL_SYNC] ? o->journal_sync : jf.sync, game,
-	                         stderr, err, sizeof err);
+	                         o->given[OPT_JOURNAL_SYNC] ? o->journal_sync : jf.sync, stderr,
+	                         err, sizeof err);
 	if (!journal) {
 		fprintf(stderr, "sopra-server: %s\n", err);
 		goto out;
 	}
-	struct dispatch_hooks hooks = journal_hooks(journal);
+	struct dispatch_hooks hooks = journal_hooks(journal, game);
 	server_set_taps(srv, &hooks, journal_on_line, journal);
 	fprintf(stderr, "sopra-server: resuming %s after entry %lld (seed %" PRId64 ")\n",
 	        o->resume, (long long)jf.entries, jf.seed);
-	server_resume(srv, max_comm, jf.timeout_sec);
-	http = start_http(o, srv, game, cfg, jf.timeout_sec, &http_failed);
+	server_resume(srv, jf.max_comm, jf.timeout_sec);
+	http = start_http(o, srv, cfg, jf.timeout_sec, &http_failed);
 	if (http_failed)
 		goto out;
 	agones = start_agones(srv, jf.seed, true);
@@ -625,7 +620,6 @@ out:
 	agones_free(agones);
 	http_free(http);
 	server_free(srv);
-	game_free(game);
 	config_free(cfg);
 	journal_file_free(&jf);
 	return rc;
@@ -713,11 +707,6 @@ int main(int argc, char **argv)
 	bool sessions = o.given[OPT_RECONNECT_GRACE] || o.given[OPT_HTTP_PORT];
 	if (!o.given[OPT_RECONNECT_GRACE])
 		o.grace = o.timeout;
-	struct game *game = game_new(cfg, o.seed, o.rules);
-	if (!game) {
-		fputs("sopra-server: out of memory\n", stderr);
-		goto out;
-	}
 	/* sessions (--reconnect-grace): a random key, kept in the journal */
 	uint8_t session_key[JOURNAL_KEY_BYTES];
 	if (sessions) {
@@ -745,7 +734,7 @@ int main(int argc, char **argv)
 		                            .timeout_sec = o.timeout,
 		                            .session_key = sessions ? session_key : NULL,
 		                            .grace_sec = o.grace};
-		journal = journal_open(&jp, game, stderr, err, sizeof err);
+		journal = journal_open(&jp, stderr, err, sizeof err);
 		if (!journal) {
 			fprintf(stderr, "sopra-server: %s\n", err);
 			goto out;
@@ -755,26 +744,26 @@ int main(int argc, char **argv)
 	                         .watch = o.given[OPT_WATCH_PORT],
 	                         .watch_port = o.watch_port,
 	                         .adopted_watchers = o.given[OPT_HTTP_PORT],
-	                         .config_text = cfg->text,
 	                         .port = o.port,
 	                         .timeout_sec = o.timeout,
 	                         .max_strangers =
 	                                 o.max_strangers > 0
 	                                         ? o.max_strangers
-	                                         : server_default_max_strangers(cfg->max_players)};
-	if (sessions) {
-		so.secret = journal_session_secret;
-		so.secret_ctx = session_key;
-		so.grace_sec = o.grace;
-	}
-	srv = server_new(game, &so, stderr);
+	                                         : server_default_max_strangers(cfg->max_players),
+	                         .core = {.cfg = cfg, .seed = o.seed, .rules = o.rules}};
+	if (sessions)
+		so.core.sessions = (struct session_opts){.secret = journal_session_secret,
+		                                         .secret_ctx = session_key,
+		                                         .grace_sec = o.grace};
+	srv = server_new(&so, stderr);
 	if (!srv)
 		goto out; /* server_new said why */
+	const struct game *game = core_game(server_core(srv));
 	if (journal) {
-		struct dispatch_hooks hooks = journal_hooks(journal);
+		struct dispatch_hooks hooks = journal_hooks(journal, game);
 		server_set_taps(srv, &hooks, journal_on_line, journal);
 	}
-	http = start_http(&o, srv, game, cfg, o.timeout, &http_failed);
+	http = start_http(&o, srv, cfg, o.timeout, &http_failed);
 	if (http_failed)
 		goto out;
 	/* Agones SDK (docs/deployment.md): Ready now that it listens, health
@@ -796,7 +785,6 @@ out:
 	agones_free(agones);
 	http_free(http);
 	server_free(srv);
-	game_free(game);
 	config_free(cfg);
 	return rc;
 }

@@ -67,9 +67,7 @@
 
 #include <netdb.h>
 
-#include "sopra/bcast.h"
-#include "sopra/cmdq.h"
-#include "sopra/dispatch.h"
+#include "sopra/core.h"
 #include "sopra/proto.h"
 #include "sopra/xalloc.h"
 
@@ -174,7 +172,9 @@ struct server {
 	struct event *accept_retry; /* re-enables the listener after EMFILE etc. */
 	struct event *sweep;        /* housekeeping: idle limits and the budget */
 
-	struct game *game; /* borrowed */
+	struct core *core;  /* owned: the game, the queue, the dispatcher, ... */
+	struct game *game;  /* core's */
+	struct cmdq *queue; /* core's */
 	enum game_rules rules;
 	int timeout_sec;
 	int port;
@@ -211,10 +211,6 @@ struct server {
 	bool stopping;
 	bool loop_failed;
 
-	struct cmdq queue;
-	struct bcast *bcast;
-	struct dispatcher disp;
-
 	/* the event being routed, encoded once (bcast_sink.encode) */
 	struct proto_buf out;
 	const struct proto_buf *line; /* &out or &config_line */
@@ -234,7 +230,6 @@ struct server {
 	 * allocated on its own: its address is the timer's argument) */
 	struct grace_timer **graces;
 	int ngraces;
-	int grace_sec;
 };
 
 struct grace_timer {
@@ -387,7 +382,7 @@ static void conn_lost(struct conn *c, const char *why)
 	bool was_open = c->state == CONN_OPEN;
 	conn_close(c, why);
 	if (was_open && !s->stopping)
-		cmdq_push_lost(&s->queue, c->id, false);
+		cmdq_push_lost(s->queue, c->id, false);
 }
 
 static void conn_free(struct conn *c)
@@ -770,25 +765,49 @@ static void sink_encode(void *ctx, const struct game_event *ev)
 /* Queue the encoded event for comm_id. The tap sees every delivery the
  * broadcaster makes, also to a connection that was lost a moment ago: that
  * keeps the tapped stream a function of the queue entries alone. */
-static void sink_send(void *ctx, int comm_id, const struct game_event *ev)
+static void sink_send(void *ctx, int comm_id, int player, const struct game_event *ev)
 {
 	struct server *s = ctx;
 	if (s->line_tap)
-		s->line_tap(s->line_tap_ctx, comm_id, bcast_player_of(s->bcast, comm_id),
-		            s->line->data, s->line->len);
+		s->line_tap(s->line_tap_ctx, comm_id, player, ev, s->line->data, s->line->len);
 	struct conn *c = conn_find(s, comm_id);
 	if (!c)
 		return;
-	if (ev->type == GEV_CONFIG && !c->registered) {
-		/* Config goes to a connection exactly when it registers */
-		if (c->state == CONN_OPEN)
-			s->nstrangers--;
-		c->registered = true;
-		conn_promote(c);
-	}
 	conn_queue(c, s->line);
 	if (ev->type == GEV_ACT_NOW && ev->to >= 0 && c->state == CONN_OPEN)
 		s->prompted = c;
+}
+
+/* A player registered on comm_id, or came back on it: from now on its
+ * input is taken first, and its output may wait longer. */
+static void sink_joined(void *ctx, int comm_id, int player)
+{
+	(void)player;
+	struct server *s = ctx;
+	struct conn *c = conn_find(s, comm_id);
+	if (!c || c->registered)
+		return;
+	if (c->state == CONN_OPEN)
+		s->nstrangers--;
+	c->registered = true;
+	conn_promote(c);
+}
+
+/* A player left: its connection closes once it is flushed. */
+static void sink_left(void *ctx, int comm_id, int player)
+{
+	(void)player;
+	struct conn *c = conn_find(ctx, comm_id);
+	if (c)
+		conn_start_drain(c, "player left");
+}
+
+static void sink_close(void *ctx, int comm_id)
+{
+	struct conn *c = conn_find(ctx, comm_id);
+	if (c)
+		conn_start_drain(c,
+		                 c->framing_broken ? "line too long" : "closed after its history");
 }
 
 /* ---- sessions: reconnect graces ------------------------------------------ */
@@ -801,24 +820,24 @@ static void grace_cb(evutil_socket_t fd, short what, void *arg)
 	struct server *s = g->srv;
 	if (s->stopping)
 		return;
-	cmdq_push_grace_over(&s->queue, g->player);
+	cmdq_push_grace_over(s->queue, g->player);
 	serve_queue(s);
 }
 
-/* Start (away) or stop player's grace timer of sec seconds. */
-static void grace_set(struct server *s, int player, bool away, int sec)
+/* A session_timer_fn: start (sec > 0) or stop player's grace timer. */
+static void grace_timer(void *ctx, int player, int sec)
 {
-	if (player < 0)
-		return;
+	struct server *s = ctx;
+	assert(player >= 0 && sec >= 0);
 	if (player >= s->ngraces) {
-		if (!away)
+		if (sec == 0)
 			return;
 		s->graces =
 		        xgrow_zeroed(s->graces, &s->ngraces, player, sizeof(struct grace_timer *));
 	}
 	struct grace_timer *g = s->graces[player];
 	if (!g) {
-		if (!away)
+		if (sec == 0)
 			return;
 		g = s->graces[player] = xcalloc(1, sizeof *g);
 		g->srv = s;
@@ -827,7 +846,7 @@ static void grace_set(struct server *s, int player, bool away, int sec)
 		if (!g->ev)
 			xalloc_die(sizeof *g);
 	}
-	if (away) {
+	if (sec > 0) {
 		struct timeval tv = {sec, 0};
 		evtimer_add(g->ev, &tv);
 	} else {
@@ -835,45 +854,17 @@ static void grace_set(struct server *s, int player, bool away, int sec)
 	}
 }
 
-static void on_away(void *ctx, int player, bool away)
+struct core *server_core(const struct server *s)
 {
-	struct server *s = ctx;
-	grace_set(s, player, away, s->grace_sec);
-}
-
-void server_feed(struct server *s, const struct cmdq_entry *e)
-{
-	dispatch_entry(&s->disp, e);
-}
-
-void server_all_away(struct server *s)
-{
-	for (int p = 0; p < game_player_count(s->game); p++)
-		bcast_set_away(s->bcast, p);
-	/* a finished game: who had received its end is unknown */
-	if (game_is_over(s->game))
-		bcast_note_end(s->bcast);
+	return s->core;
 }
 
 void server_resume(struct server *s, int max_comm, int grace_sec)
 {
 	if (s->next_comm_id < max_comm)
 		s->next_comm_id = max_comm;
-	for (int p = 0; p < s->ngraces; p++)
-		grace_set(s, p, false, 0);
-	server_all_away(s);
-	for (int p = 0; p < game_player_count(s->game); p++)
-		if (bcast_in_game(s->bcast, p))
-			grace_set(s, p, true, grace_sec);
+	core_resume(s->core, grace_sec);
 	net_log(s, "resumed: players may reconnect within %d s", grace_sec);
-}
-
-static void sink_close(void *ctx, int comm_id)
-{
-	struct server *s = ctx;
-	struct conn *c = conn_find(s, comm_id);
-	if (c)
-		conn_start_drain(c, c->framing_broken ? "line too long" : "player left");
 }
 
 /* ---- shutdown ------------------------------------------------------------ */
@@ -897,7 +888,7 @@ static void begin_shutdown(struct server *s, int cap_ms, const char *why)
 		return;
 	s->stopping = true;
 	net_log(s, "shutting down (%s)", why);
-	cmdq_clear(&s->queue);
+	cmdq_clear(s->queue);
 	listeners_enable(s, false);
 	evtimer_del(s->accept_retry);
 	evtimer_del(s->timeout_ev);
@@ -981,14 +972,14 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
 
 /* ---- after the end: the epilogue (sessions) ----------------------------- */
 
-/* The number of players who missed the end of the game (bcast_missed_end);
+/* The number of players who missed the end of the game (session_missed_end);
  * their ids, comma-separated, into who (len > 0). */
 static int players_missing_end(const struct server *s, char *who, size_t len)
 {
 	int n = 0;
 	who[0] = '\0';
 	for (int p = 0; p < game_player_count(s->game); p++) {
-		if (!bcast_missed_end(s->bcast, p))
+		if (!session_missed_end(core_sessions(s->core), p))
 			continue;
 		size_t used = strlen(who);
 		snprintf(who + used, len - used, "%s%d", n++ ? ", " : "", p);
@@ -1007,8 +998,6 @@ static void epilogue_begin(struct server *s, const char *who)
 	        "game over; player(s) %s had no connection: waiting up to %d s for them to "
 	        "reconnect and receive the end",
 	        who, s->timeout_sec);
-	for (int p = 0; p < s->ngraces; p++)
-		grace_set(s, p, false, 0);
 	struct timeval tv = {s->timeout_sec, 0};
 	evtimer_add(s->timeout_ev, &tv);
 	for (struct conn *c = s->conns; c; c = c->next)
@@ -1075,12 +1064,12 @@ static void settle(struct server *s, bool restart_timer)
 static void run_queue(struct server *s)
 {
 	if (s->stopping) {
-		cmdq_clear(&s->queue);
+		cmdq_clear(s->queue);
 		return;
 	}
-	if (cmdq_empty(&s->queue))
+	if (cmdq_empty(s->queue))
 		return;
-	struct dispatch_result r = dispatch_drain(&s->disp, &s->queue);
+	struct dispatch_result r = core_drain(s->core);
 	shared_release(s);
 	settle(s, r.restart_timer);
 }
@@ -1104,7 +1093,7 @@ static void timeout_cb(evutil_socket_t fd, short what, void *arg)
 		epilogue_timeout(s);
 		return;
 	}
-	cmdq_push_timeout(&s->queue);
+	cmdq_push_timeout(s->queue);
 	serve_queue(s);
 }
 
@@ -1252,8 +1241,8 @@ static void conn_line_too_long(struct conn *c)
 	struct server *s = c->srv;
 	net_log(s, "conn %d: line longer than %d bytes", c->id, PROTO_MAX_LINE);
 	c->framing_broken = true;
-	cmdq_push_error(&s->queue, c->id, PROTO_ERR_LINE_TOO_LONG);
-	cmdq_push_lost(&s->queue, c->id, true);
+	cmdq_push_error(s->queue, c->id, PROTO_ERR_LINE_TOO_LONG);
+	cmdq_push_lost(s->queue, c->id, true);
 }
 
 /*
@@ -1298,7 +1287,7 @@ static bool conn_take_lines(struct conn *c)
 			return false;
 		}
 		if (!is_blank(line, len)) {
-			cmdq_push_line(&s->queue, c->id, line, len);
+			cmdq_push_line(s->queue, c->id, line, len);
 			c->line_ms = now_ms();
 			taken++;
 		}
@@ -1806,38 +1795,40 @@ static int server_listen(struct server *s, const char *addr, int port, bool watc
 	return port;
 }
 
-struct server *server_new(struct game *game, const struct server_opts *opts, FILE *log)
+struct server *server_new(const struct server_opts *opts, FILE *log)
 {
+	assert(opts && opts->core.cfg);
 	struct server *s = calloc(1, sizeof *s);
 	if (!s) {
 		if (log)
 			fputs("sopra-server: out of memory\n", log);
 		return NULL;
 	}
-	s->game = game;
-	s->rules = game_rules_of(game);
+	s->rules = opts->core.rules;
 	s->timeout_sec = opts->timeout_sec > 0 ? opts->timeout_sec : 1;
 	s->max_strangers = opts->max_strangers > 0 ? opts->max_strangers : 1;
 	s->max_watchers = opts->max_watchers > 0 ? opts->max_watchers : 64;
-	s->config_text = opts->config_text;
+	s->config_text = opts->core.cfg->text;
 	s->log = log;
 	s->reserve_fd = -1;
 	s->history = evbuffer_new();
 	if (!s->history)
 		xalloc_die(sizeof *s);
-	cmdq_init(&s->queue, s->rules, opts->secret != NULL);
 	proto_buf_init(&s->out);
 	proto_buf_init(&s->config_line);
-	s->bcast = bcast_new((struct bcast_sink){
-	        .encode = sink_encode, .send = sink_send, .close = sink_close, .ctx = s});
-	dispatch_init(&s->disp, game, s->bcast, log);
-	if (opts->secret) {
-		bcast_enable_sessions(s->bcast, opts->secret, opts->secret_ctx);
-		s->grace_sec = opts->grace_sec;
-		s->disp.grace = opts->grace_sec > 0;
-		s->disp.away = on_away;
-		s->disp.away_ctx = s;
-	}
+	/* the core's services: our sink, our timers, our log */
+	struct core_params cp = opts->core;
+	cp.sessions.timer = grace_timer;
+	cp.sessions.timer_ctx = s;
+	cp.log = log;
+	s->core = core_new(&cp, (struct bcast_sink){.encode = sink_encode,
+	                                            .send = sink_send,
+	                                            .joined = sink_joined,
+	                                            .left = sink_left,
+	                                            .close = sink_close,
+	                                            .ctx = s});
+	s->game = core_game(s->core);
+	s->queue = core_queue(s->core);
 
 	s->base = new_event_base();
 	if (!s->base) {
@@ -1879,8 +1870,7 @@ int server_default_max_strangers(int max_players)
 void server_set_taps(struct server *s, const struct dispatch_hooks *hooks, server_line_tap on_line,
                      void *line_ctx)
 {
-	if (hooks)
-		s->disp.hooks = *hooks;
+	core_set_hooks(s->core, hooks);
 	s->line_tap = on_line;
 	s->line_tap_ctx = line_ctx;
 }
@@ -1962,9 +1952,7 @@ void server_free(struct server *s)
 		event_base_free(s->base);
 	free(s->by_id);
 	shared_release(s);
-	cmdq_free(&s->queue);
-	dispatch_free(&s->disp);
-	bcast_free(s->bcast);
+	core_free(s->core);
 	proto_buf_free(&s->out);
 	proto_buf_free(&s->config_line);
 	free(s);

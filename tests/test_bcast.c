@@ -1,7 +1,8 @@
 /*
  * Unit tests for the broadcaster: every routing rule, observed through a
- * sink that records "comm:Event" for each delivery and "close:comm" for
- * each connection told to close. No sockets.
+ * sink that records "comm:Event" for each delivery ("(p):Event" for player p
+ * without a connection), "join:p@comm", "left:p@comm" and "close:comm" for
+ * the calls that tell it who joined and what to close. No sockets.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +19,7 @@
 struct rec {
 	char log[2048];
 	int encodes;
+	int comm_of[64]; /* as the joined calls said */
 };
 
 static void rec_add(struct rec *r, const char *item)
@@ -32,10 +34,34 @@ static void rec_encode(void *ctx, const struct game_event *ev)
 	((struct rec *)ctx)->encodes++;
 }
 
-static void rec_send(void *ctx, int comm_id, const struct game_event *ev)
+/* The player named with a delivery is the one on the connection, as the
+ * joined calls told the sink (never a lookup in the broadcaster). */
+static void rec_send(void *ctx, int comm_id, int player, const struct game_event *ev)
 {
+	struct rec *r = ctx;
 	char item[64];
-	snprintf(item, sizeof item, "%d:%s", comm_id, game_event_name(ev->type));
+	if (player >= 0 && comm_id > 0)
+		assert_int_equal(comm_id, r->comm_of[player]);
+	if (comm_id > 0)
+		snprintf(item, sizeof item, "%d:%s", comm_id, game_event_name(ev->type));
+	else
+		snprintf(item, sizeof item, "(%d):%s", player, game_event_name(ev->type));
+	rec_add(r, item);
+}
+
+static void rec_joined(void *ctx, int comm_id, int player)
+{
+	struct rec *r = ctx;
+	char item[32];
+	r->comm_of[player] = comm_id;
+	snprintf(item, sizeof item, "join:%d@%d", player, comm_id);
+	rec_add(r, item);
+}
+
+static void rec_left(void *ctx, int comm_id, int player)
+{
+	char item[32];
+	snprintf(item, sizeof item, "left:%d@%d", player, comm_id);
 	rec_add(ctx, item);
 }
 
@@ -49,8 +75,12 @@ static void rec_close(void *ctx, int comm_id)
 static struct bcast *new_bcast(struct rec *r)
 {
 	memset(r, 0, sizeof *r);
-	return bcast_new((struct bcast_sink){
-	        .encode = rec_encode, .send = rec_send, .close = rec_close, .ctx = r});
+	return bcast_new((struct bcast_sink){.encode = rec_encode,
+	                                     .send = rec_send,
+	                                     .joined = rec_joined,
+	                                     .left = rec_left,
+	                                     .close = rec_close,
+	                                     .ctx = r});
 }
 
 static struct game_event *push(struct game_event_list *l, enum game_event_type t, int to)
@@ -58,13 +88,17 @@ static struct game_event *push(struct game_event_list *l, enum game_event_type t
 	return game_event_list_push(l, t, to);
 }
 
-/* Players 0, 1, 2 on connections 11, 12, 13 (joined out of order). */
+/* Players 0, 1, 2 on connections 11, 12, 13 (joined out of order); the
+ * sink is told each join as it happens. */
 static struct bcast *three_players(struct rec *r)
 {
 	struct bcast *b = new_bcast(r);
 	bcast_join(b, 2, 13);
 	bcast_join(b, 0, 11);
 	bcast_join(b, 1, 12);
+	assert_string_equal(r->log, "join:2@13 join:0@11 join:1@12");
+	assert_int_equal(bcast_players(b), 3);
+	r->log[0] = '\0';
 	return b;
 }
 
@@ -128,7 +162,7 @@ static void test_left_is_last_then_close(void **state)
 	push(&l, GEV_NEXT_ROUND, GEV_TO_ALL);
 	push(&l, GEV_ACT_NOW, 1); /* p left: nothing more for p */
 	bcast_route(b, 12, &l);
-	assert_string_equal(r.log, "11:Left 12:Left 13:Left close:12 11:NextRound 13:NextRound");
+	assert_string_equal(r.log, "11:Left 12:Left 13:Left left:1@12 11:NextRound 13:NextRound");
 	assert_false(bcast_in_game(b, 1));
 	assert_int_equal(bcast_player_of(b, 12), -1);
 	assert_int_equal(bcast_comm_of(b, 1), 0);
@@ -154,8 +188,10 @@ static void test_lost_connection_skipped_until_left(void **state)
 	ev->arg[0] = 2;
 	ev->nargs = 1;
 	bcast_route(b, 0, &l);
-	/* no delivery and no close for the lost connection */
-	assert_string_equal(r.log, "11:NextRound 12:NextRound 11:Left 12:Left");
+	/* player 2 gets its events without a connection (for the session
+	 * layer to keep), and leaves without one */
+	assert_string_equal(r.log, "11:NextRound 12:NextRound (2):NextRound (2):ActNow "
+	                           "11:Left 12:Left (2):Left left:2@0");
 	assert_false(bcast_in_game(b, 2));
 	game_event_list_free(&l);
 	bcast_free(b);
@@ -173,8 +209,29 @@ static void test_close_conn_and_lookups(void **state)
 	assert_int_equal(bcast_comm_of(b, -1), 0);
 	assert_int_equal(bcast_comm_of(b, 3), 0);
 	bcast_close_conn(b, 42);
-	bcast_close_conn(b, 0); /* none: no call */
 	assert_string_equal(r.log, "close:42");
+	bcast_free(b);
+}
+
+/* A player without a connection comes back on a new one: the sink is told,
+ * and the player's events go there. */
+static void test_rejoin_and_set_away(void **state)
+{
+	(void)state;
+	struct rec r;
+	struct bcast *b = three_players(&r);
+	assert_int_equal(bcast_conn_lost(b, 12), 1);
+	bcast_rejoin(b, 1, 22);
+	assert_int_equal(bcast_player_of(b, 22), 1);
+	assert_int_equal(bcast_comm_of(b, 1), 22);
+	bcast_set_away(b, 0);
+	bcast_set_away(b, 7); /* no such player: nothing */
+	struct game_event_list l;
+	game_event_list_init(&l);
+	push(&l, GEV_NEXT_ROUND, GEV_TO_ALL);
+	bcast_route(b, 0, &l);
+	assert_string_equal(r.log, "join:1@22 (0):NextRound 22:NextRound 13:NextRound");
+	game_event_list_free(&l);
 	bcast_free(b);
 }
 
@@ -185,6 +242,7 @@ static void test_many_players_grow(void **state)
 	struct bcast *b = new_bcast(&r);
 	for (int p = 0; p < 40; p++)
 		bcast_join(b, p, 100 + p);
+	r.log[0] = '\0';
 	assert_int_equal(bcast_player_of(b, 139), 39);
 	assert_int_equal(bcast_comm_of(b, 20), 120);
 	struct game_event_list l;
@@ -193,90 +251,6 @@ static void test_many_players_grow(void **state)
 	bcast_route(b, 0, &l);
 	assert_int_equal(strncmp(r.log, "100:GameEnd 101:GameEnd", 23), 0);
 	assert_non_null(strstr(r.log, "138:GameEnd 139:GameEnd"));
-	game_event_list_free(&l);
-	bcast_free(b);
-}
-
-static void fake_secret(void *ctx, int player, char *hex)
-{
-	(void)ctx;
-	memset(hex, 'a' + player, PROTO_SECRET_HEX);
-	hex[PROTO_SECRET_HEX] = '\0';
-}
-
-/* Sessions: Session right after Config to that player alone; the history
- * (also what was routed while away) is resent on rejoin; secrets. */
-static void test_sessions_history_and_rejoin(void **state)
-{
-	(void)state;
-	struct rec r;
-	memset(&r, 0, sizeof r);
-	struct bcast *b = bcast_new((struct bcast_sink){.encode = rec_encode,
-	                                                .send = rec_send,
-	                                                .close = rec_close,
-	                                                .ctx = &r});
-	bcast_enable_sessions(b, fake_secret, NULL);
-	bcast_join(b, 0, 11);
-	bcast_join(b, 1, 12);
-	struct game_event_list l;
-	game_event_list_init(&l);
-	push(&l, GEV_CONFIG, 0);
-	push(&l, GEV_ACT_NOW, 0);
-	bcast_route(b, 11, &l);
-	assert_string_equal(r.log, "11:Config 11:Session 11:ActNow");
-	assert_int_equal(bcast_conn_lost(b, 11), 0);
-	game_event_list_clear(&l);
-	push(&l, GEV_NEXT_ROUND, GEV_TO_ALL);
-	bcast_route(b, 0, &l);
-	r.log[0] = '\0';
-	char sec[PROTO_SECRET_HEX + 1];
-	fake_secret(NULL, 0, sec);
-	assert_int_equal(bcast_find_secret(b, sec, strlen(sec)), 0);
-	assert_int_equal(bcast_find_secret(b, "x", 1), -1);
-	assert_false(bcast_rejoin(b, 1, 20)); /* connected */
-	assert_true(bcast_rejoin(b, 0, 21));
-	assert_string_equal(r.log, "21:Config 21:Session 21:ActNow 21:NextRound");
-	assert_int_equal(bcast_player_of(b, 21), 0);
-	game_event_list_free(&l);
-	bcast_free(b);
-}
-
-/* Sessions: who missed the end of the game (no connection when it was
- * routed) until a rejoin delivers the history; set away after the end (a
- * resume of a finished game) counts as missed; a player who left never. */
-static void test_sessions_missed_end(void **state)
-{
-	(void)state;
-	struct rec r;
-	memset(&r, 0, sizeof r);
-	struct bcast *b = bcast_new((struct bcast_sink){
-	        .send = rec_send, .close = rec_close, .ctx = &r});
-	bcast_note_end(b); /* without sessions: nothing */
-	bcast_join(b, 0, 11);
-	assert_false(bcast_missed_end(b, 0));
-	bcast_enable_sessions(b, fake_secret, NULL);
-	bcast_join(b, 1, 12);
-	bcast_join(b, 2, 13);
-	assert_int_equal(bcast_conn_lost(b, 12), 1);
-	assert_int_equal(bcast_conn_lost(b, 13), 2);
-	struct game_event_list l;
-	game_event_list_init(&l);
-	push(&l, GEV_LEFT, GEV_TO_ALL)->arg[0] = 2;
-	push(&l, GEV_GAME_END, GEV_TO_ALL);
-	bcast_route(b, 0, &l);
-	bcast_note_end(b);
-	assert_false(bcast_missed_end(b, 0)); /* connected at the end */
-	assert_true(bcast_missed_end(b, 1));  /* away */
-	assert_false(bcast_missed_end(b, 2)); /* left */
-	assert_false(bcast_missed_end(b, 7)); /* no such player */
-	r.log[0] = '\0';
-	assert_true(bcast_rejoin(b, 1, 21));
-	assert_string_equal(r.log, "21:Left 21:GameEnd");
-	assert_false(bcast_missed_end(b, 1));
-	bcast_set_away(b, 0);
-	bcast_note_end(b);
-	assert_true(bcast_missed_end(b, 0));
-	assert_false(bcast_missed_end(b, 1)); /* on 21 */
 	game_event_list_free(&l);
 	bcast_free(b);
 }
@@ -291,8 +265,7 @@ int main(void)
 	        cmocka_unit_test(test_lost_connection_skipped_until_left),
 	        cmocka_unit_test(test_close_conn_and_lookups),
 	        cmocka_unit_test(test_many_players_grow),
-	        cmocka_unit_test(test_sessions_history_and_rejoin),
-	        cmocka_unit_test(test_sessions_missed_end),
+	        cmocka_unit_test(test_rejoin_and_set_away),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,8 +1,9 @@
 /*
- * Unit tests for the command queue and the dispatcher: lines, timeouts and
- * lost connections go in as queue entries; a recording sink shows what the
- * broadcaster delivered ("comm:Event", "comm:CommandFailed(msg)",
- * "close:comm"). A real game from resources/example.json; no sockets.
+ * Unit tests for the command queue and the dispatcher, in the core that
+ * assembles them (core.h): lines, timeouts and lost connections go in as
+ * queue entries; a recording sink shows what the core delivered
+ * ("comm:Event", "comm:CommandFailed(msg)", "close:comm"). A real game from
+ * resources/example.json; no sockets.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,16 +18,16 @@
 #include "sopra/bcast.h"
 #include "sopra/cmdq.h"
 #include "sopra/config.h"
-#include "sopra/dispatch.h"
+#include "sopra/core.h"
 #include "sopra/game.h"
 
 struct t {
 	char log[8192];
 	struct config *cfg;
-	struct game *game;
-	struct bcast *bcast;
-	struct dispatcher disp;
-	struct cmdq q;
+	struct core *core;
+	struct game *game;         /* the core's */
+	const struct bcast *bcast; /* the core's */
+	struct cmdq *q;            /* the core's */
 	char observed[1024];
 	int after_count;
 };
@@ -37,8 +38,9 @@ static void rec_add(struct t *t, const char *item)
 	snprintf(t->log + n, sizeof t->log - n, "%s%s", n ? " " : "", item);
 }
 
-static void rec_send(void *ctx, int comm_id, const struct game_event *ev)
+static void rec_send(void *ctx, int comm_id, int player, const struct game_event *ev)
 {
+	(void)player;
 	char item[300];
 	if (ev->type == GEV_COMMAND_FAILED)
 		snprintf(item, sizeof item, "%d:CommandFailed(%s)", comm_id, ev->str);
@@ -72,34 +74,54 @@ static void observe_after(void *ctx, const struct cmdq_entry *e, int player)
 	        e->kind == CMDQ_COMMAND || e->kind == CMDQ_BAD_LINE ? t->log[0] != '\0' : 1, 1);
 }
 
-static struct t *t_new(void)
+static void rec_left(void *ctx, int comm_id, int player)
+{
+	(void)player;
+	rec_close(ctx, comm_id);
+}
+
+static void fake_secret(void *ctx, int player, char *hex)
+{
+	(void)ctx;
+	memset(hex, 'a' + player, PROTO_SECRET_HEX);
+	hex[PROTO_SECRET_HEX] = '\0';
+}
+
+/* A core of example.json, seed 42; sessions with a grace when asked. */
+static struct t *t_new_with(bool sessions)
 {
 	struct t *t = calloc(1, sizeof *t);
 	struct config_errors errs = {0};
 	t->cfg = config_load(SOPRA_SOURCE_DIR "/resources/example.json", &errs);
 	assert_non_null(t->cfg);
-	t->game = game_new(t->cfg, 42, RULES_BASE);
-	t->bcast = bcast_new((struct bcast_sink){.send = rec_send, .close = rec_close, .ctx = t});
-	dispatch_init(&t->disp, t->game, t->bcast, NULL);
-	t->disp.hooks =
-	        (struct dispatch_hooks){.before = observe, .after = observe_after, .ctx = t};
-	cmdq_init(&t->q, RULES_BASE, false);
+	struct core_params p = {.cfg = t->cfg, .seed = 42, .rules = RULES_BASE};
+	if (sessions)
+		p.sessions = (struct session_opts){.secret = fake_secret, .grace_sec = 30};
+	t->core = core_new(&p, (struct bcast_sink){
+	                               .send = rec_send, .left = rec_left, .close = rec_close, .ctx = t});
+	t->game = core_game(t->core);
+	t->bcast = core_bcast(t->core);
+	t->q = core_queue(t->core);
+	struct dispatch_hooks hooks = {.before = observe, .after = observe_after, .ctx = t};
+	core_set_hooks(t->core, &hooks);
 	return t;
+}
+
+static struct t *t_new(void)
+{
+	return t_new_with(false);
 }
 
 static void t_free(struct t *t)
 {
-	cmdq_free(&t->q);
-	dispatch_free(&t->disp);
-	bcast_free(t->bcast);
-	game_free(t->game);
+	core_free(t->core);
 	config_free(t->cfg);
 	free(t);
 }
 
 static void line(struct t *t, int comm, const char *text)
 {
-	cmdq_push_line(&t->q, comm, text, strlen(text));
+	cmdq_push_line(t->q, comm, text, strlen(text));
 }
 
 #define REGISTER(name) "{\"command\":\"Register\",\"playerName\":\"" name "\"}"
@@ -111,11 +133,11 @@ static void test_player_resolved_when_dispatched(void **state)
 	/* Register and StartGame pipelined: StartGame comes from player 0 */
 	line(t, 7, REGISTER("Anna"));
 	line(t, 7, "{\"command\":\"StartGame\"}");
-	struct dispatch_result r = dispatch_drain(&t->disp, &t->q);
+	struct dispatch_result r = core_drain(t->core);
 	assert_int_equal(r.entries, 2);
 	assert_true(r.restart_timer);
 	assert_false(r.game_over);
-	assert_true(cmdq_empty(&t->q));
+	assert_true(cmdq_empty(t->q));
 	assert_string_equal(t->observed, "0/7/-1 0/7/0");
 	assert_int_equal(t->after_count, 2);
 	t->log[44] = '\0';
@@ -129,12 +151,12 @@ static void test_bad_line_answers_sender_only(void **state)
 	(void)state;
 	struct t *t = t_new();
 	line(t, 3, REGISTER("Anna"));
-	assert_true(dispatch_drain(&t->disp, &t->q).restart_timer);
+	assert_true(core_drain(t->core).restart_timer);
 	t->log[0] = '\0';
 	line(t, 4, "{\"command\":\"Fly\"}");
 	line(t, 4, "not json");
-	cmdq_push_error(&t->q, 4, PROTO_ERR_LINE_TOO_LONG);
-	struct dispatch_result r = dispatch_drain(&t->disp, &t->q);
+	cmdq_push_error(t->q, 4, PROTO_ERR_LINE_TOO_LONG);
+	struct dispatch_result r = core_drain(t->core);
 	assert_int_equal(r.entries, 3);
 	assert_false(r.restart_timer); /* bad lines do not restart the wait */
 	assert_string_equal(t->log,
@@ -156,8 +178,8 @@ static void test_queue_growth_keeps_messages(void **state)
 		snprintf(buf, sizeof buf, "{\"command\":\"X%d\"}", i);
 		line(t, 1, buf);
 	}
-	assert_int_equal(t->q.n, 100);
-	dispatch_drain(&t->disp, &t->q);
+	assert_int_equal(t->q->n, 100);
+	core_drain(t->core);
 	char want[64];
 	for (int i = 0; i < 100; i += 33) {
 		snprintf(want, sizeof want, "1:CommandFailed(unknown command \"X%d\")", i);
@@ -172,12 +194,12 @@ static void test_timeout_aborts_registration_and_drops_rest(void **state)
 	struct t *t = t_new();
 	line(t, 1, REGISTER("Anna"));
 	line(t, 2, REGISTER("Ben"));
-	cmdq_push_timeout(&t->q);
+	cmdq_push_timeout(t->q);
 	line(t, 2, "{\"command\":\"StartGame\"}");
-	struct dispatch_result r = dispatch_drain(&t->disp, &t->q);
+	struct dispatch_result r = core_drain(t->core);
 	assert_int_equal(r.entries, 3);
 	assert_true(r.game_over);
-	assert_true(cmdq_empty(&t->q)); /* StartGame dropped: nobody acts after the end */
+	assert_true(cmdq_empty(t->q)); /* StartGame dropped: nobody acts after the end */
 	assert_string_equal(t->log,
 	                    "1:Config 2:Config 1:RegistrationAborted 2:RegistrationAborted");
 	assert_string_equal(t->observed, "0/1/-1 0/2/-1 2/0/-1");
@@ -191,13 +213,13 @@ static void test_lost_connection_tells_game(void **state)
 	line(t, 1, REGISTER("Anna"));
 	line(t, 2, REGISTER("Ben"));
 	line(t, 1, "{\"command\":\"StartGame\"}");
-	dispatch_drain(&t->disp, &t->q);
+	core_drain(t->core);
 	/* selection waits for player 0; its connection drops */
 	assert_int_equal(game_waiting_for(t->game), 0);
 	t->log[0] = '\0';
-	cmdq_push_lost(&t->q, 1, false);
-	cmdq_push_lost(&t->q, 99, true); /* a stranger broke the framing */
-	struct dispatch_result r = dispatch_drain(&t->disp, &t->q);
+	cmdq_push_lost(t->q, 1, false);
+	cmdq_push_lost(t->q, 99, true); /* a stranger broke the framing */
+	struct dispatch_result r = core_drain(t->core);
 	assert_false(r.restart_timer);
 	/* player 0 leaves at once (the game waited for it); Left goes to the
 	 * others only, and the stranger's connection is closed */
@@ -216,7 +238,7 @@ static void test_entry_order_is_arrival_order(void **state)
 	line(t, 5, REGISTER("A"));
 	line(t, 6, REGISTER("B"));
 	line(t, 7, REGISTER("C"));
-	dispatch_drain(&t->disp, &t->q);
+	core_drain(t->core);
 	assert_int_equal(bcast_player_of(t->bcast, 5), 0);
 	assert_int_equal(bcast_player_of(t->bcast, 6), 1);
 	assert_int_equal(bcast_player_of(t->bcast, 7), 2);
@@ -224,30 +246,20 @@ static void test_entry_order_is_arrival_order(void **state)
 	t_free(t);
 }
 
-static void fake_secret(void *ctx, int player, char *hex)
-{
-	(void)ctx;
-	memset(hex, 'a' + player, PROTO_SECRET_HEX);
-	hex[PROTO_SECRET_HEX] = '\0';
-}
-
 /* Sessions with a grace: Anna (conn 1) and Ben (conn 2) register, Ben's
  * connection drops (away), the timeout aborts the registration. */
 static struct t *ended_with_ben_away(void)
 {
-	struct t *t = t_new();
-	bcast_enable_sessions(t->bcast, fake_secret, NULL);
-	t->q.sessions = true;
-	t->disp.grace = true;
+	struct t *t = t_new_with(true);
 	line(t, 1, REGISTER("Anna"));
 	line(t, 2, REGISTER("Ben"));
-	cmdq_push_lost(&t->q, 2, false);
-	cmdq_push_timeout(&t->q);
+	cmdq_push_lost(t->q, 2, false);
+	cmdq_push_timeout(t->q);
 	line(t, 1, "{\"command\":\"StartGame\"}");
-	struct dispatch_result r = dispatch_drain(&t->disp, &t->q);
+	struct dispatch_result r = core_drain(t->core);
 	assert_true(r.game_over);
 	assert_int_equal(r.entries, 4);
-	assert_true(cmdq_empty(&t->q)); /* StartGame dropped, as without sessions */
+	assert_true(cmdq_empty(t->q)); /* StartGame dropped, as without sessions */
 	assert_string_equal(t->log, "1:Config 1:Session 2:Config 2:Session 1:RegistrationAborted");
 	t->log[0] = '\0';
 	t->observed[0] = '\0';
@@ -265,26 +277,26 @@ static void test_after_the_end(void **state)
 {
 	(void)state;
 	struct t *t = ended_with_ben_away();
-	assert_false(bcast_missed_end(t->bcast, 0));
-	assert_true(bcast_missed_end(t->bcast, 1));
+	assert_false(session_missed_end(core_sessions(t->core), 0));
+	assert_true(session_missed_end(core_sessions(t->core), 1));
 	line(t, 3, REGISTER("Late"));
-	cmdq_push_timeout(&t->q);
-	cmdq_push_lost(&t->q, 3, false);
+	cmdq_push_timeout(t->q);
+	cmdq_push_lost(t->q, 3, false);
 	line(t, 4, RECONNECT(SECRET_OF_BEN));
 	line(t, 4, "{\"command\":\"Leave\"}");
-	struct dispatch_result r = dispatch_drain(&t->disp, &t->q);
+	struct dispatch_result r = core_drain(t->core);
 	assert_int_equal(r.entries, 5);
 	assert_true(r.game_over);
 	assert_string_equal(t->log, "3:CommandFailed(the game is over) "
 	                            "4:Config 4:Session 4:RegistrationAborted close:4");
 	assert_string_equal(t->observed, "0/3/-1 2/0/-1 3/3/-1 4/4/-1 0/4/-1");
-	assert_false(bcast_missed_end(t->bcast, 1));
+	assert_false(session_missed_end(core_sessions(t->core), 1));
 	assert_int_equal(bcast_comm_of(t->bcast, 1), 0); /* the seat is free again */
 	assert_int_equal(game_player_count(t->game), 2);
 	t->log[0] = '\0';
 	line(t, 5, RECONNECT(SECRET_OF_BEN));
 	line(t, 6, RECONNECT("cccccccc"));
-	dispatch_drain(&t->disp, &t->q);
+	core_drain(t->core);
 	assert_string_equal(t->log, "5:Config 5:Session 5:RegistrationAborted close:5 "
 	                            "6:CommandFailed(Reconnect: wrong secret)");
 	t_free(t);

@@ -1,8 +1,8 @@
 /*
  * Unit tests for the journal (src/journal.c, docs/journal.md): a game is
- * driven through the real queue, dispatcher and broadcaster with a sink
- * that records every line as the server would send it ("PLAYER\tLINE") and
- * feeds the journal's tap; the journal is then read back and replayed, and
+ * driven through a real core (the queue, the dispatcher, the broadcaster and
+ * the session layer) with a sink that records every line as the server
+ * would send it ("PLAYER\tLINE") and feeds the journal's tap; the journal is then read back and replayed, and
  * the replay must print the same bytes. Also: every record kind, odd
  * strings, a torn or corrupt last line, a wrong configuration hash, a
  * digest that does not match, and a journal that cannot be written
@@ -29,7 +29,7 @@
 #include "sopra/bcast.h"
 #include "sopra/cmdq.h"
 #include "sopra/config.h"
-#include "sopra/dispatch.h"
+#include "sopra/core.h"
 #include "sopra/game.h"
 #include "sopra/journal.h"
 #include "sopra/proto.h"
@@ -57,10 +57,10 @@ static void str_add(struct str *b, const char *s, size_t n)
 
 struct srv {
 	struct config *cfg;
-	struct game *game;
-	struct bcast *bcast;
-	struct dispatcher disp;
-	struct cmdq q;
+	struct core *core;
+	struct game *game;         /* the core's */
+	const struct bcast *bcast; /* the core's */
+	struct cmdq *q;            /* the core's */
 	struct proto_buf line;
 	struct journal *j;
 	struct str sent; /* "PLAYER\tLINE" of every line, as sopra-replay prints them */
@@ -79,13 +79,11 @@ static void srv_encode(void *ctx, const struct game_event *ev)
 
 /* Like net.c's sink: the tap sees every delivery, the wire only those to
  * connections that were not told to close. */
-static void srv_send(void *ctx, int comm_id, const struct game_event *ev)
+static void srv_send(void *ctx, int comm_id, int player, const struct game_event *ev)
 {
-	(void)ev;
 	struct srv *s = ctx;
-	int player = bcast_player_of(s->bcast, comm_id);
 	if (s->j)
-		journal_on_line(s->j, comm_id, player, s->line.data, s->line.len);
+		journal_on_line(s->j, comm_id, player, ev, s->line.data, s->line.len);
 	for (int i = 0; i < s->nclosed; i++)
 		if (s->closed[i] == comm_id)
 			return;
@@ -100,6 +98,12 @@ static void srv_close(void *ctx, int comm_id)
 	struct srv *s = ctx;
 	assert_true(s->nclosed < 16);
 	s->closed[s->nclosed++] = comm_id;
+}
+
+static void srv_left(void *ctx, int comm_id, int player)
+{
+	(void)player;
+	srv_close(ctx, comm_id);
 }
 
 static void temp_path(char *buf, size_t len, const char *tag)
@@ -120,11 +124,15 @@ static struct srv *srv_bare(const char *cfg_file, int64_t seed, enum game_rules 
 	struct config_errors errs = {0};
 	s->cfg = config_load(cfg_file, &errs);
 	assert_non_null(s->cfg);
-	s->game = game_new(s->cfg, seed, rules);
-	s->bcast = bcast_new((struct bcast_sink){
-	        .encode = srv_encode, .send = srv_send, .close = srv_close, .ctx = s});
-	dispatch_init(&s->disp, s->game, s->bcast, NULL);
-	cmdq_init(&s->q, rules, false);
+	struct core_params p = {.cfg = s->cfg, .seed = seed, .rules = rules};
+	s->core = core_new(&p, (struct bcast_sink){.encode = srv_encode,
+	                                           .send = srv_send,
+	                                           .left = srv_left,
+	                                           .close = srv_close,
+	                                           .ctx = s});
+	s->game = core_game(s->core);
+	s->bcast = core_bcast(s->core);
+	s->q = core_queue(s->core);
 	proto_buf_init(&s->line);
 	temp_path(s->path, sizeof s->path, tag);
 	return s;
@@ -142,10 +150,11 @@ static struct srv *srv_new_cfg(const char *cfg_file, int64_t seed, enum game_rul
 	                           .seed = seed,
 	                           .rules = rules,
 	                           .timeout_sec = 30};
-	s->j = journal_open(&p, s->game, NULL, err, sizeof err);
+	s->j = journal_open(&p, NULL, err, sizeof err);
 	if (!s->j)
 		fail_msg("journal_open: %s", err);
-	s->disp.hooks = journal_hooks(s->j);
+	struct dispatch_hooks hooks = journal_hooks(s->j, s->game);
+	core_set_hooks(s->core, &hooks);
 	return s;
 }
 
@@ -156,12 +165,12 @@ static struct srv *srv_new(enum journal_sync sync, const char *tag)
 
 static void srv_drain(struct srv *s)
 {
-	dispatch_drain(&s->disp, &s->q);
+	core_drain(s->core);
 }
 
 static void srv_line(struct srv *s, int comm, const char *line)
 {
-	cmdq_push_line(&s->q, comm, line, strlen(line));
+	cmdq_push_line(s->q, comm, line, strlen(line));
 	srv_drain(s);
 }
 
@@ -171,10 +180,7 @@ static void srv_free(struct srv *s, bool keep_file)
 		journal_close(s->j, game_is_over(s->game) ? "game over" : "stopped");
 	if (!keep_file)
 		unlink(s->path);
-	cmdq_free(&s->q);
-	dispatch_free(&s->disp);
-	bcast_free(s->bcast);
-	game_free(s->game);
+	core_free(s->core);
 	config_free(s->cfg);
 	proto_buf_free(&s->line);
 	free(s->sent.s);
@@ -417,11 +423,11 @@ static void test_every_record_kind(void **state)
 	srv_line(s, 3, "{\"command\":\"SelectCharacters\",\"characterId0\":4,\"characterId1\":9}");
 	srv_line(s, 3, "{\"command\":\"ContributeCard\",\"cardId\":77}");
 	srv_line(s, 3, "not json");
-	cmdq_push_error(&s->q, 3, "a message with \xff invalid UTF-8");
-	cmdq_push_error(&s->q, 3, PROTO_ERR_LINE_TOO_LONG);
-	cmdq_push_lost(&s->q, 3, true);
-	cmdq_push_lost(&s->q, 2, false);
-	cmdq_push_timeout(&s->q);
+	cmdq_push_error(s->q, 3, "a message with \xff invalid UTF-8");
+	cmdq_push_error(s->q, 3, PROTO_ERR_LINE_TOO_LONG);
+	cmdq_push_lost(s->q, 3, true);
+	cmdq_push_lost(s->q, 2, false);
+	cmdq_push_timeout(s->q);
 	srv_drain(s);
 	/* JSON's escapes, one at each end of the name; backspace and form feed
 	 * in their short forms, as proto writes them on the wire (journals
@@ -504,12 +510,12 @@ static void test_lines_after_left(void **state)
 	srv_line(s, 1, "{\"command\":\"StartGame\"}");
 	/* player 0 selects first: the timeout makes it leave; its pipelined
 	 * lines are still dispatched, their answers go nowhere */
-	cmdq_push_timeout(&s->q);
+	cmdq_push_timeout(s->q);
 	static const char *const pipelined[] = {
 	        "{\"command\":\"EndTurn\"}", "x",
 	        "{\"command\":\"Register\",\"playerName\":\"again\"}"};
 	for (size_t i = 0; i < 3; i++)
-		cmdq_push_line(&s->q, 1, pipelined[i], strlen(pipelined[i]));
+		cmdq_push_line(s->q, 1, pipelined[i], strlen(pipelined[i]));
 	srv_drain(s);
 	assert_int_equal(s->nclosed, 1);
 	assert_false(game_is_over(s->game));
@@ -787,7 +793,6 @@ static void test_cannot_write(void **state)
 	struct config_errors errs = {0};
 	struct config *cfg = config_load(SOPRA_SOURCE_DIR "/resources/example.json", &errs);
 	assert_non_null(cfg);
-	struct game *g = game_new(cfg, 1, RULES_BASE);
 	char path[256], err[512];
 	temp_path(path, sizeof path, "exists");
 	spit(path, "precious", 8);
@@ -798,7 +803,7 @@ static void test_cannot_write(void **state)
 	                           .seed = 1,
 	                           .rules = RULES_BASE,
 	                           .timeout_sec = 30};
-	assert_null(journal_open(&p, g, NULL, err, sizeof err));
+	assert_null(journal_open(&p, NULL, err, sizeof err));
 	assert_non_null(strstr(err, "never overwritten"));
 	size_t len;
 	char *text = slurp(path, &len);
@@ -807,9 +812,8 @@ static void test_cannot_write(void **state)
 	unlink(path);
 
 	p.path = "/nonexistent-dir/x.jnl";
-	assert_null(journal_open(&p, g, NULL, err, sizeof err));
+	assert_null(journal_open(&p, NULL, err, sizeof err));
 	assert_non_null(strstr(err, "cannot create journal /nonexistent-dir/x.jnl"));
-	game_free(g);
 	config_free(cfg);
 
 	/* the file size limit: first too small for the header (the server does
@@ -823,14 +827,12 @@ static void test_cannot_write(void **state)
 	lim.rlim_cur = 1000;
 	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
 	cfg = config_load(SOPRA_SOURCE_DIR "/resources/example.json", &errs);
-	g = game_new(cfg, 1, RULES_BASE);
 	temp_path(path, sizeof path, "fsize");
 	p.path = path;
 	p.cfg = cfg;
-	assert_null(journal_open(&p, g, NULL, err, sizeof err));
+	assert_null(journal_open(&p, NULL, err, sizeof err));
 	assert_non_null(strstr(err, "cannot write journal"));
 	assert_int_not_equal(access(path, F_OK), 0);
-	game_free(g);
 	config_free(cfg);
 	assert_int_equal(setrlimit(RLIMIT_FSIZE, &saved), 0);
 
@@ -875,6 +877,35 @@ static void test_cannot_write(void **state)
 	unlink(path);
 }
 
+/* A resume record after the end of the game (tests/data/journals: the game
+ * ended while player 0 was away, the server was killed in the epilogue and
+ * resumed): every player still in the game has missed the end, in a replay
+ * as in the resumed server, which waited for both of them. Player 1 was
+ * connected when the game ended: only the resume step marks it. */
+static void test_resume_record_after_the_end(void **state)
+{
+	(void)state;
+	struct journal_file jf;
+	char err[512];
+	if (!journal_load(SOPRA_SOURCE_DIR "/tests/data/journals/resumed_end.jnl", &jf, err,
+	                  sizeof err))
+		fail_msg("%s", err);
+	struct journal_replay *r = journal_replay_new(&jf, NULL, NULL, err, sizeof err);
+	assert_non_null(r);
+	const struct session *ses = core_sessions(journal_replay_core(r));
+	size_t i = 0;
+	for (; jf.rec[i].kind != JOURNAL_RESUME; i++)
+		assert_true(journal_replay_step(r, &jf.rec[i], err, sizeof err));
+	assert_true(game_is_over(journal_replay_game(r)));
+	assert_true(session_missed_end(ses, 0));
+	assert_false(session_missed_end(ses, 1));
+	assert_true(journal_replay_step(r, &jf.rec[i], err, sizeof err));
+	assert_true(session_missed_end(ses, 0));
+	assert_true(session_missed_end(ses, 1));
+	journal_replay_free(r);
+	journal_file_free(&jf);
+}
+
 /* The CPU time the whole process used so far, in ms. */
 static double process_cpu_ms(void)
 {
@@ -902,11 +933,12 @@ static void test_resumed_sync_gap(void **state)
 		fail_msg("%s", err);
 	struct srv *s = srv_bare(cfg, 42, RULES_BASE, "gap-resumed");
 	snprintf(s->path, sizeof s->path, "%s", path);
-	s->j = journal_reopen(path, &jf, JOURNAL_SYNC_TURN, s->game, NULL, err, sizeof err);
+	s->j = journal_reopen(path, &jf, JOURNAL_SYNC_TURN, NULL, err, sizeof err);
 	if (!s->j)
 		fail_msg("journal_reopen: %s", err);
 	journal_file_free(&jf);
-	s->disp.hooks = journal_hooks(s->j);
+	struct dispatch_hooks hooks = journal_hooks(s->j, s->game);
+	core_set_hooks(s->core, &hooks);
 	srv_line(s, 1, "{\"command\":\"Register\",\"playerName\":\"Ada\"}");
 	srv_line(s, 2, "{\"command\":\"Register\",\"playerName\":\"Bo\"}");
 	double before = process_cpu_ms();
@@ -959,6 +991,7 @@ int main(void)
 	        cmocka_unit_test(test_reader_json),
 	        cmocka_unit_test(test_cannot_write),
 	        cmocka_unit_test(test_resumed_sync_gap),
+	        cmocka_unit_test(test_resume_record_after_the_end),
 	        cmocka_unit_test(test_describe),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -36,7 +36,7 @@
 #include <cjson/cJSON.h>
 
 #include "sopra/bcast.h"
-#include "sopra/dispatch.h"
+#include "sopra/core.h"
 #include "sopra/journal.h"
 #include "sopra/proto.h"
 #include "sopra/usage.h"
@@ -124,15 +124,16 @@ static void watch_encode(void *ctx, const struct game_event *ev)
 	fwrite(w->b.data, 1, w->b.len, stdout);
 }
 
-static void watch_send(void *ctx, int comm_id, const struct game_event *ev)
+static void watch_send(void *ctx, int comm_id, int player, const struct game_event *ev)
 {
 	(void)ctx;
 	(void)comm_id;
+	(void)player;
 	(void)ev;
 }
 
-/* Replay jf through a dispatcher of its own and print what a watcher got
- * (the Config, each event for all), an {"entry":N} line after each entry. */
+/* Replay jf through a core of its own and print what a watcher got (the
+ * Config, each event for all), an {"entry":N} line after each entry. */
 static int write_watch(const struct journal_file *jf)
 {
 	struct config_errors errs = {0};
@@ -147,30 +148,24 @@ static int write_watch(const struct journal_file *jf)
 	struct game_event config_ev = {.type = GEV_CONFIG, .to = GEV_TO_SENDER, .str = cfg->text};
 	proto_encode(&config_ev, jf->rules, &w.b);
 	fwrite(w.b.data, 1, w.b.len, stdout);
-	struct game *game = game_new(cfg, jf->seed, jf->rules);
-	struct bcast *bc = bcast_new((struct bcast_sink){.encode = watch_encode,
-	                                                 .send = watch_send,
-	                                                 .ctx = &w});
-	struct dispatcher d;
-	dispatch_init(&d, game, bc, NULL);
-	if (jf->sessions) {
-		bcast_enable_sessions(bc, journal_session_secret, (void *)jf->session_key);
-		d.grace = jf->grace_sec > 0;
-	}
+	struct core_params cp = {.cfg = cfg, .seed = jf->seed, .rules = jf->rules};
+	if (jf->sessions)
+		cp.sessions = (struct session_opts){.secret = journal_session_secret,
+		                                    .secret_ctx = (void *)jf->session_key,
+		                                    .grace_sec = jf->grace_sec};
+	struct core *core = core_new(
+	        &cp, (struct bcast_sink){.encode = watch_encode, .send = watch_send, .ctx = &w});
 	for (size_t i = 0; i < jf->nrec; i++) {
 		const struct journal_record *rec = &jf->rec[i];
 		struct cmdq_entry e;
 		if (rec->kind == JOURNAL_RESUME)
-			for (int p = 0; p < game_player_count(game); p++)
-				bcast_set_away(bc, p);
+			core_all_away(core);
 		if (!journal_record_entry(rec, &e))
 			continue;
-		dispatch_entry(&d, &e);
+		core_feed(core, &e);
 		printf("{\"entry\":%lld}\n", (long long)rec->n);
 	}
-	dispatch_free(&d);
-	bcast_free(bc);
-	game_free(game);
+	core_free(core);
 	proto_buf_free(&w.b);
 	config_free(cfg);
 	return 0;
@@ -521,15 +516,12 @@ static int write_scenario(const struct opts *o, const struct journal_file *jf)
 		fprintf(stderr, "sopra-replay: %s: %s\n", o->path, err);
 		return EXIT_BAD;
 	}
-	/* First pass: which connections exist, whether the game timed out */
-	int max_comm = 0;
+	/* First pass: whether the game timed out */
+	int max_comm = jf->max_comm;
 	bool timeouts = false;
-	for (size_t i = 0; i < jf->nrec; i++) {
-		if (jf->rec[i].comm_id > max_comm)
-			max_comm = jf->rec[i].comm_id;
+	for (size_t i = 0; i < jf->nrec; i++)
 		if (jf->rec[i].kind == JOURNAL_TIMEOUT)
 			timeouts = true;
-	}
 	char *cfg_path = config_path_for(o->scn);
 	const char *cfg_name = strrchr(cfg_path, '/') ? strrchr(cfg_path, '/') + 1 : cfg_path;
 	FILE *cf = fopen(cfg_path, "wb");
@@ -785,7 +777,7 @@ int main(int argc, char **argv)
 	if (rc == 0 && o.mode == MODE_AT) {
 		printf("after entry %lld of %lld (%lld ms into the game)\n", o.at,
 		       (long long)jf.entries, (long long)at_ms);
-		const struct bcast *b = journal_replay_bcast(r);
+		const struct bcast *b = core_bcast(journal_replay_core(r));
 		fputs("connections:", stdout);
 		int shown = 0;
 		for (int p = 0; p < game_player_count(journal_replay_game(r)); p++)

@@ -1,20 +1,24 @@
 /*
  * bcast: the event broadcaster. It knows which connection (commId) each
- * player speaks through and routes every event the game produces to the
- * right connections, in the order of ../shared/spec/behaviour.md and
+ * player speaks through and routes every event the game produces to its
+ * recipients, in the order of ../shared/spec/behaviour.md and
  * docs/protocol.md:
  *
  *   - GEV_TO_SENDER: the connection whose entry produced the events (also an
  *     unregistered one); nothing when there is none (timeouts, losses);
- *   - GEV_TO_ALL: every player still in the game that has a connection, in
- *     ascending player id;
- *   - a player id p: p alone, if p is still in the game and connected;
+ *   - GEV_TO_ALL: every player still in the game, in ascending player id;
+ *   - a player id p: p alone, if p is still in the game;
  *   - Left(p) goes out like any event; then p leaves the set: p gets nothing
- *     more, and p's connection is told to close once its output is flushed.
+ *     more, and p's connection is to be closed once its output is flushed.
  *
- * It owns no sockets: deliveries go to a sink, so every routing rule can be
- * tested with a sink that records them (tests/test_bcast.c) and the journal
- * replay can print them.
+ * It owns no sockets and no JSON: every delivery goes to a sink as
+ * (connection, player, event), and who joins and leaves reaches the sink as
+ * a call, so every routing rule can be tested with a sink that records
+ * them (tests/test_bcast.c). A player still in the game that has no
+ * connection at the moment (its connection was lost, and the session layer
+ * keeps its seat) gets its deliveries with connection 0: the session layer
+ * (session.h), which is the broadcaster's sink in the server, keeps them in
+ * the player's history and passes on only what has a connection.
  */
 #ifndef SOPRA_BCAST_H
 #define SOPRA_BCAST_H
@@ -23,30 +27,41 @@
 #include <stddef.h>
 
 #include "sopra/game_event.h"
-#include "sopra/proto.h"
 
-/* Writes player's secret (PROTO_SECRET_HEX digits and a NUL) into hex. */
-typedef void (*bcast_secret_fn)(void *ctx, int player, char *hex);
-
-/* Where the broadcaster delivers. encode and close may be NULL. */
+/* Where the broadcaster delivers. Every member but send may be NULL. */
 struct bcast_sink {
 	/* Once per event, before any send of it: lets the sink encode the event
 	 * once for all its recipients. */
 	void (*encode)(void *ctx, const struct game_event *ev);
-	/* Deliver ev to connection comm_id. */
-	void (*send)(void *ctx, int comm_id, const struct game_event *ev);
-	/* The player on comm_id has left: flush its connection, then close it. */
+	/* Deliver ev to connection comm_id (0: the recipient is a player without
+	 * a connection). player is the recipient, or -1 for a sender's
+	 * connection that is no player's. */
+	void (*send)(void *ctx, int comm_id, int player, const struct game_event *ev);
+	/* player (>= 0) speaks through connection comm_id (> 0) from now on: it
+	 * registered, or came back (bcast_rejoin). */
+	void (*joined)(void *ctx, int comm_id, int player);
+	/* player has left the game (its Left was delivered); its connection
+	 * comm_id (0: it had none) is to be flushed, then closed. */
+	void (*left)(void *ctx, int comm_id, int player);
+	/* Connection comm_id (> 0) is to be flushed, then closed; no player
+	 * leaves the game. */
 	void (*close)(void *ctx, int comm_id);
 	void *ctx;
 };
 
 struct bcast;
 
-/* A broadcaster with no players. Aborts on out of memory (xalloc). */
+/* A broadcaster with no players that delivers to sink. Aborts on out of
+ * memory (xalloc). */
 struct bcast *bcast_new(struct bcast_sink sink);
 void bcast_free(struct bcast *b);
 
-/* Player `player` (>= 0, a new id) registered on connection comm_id (> 0). */
+/* Deliver to sink from now on (before anything is routed: the session
+ * layer puts itself in front of the sink it was made with). */
+void bcast_set_sink(struct bcast *b, struct bcast_sink sink);
+
+/* Player `player` (>= 0, not in the game) registered on connection comm_id
+ * (> 0). The sink is told (joined). */
 void bcast_join(struct bcast *b, int player, int comm_id);
 
 /* The player still in the game on connection comm_id, or -1. */
@@ -55,47 +70,26 @@ int bcast_player_of(const struct bcast *b, int comm_id);
 int bcast_comm_of(const struct bcast *b, int player);
 /* Whether player is still in the game (no Left delivered yet). */
 bool bcast_in_game(const struct bcast *b, int player);
+/* One more than the highest player id that ever joined. */
+int bcast_players(const struct bcast *b);
 
 /* Connection comm_id is gone. Returns the player that was in the game on
- * it (the game must be told), or -1. Routing skips that player from now on;
- * the player stays in the game until its Left. */
+ * it (the game, or the session layer, must be told), or -1. From now on
+ * that player gets its deliveries with connection 0, until its Left or a
+ * bcast_rejoin. */
 int bcast_conn_lost(struct bcast *b, int comm_id);
 
-/* Tell the sink to flush connection comm_id and close it (a connection that
- * broke the framing rules). */
-void bcast_close_conn(struct bcast *b, int comm_id);
+/* Player (in the game, without a connection) speaks through comm_id (> 0,
+ * no player's connection) from now on. The sink is told (joined). */
+void bcast_rejoin(struct bcast *b, int player, int comm_id);
 
-/* ---- sessions (docs/protocol.md, "Reconnecting") -------------------------
- *
- * Off unless enabled. Then every player's Config is followed, to that
- * player alone, by the event Session (its id and secret), and the
- * broadcaster keeps each player's history: every event routed to the player
- * (also while it has no connection) and its Session line. */
-
-/* Turn sessions on (before any player joins). fn derives the secrets. */
-void bcast_enable_sessions(struct bcast *b, bcast_secret_fn fn, void *ctx);
-bool bcast_sessions(const struct bcast *b);
-
-/* The player ever registered whose secret is the len bytes at secret, or -1. */
-int bcast_find_secret(const struct bcast *b, const char *secret, size_t len);
-
-/* Player (in the game, no connection) speaks through comm_id from now on:
- * its whole history is delivered to comm_id first. False if the player is
- * not in the game or is connected. */
-bool bcast_rejoin(struct bcast *b, int player, int comm_id);
-
-/* Player keeps its seat but has no connection (a resume: the old ones are
- * gone). */
+/* Player, if in the game, keeps its seat but has no connection (a resume:
+ * the old connections are gone). */
 void bcast_set_away(struct bcast *b, int player);
 
-/* The game is over (its last event routed): every player still in the game
- * that has no connection now has missed the end, until a bcast_rejoin
- * delivers its history. Called again after bcast_set_away (a resume of a
- * finished game), it marks the players set away. Nothing without
- * sessions. */
-void bcast_note_end(struct bcast *b);
-/* Whether player is still in the game and has missed the end. */
-bool bcast_missed_end(const struct bcast *b, int player);
+/* Tell the sink to flush connection comm_id (> 0) and close it (a
+ * connection that broke the framing rules, or a visit after the end). */
+void bcast_close_conn(struct bcast *b, int comm_id);
 
 /* Route every event of l in order. sender_comm is the connection whose
  * entry produced them, or 0. */

@@ -5,10 +5,15 @@
  * hands the resulting events to the broadcaster.
  *
  *   net --lines, timeouts, losses--> cmdq --> dispatch --> game
- *                                                 `--events--> bcast --> sink
+ *                                                 `--events--> bcast --> session --> sink
+ *
+ * With sessions (session.h) a lost player may keep its seat, a Reconnect
+ * hands it a new connection, and after the end of the game the entries that
+ * still come are answered without changing the game.
  *
  * No sockets, clocks or globals: tests, the benchmark and a replay drive it
- * with a recording sink.
+ * with a recording sink. core.h assembles it with the game, the
+ * broadcaster and the session layer.
  */
 #ifndef SOPRA_DISPATCH_H
 #define SOPRA_DISPATCH_H
@@ -19,6 +24,7 @@
 #include "sopra/bcast.h"
 #include "sopra/cmdq.h"
 #include "sopra/game.h"
+#include "sopra/session.h"
 
 /* What a drain did, for whoever runs the --timeout timer. */
 struct dispatch_result {
@@ -38,37 +44,34 @@ struct dispatch_hooks {
 	void *ctx;
 };
 
-/* Sessions: player went away (away true: its connection was lost and the
- * game was not told, a grace runs) or came back (away false). */
-typedef void (*dispatch_away_fn)(void *ctx, int player, bool away);
-
 struct dispatcher {
-	struct game *game;   /* borrowed */
-	struct bcast *bcast; /* borrowed */
-	FILE *log;           /* borrowed; NULL: silent */
+	struct game *game;        /* borrowed */
+	struct bcast *bcast;      /* borrowed */
+	struct session *sessions; /* borrowed */
+	FILE *log;                /* borrowed; NULL: silent */
 	struct dispatch_hooks hooks;
 	struct game_event_list events; /* owned scratch, reused */
-	/* sessions (bcast_sessions): with grace, a registered player's lost
-	 * connection makes it away; CMDQ_GRACE_OVER tells the game if it is
-	 * still away then. away (may be NULL) runs the grace timers. */
-	bool grace;
-	dispatch_away_fn away;
-	void *away_ctx;
-	char msg[128]; /* a Reconnect's CommandFailed message */
+	char msg[128];                 /* a Reconnect's CommandFailed message */
 	/* after the end: the connection closed after its Reconnect's history,
 	 * whose further entries are dropped (0: none) */
 	int closed_comm;
 };
 
-void dispatch_init(struct dispatcher *d, struct game *game, struct bcast *bcast, FILE *log);
+/* A dispatcher for game, whose events go to bcast, with the session layer
+ * of that broadcaster (all borrowed; they must outlive it). */
+void dispatch_init(struct dispatcher *d, struct game *game, struct bcast *bcast,
+                   struct session *sessions, FILE *log);
 void dispatch_free(struct dispatcher *d);
+
+/* Who watches (the journal); replaces the hooks before. */
+void dispatch_set_hooks(struct dispatcher *d, const struct dispatch_hooks *hooks);
 
 /* Apply one entry. Returns true if it restarts the --timeout wait.
  * With sessions, entries after the end of the game change the game no
  * more; only a Reconnect does something: it delivers the player's history
  * (ending with the end) and closes the connection after it (docs/protocol.md,
- * "After the end"). When an entry ends the game, every player still in the
- * game without a connection has missed the end (bcast_missed_end). */
+ * "After the end"). When an entry ends the game, the session layer is told
+ * (session_note_end). */
 bool dispatch_entry(struct dispatcher *d, const struct cmdq_entry *e);
 
 /* Apply and remove the queue's entries in order until it is empty or the

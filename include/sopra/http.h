@@ -41,7 +41,6 @@
 #include <stdio.h>
 
 #include "sopra/config.h"
-#include "sopra/game.h"
 #include "sopra/net.h"
 
 struct http_opts {
@@ -56,13 +55,14 @@ struct http_opts {
 struct http;
 
 /*
- * Listen for HTTP on opts->port and serve on srv's event loop. game and cfg
- * are borrowed (the legal commands and views of the seats) and must outlive
- * the result, as must srv. Logs "http on ADDR:PORT" to log. Returns NULL
- * after logging why (e.g. the port is in use).
+ * Listen for HTTP on opts->port and serve on srv's event loop. The game is
+ * srv's (core_game(server_core(srv)): the legal commands and views of the
+ * seats); cfg is its configuration, borrowed, and must outlive the result,
+ * as must srv. Logs "http on ADDR:PORT" to log. Returns NULL after logging
+ * why (e.g. the port is in use).
  */
-struct http *http_new(struct server *srv, const struct game *game, const struct config *cfg,
-                      const struct http_opts *opts, FILE *log);
+struct http *http_new(struct server *srv, const struct config *cfg, const struct http_opts *opts,
+                      FILE *log);
 
 /* The port it listens on (the one port 0 picked). */
 int http_port(const struct http *h);

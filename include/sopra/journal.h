@@ -12,7 +12,7 @@
  *
  * Writing (the server, --journal FILE): journal_open creates the file and
  * writes the header; server_set_taps(srv, &hooks, journal_on_line, j) with
- * hooks = journal_hooks(j) then records every entry BEFORE it is applied
+ * hooks = journal_hooks(j, game) then records every entry BEFORE it is applied
  * (write-ahead: the entry is in the kernel, and with --journal-sync always
  * on disk, before any of its events can go out) and digests every line
  * sent. The durability policy (enum journal_sync) decides when fdatasync
@@ -22,10 +22,11 @@
  *
  * Reading: journal_load parses a file into a struct journal_file (dropping
  * a torn or corrupt last line, which a crash can leave); a journal_replay
- * re-runs the engine over its records through a dispatcher and a
- * broadcaster of its own and reports every line the server sent, checking
- * each digest on the way. sopra-replay is built on these; so can be a
- * resume (see docs/journal.md, "Building a resume on it").
+ * re-runs the game over its records through a core of its own (core.h:
+ * the same dispatcher, broadcaster and session layer as the server's) and
+ * reports every line the server sent, checking each digest on the way.
+ * sopra-replay is built on these. A resume feeds the records into the new
+ * server's core (journal_restore) and continues the file (journal_reopen).
  */
 #ifndef SOPRA_JOURNAL_H
 #define SOPRA_JOURNAL_H
@@ -35,9 +36,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "sopra/bcast.h"
 #include "sopra/config.h"
-#include "sopra/dispatch.h"
+#include "sopra/core.h"
 #include "sopra/game.h"
 
 #define JOURNAL_FORMAT        "sopra-journal" /* the header's "journal" value */
@@ -74,28 +74,29 @@ struct journal_params {
 
 struct journal;
 
-/* A bcast_secret_fn: ctx is the JOURNAL_KEY_BYTES session key; the secret
- * is the hex SHA-256 of the key followed by the player id (4 bytes, big
- * endian). */
+/* A session_secret_fn: ctx is the JOURNAL_KEY_BYTES session key; the
+ * secret is the hex SHA-256 of the key followed by the player id (4 bytes,
+ * big endian). */
 void journal_session_secret(void *ctx, int player, char *hex);
 
 /*
  * Create p->path (O_EXCL: an existing journal is never overwritten), write
  * the header and, unless the policy is never, sync it and its directory.
- * g is borrowed (read only: whose turn it is, whether the game is over) and
- * must outlive the journal; log (NULL: stderr) gets the loud messages.
- * Returns NULL on failure with a one-line reason in err (the server then
- * refuses to start).
+ * log (NULL: stderr) gets the loud messages. Returns NULL on failure with a
+ * one-line reason in err (the server then refuses to start).
  */
-struct journal *journal_open(const struct journal_params *p, const struct game *g, FILE *log,
-                             char *err, size_t errlen);
+struct journal *journal_open(const struct journal_params *p, FILE *log, char *err, size_t errlen);
 
-/* The dispatcher hooks that record each entry (before) and write digests
- * and syncs at turn ends (after). ctx is j. */
-struct dispatch_hooks journal_hooks(struct journal *j);
+/* The dispatcher hooks that record each entry of game g (before) and write
+ * digests and syncs at turn ends (after). ctx is j; g is borrowed (read
+ * only: whose turn it is, whether the game is over) and must outlive j. */
+struct dispatch_hooks journal_hooks(struct journal *j, const struct game *g);
 
-/* A server_line_tap: digests one line sent (ctx is the journal). */
-void journal_on_line(void *ctx, int comm_id, int player, const char *line, size_t len);
+/* A server_line_tap: digests one line sent (ctx is the journal). A line to
+ * a connection after its player's Left is not sent (the server closes it)
+ * and so not digested. */
+void journal_on_line(void *ctx, int comm_id, int player, const struct game_event *ev,
+                     const char *line, size_t len);
 
 /* Whether writing failed (and journaling stopped). */
 bool journal_failed(const struct journal *j);
@@ -118,12 +119,11 @@ struct journal_file;
  * Reopen the journal jf was loaded from (path) for appending: cut it back
  * to jf->resume_bytes (a torn last line and an end record go), rebuild the
  * digest state by replaying jf (checking its digests), continue the entry
- * numbering and write a resume record. g is the resumed game (borrowed).
- * NULL with err on failure.
+ * numbering and write a resume record. NULL with err on failure. Its hooks
+ * then watch the resumed game (journal_hooks).
  */
 struct journal *journal_reopen(const char *path, const struct journal_file *jf,
-                               enum journal_sync sync, const struct game *g, FILE *log, char *err,
-                               size_t errlen);
+                               enum journal_sync sync, FILE *log, char *err, size_t errlen);
 
 /* ---- reading ----------------------------------------------------------- */
 
@@ -180,6 +180,7 @@ struct journal_file {
 	struct journal_record *rec; /* records in file order */
 	size_t nrec;
 	int64_t entries;     /* number of entry records */
+	int max_comm;        /* the highest connection an entry names */
 	size_t valid_bytes;  /* length of the whole, good lines */
 	size_t resume_bytes; /* valid_bytes without a last end record (a resume cuts here) */
 	bool sessions;       /* version 2: a session key */
@@ -213,6 +214,19 @@ struct cmdq_entry;
  * false for a record that is no entry. */
 bool journal_record_entry(const struct journal_record *rec, struct cmdq_entry *e);
 
+/* Apply one record to core c as the server did: an entry is dispatched
+ * (core_feed), a resume record puts every player away (core_all_away);
+ * digests and the end record do nothing here. False with err when the
+ * entry's connection is not the player the journal names (a journal of
+ * another game, or another build). */
+bool journal_feed(struct core *c, const struct journal_record *rec, char *err, size_t errlen);
+
+/* journal_feed every record of jf up to an end record into c, a new core
+ * of jf's game (configuration, seed, rules and sessions): the state the
+ * server had when it stopped. What c delivers goes to its sink (a resumed
+ * server has no connections yet). False with err as journal_feed. */
+bool journal_restore(const struct journal_file *jf, struct core *c, char *err, size_t errlen);
+
 /* Called with every line the server sent, in order: the connection, its
  * player at send time (-1: unregistered) and the line with its "\n". */
 typedef void (*journal_line_fn)(void *ctx, int comm_id, int player, const char *line, size_t len);
@@ -228,9 +242,9 @@ struct journal_replay *journal_replay_new(const struct journal_file *jf, journal
  * (a digest, or the player an entry names). */
 bool journal_replay_step(struct journal_replay *r, const struct journal_record *rec, char *err,
                          size_t errlen);
-/* The replayed game and its broadcaster (read them; do not dispatch). */
+/* The replayed game and its core (read them; do not dispatch). */
 const struct game *journal_replay_game(const struct journal_replay *r);
-const struct bcast *journal_replay_bcast(const struct journal_replay *r);
+const struct core *journal_replay_core(const struct journal_replay *r);
 /* Entries applied, and lines/bytes reported so far. */
 int64_t journal_replay_entries(const struct journal_replay *r);
 int64_t journal_replay_lines(const struct journal_replay *r);

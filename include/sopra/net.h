@@ -1,13 +1,15 @@
 /*
  * net: the libevent loop around one game (docs/protocol.md).
  *
- * One struct server owns the event base, the listening socket, every client
- * connection, the command queue, the broadcaster, the dispatcher and the
- * --timeout timer; the game is borrowed. Nothing here is global, so a
- * process may run several servers.
+ * One struct server owns the event base, the listening sockets, every client
+ * connection, the --timeout timer and the core (core.h: the game, the
+ * command queue, the dispatcher, the broadcaster and the session layer).
+ * Nothing here is global, so a process may run several servers.
  *
  * The data path: line -> queue -> dispatcher -> game -> broadcaster ->
- * connections (cmdq.h, dispatch.h, bcast.h). What net itself does:
+ * session layer -> connections (core.h). net is its sink: it is told by
+ * calls which connection registered, what to send where and what to close.
+ * What net itself does:
  *   - accepts TCP clients on 0.0.0.0:port; each gets an increasing commId and
  *     its own input and output evbuffers; pending output per client is capped
  *     (NET_MAX_OUTPUT, plus the size of the Config line, which carries the
@@ -40,8 +42,7 @@
 
 struct event_base;
 
-#include "sopra/dispatch.h"
-#include "sopra/game.h"
+#include "sopra/core.h"
 
 /* Output a player that does not read may have waiting before it is
  * dropped (plus the Config line; a stranger gets 64 KiB). A player that
@@ -53,23 +54,23 @@ struct event_base;
 
 /* How a server listens and what it tolerates. */
 struct server_opts {
-	const char *bind;        /* address or name to listen on; NULL: dual-stack [::] */
-	int port;                /* 0..65535; 0 = an ephemeral port */
-	int timeout_sec;         /* >= 1: the --timeout, also the idle limit of strangers */
-	int max_strangers;       /* >= 1: connections that have not registered, at once */
-	bool watch;              /* open a port for read-only watchers */
-	int watch_port;          /* its port (0: ephemeral) */
-	int max_watchers;        /* watchers at once (0: 64) */
-	const char *config_text; /* the configuration, sent to watchers as Config */
+	const char *bind;  /* address or name to listen on; NULL: dual-stack [::] */
+	int port;          /* 0..65535; 0 = an ephemeral port */
+	int timeout_sec;   /* >= 1: the --timeout, also the idle limit of strangers */
+	int max_strangers; /* >= 1: connections that have not registered, at once */
+	bool watch;        /* open a port for read-only watchers */
+	int watch_port;    /* its port (0: ephemeral) */
+	int max_watchers;  /* watchers at once (0: 64) */
 	/* watchers also come through server_adopt (the HTTP port): keep the
 	 * lines sent to all for the late ones even without a watch port */
 	bool adopted_watchers;
-	/* sessions (docs/protocol.md, "Reconnecting"): secret non-NULL turns
-	 * them on; grace_sec > 0: a player whose connection is lost may
-	 * reconnect within that many seconds before the game is told */
-	bcast_secret_fn secret;
-	void *secret_ctx; /* borrowed */
-	int grace_sec;
+	/* the game: its configuration (borrowed; also sent to watchers as
+	 * Config), seed, rules and sessions (docs/protocol.md, "Reconnecting":
+	 * .sessions.secret non-NULL turns them on; .grace_sec > 0: a player
+	 * whose connection is lost may reconnect within that many seconds
+	 * before the game is told). The server fills in the grace timers and
+	 * the log. */
+	struct core_params core;
 };
 
 /* The default --max-strangers for a game of max_players. */
@@ -78,21 +79,26 @@ int server_default_max_strangers(int max_players);
 struct server;
 
 /*
- * Create a server for `game` (borrowed; must outlive the server; its rule
- * edition decides the wire format), bind and listen on 0.0.0.0:port (0 = an
- * ephemeral port, reported in the log line "listening on 0.0.0.0:N") with
- * SO_REUSEADDR, and install the SIGINT/SIGTERM handlers on its event base.
- * Connection state changes and errors are logged tersely
- * to `log` (NULL: silent).
- * Returns NULL on failure (e.g. the port is in use), after logging why.
- * The process should ignore SIGPIPE (main does).
+ * Create a server with a new game (opts->core; its rule edition decides
+ * the wire format), bind and listen (see struct server_opts; port 0 = an
+ * ephemeral port, reported in the log line "listening on ...") with
+ * SO_REUSEADDR, and install the signal handlers on its event base.
+ * Connection state changes and errors are logged tersely to `log` (NULL:
+ * silent). Returns NULL on failure (e.g. the port is in use), after logging
+ * why. The process should ignore SIGPIPE (main does).
  */
-struct server *server_new(struct game *game, const struct server_opts *opts, FILE *log);
+struct server *server_new(const struct server_opts *opts, FILE *log);
 
-/* Called with every line sent: the connection, the player on it (or -1 for
- * a connection that has not registered) and the encoded line with its
- * "\n". The journal digests the event stream with it. */
-typedef void (*server_line_tap)(void *ctx, int comm_id, int player, const char *line, size_t len);
+/* The server's core: its game (read it), and for a resume the core to feed
+ * the journal into (before server_run). Valid until server_free. */
+struct core *server_core(const struct server *srv);
+
+/* Called with every line the broadcaster delivers to a connection, also one
+ * lost a moment ago: the connection, the player on it (or -1 for a
+ * connection that has not registered), the event and its encoded line with
+ * its "\n". The journal digests the event stream with it. */
+typedef void (*server_line_tap)(void *ctx, int comm_id, int player, const struct game_event *ev,
+                                const char *line, size_t len);
 
 /* Watch the dispatcher (write-ahead) and every line sent; call before
  * server_run. Either may be NULL. ctx is borrowed. */
@@ -130,19 +136,15 @@ bool server_watcher_room(const struct server *srv);
  */
 int server_run(struct server *srv);
 
-/* Resume (before server_run): dispatch one entry of the journal as the old
- * server did (its connections are gone: what it sends goes nowhere, but
- * the players' histories are kept). No taps run. */
-void server_feed(struct server *srv, const struct cmdq_entry *e);
-/* Every player still in the game has no connection (a resume record); if
- * the game is over, each of them has missed its end. */
-void server_all_away(struct server *srv);
-/* After the feed: new connections get commIds above max_comm, and every
- * player still in the game is away with a grace of grace_sec seconds. */
+/* A resume, after the journal was fed into server_core (no connection
+ * exists yet: what it delivers goes nowhere, but the players' histories are
+ * kept) and before server_run: new connections get commIds above max_comm,
+ * and every player still in the game is away with a grace of grace_sec
+ * seconds (core_resume). */
 void server_resume(struct server *srv, int max_comm, int grace_sec);
 
-/* Close every connection and free the server (not the game or the config).
- * NULL is fine. */
+/* Close every connection and free the server and its core (not the
+ * config). NULL is fine. */
 void server_free(struct server *srv);
 
 #endif
