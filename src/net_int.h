@@ -1,0 +1,260 @@
+/*
+ * net_int.h: what the parts of the net module share. Private to
+ * src/net*.c; the module's interface is include/sopra/net.h.
+ *
+ *   net.c         the server: its event loop and the core it serves, the
+ *                 --timeout, the reconnect graces, signals, settling after
+ *                 every step, the end's epilogue and the shutdown
+ *   net_conn.c    connections: their life cycle, framing their input into
+ *                 queue entries, their output (the core's sink), the limits
+ *                 on what they hold (idle strangers, stalls, the budget)
+ *   net_listen.c  listeners and admission: the listening sockets, accepting
+ *                 (the stranger and watcher limits, the spare descriptor)
+ *                 and a new watcher's catch-up
+ */
+#ifndef SOPRA_NET_INT_H
+#define SOPRA_NET_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <time.h>
+
+#include <event2/util.h>
+
+#include "sopra/core.h"
+#include "sopra/log.h"
+#include "sopra/net.h"
+#include "sopra/proto.h"
+
+struct event;
+struct evbuffer;
+struct evconnlistener;
+
+/* How long a closing connection may take to flush before it is cut off. */
+#define NET_DRAIN_MS 5000
+/* After the write side is shut down: how long to wait for the peer. */
+#define NET_LINGER_MS      2000
+#define NET_LINGER_POLL_MS 10
+/* Shutdown caps: the whole server stops within these. */
+#define NET_SHUTDOWN_GAME_OVER_MS 2000
+#define NET_SHUTDOWN_SIGNAL_MS    1000
+/* Retry delay after accept() fails for lack of resources. */
+#define NET_ACCEPT_RETRY_MS 100
+/* Bytes read from a socket per readable event. */
+#define NET_READ_BYTES 16384
+/* Lines taken from one connection per readable event (fairness). */
+#define NET_LINES_PER_EVENT 16
+/* Connections accepted per listener event before the loop turns to the
+ * connections it has: a burst of connects cannot starve their first lines. */
+#define NET_ACCEPTS_PER_EVENT 8
+/* A connection whose output made no progress for this long does not read
+ * (see conn_stalled). */
+#define NET_STALL_MS 200
+/* Output allowed to wait for a connection that has not registered (it only
+ * ever gets answers to its own lines). */
+#define NET_STRANGER_MAX_OUTPUT ((size_t)64 << 10)
+/* Lines longer than this go out by reference to one shared copy instead of
+ * a copy per recipient. */
+#define NET_COPY_MAX 1024
+/* How often the housekeeping sweep runs (idle limits, the budget). */
+#define NET_SWEEP_MS 250
+/* libevent priorities (lower runs first): a registered player's input is
+ * taken before anything else that is ready, a stranger's after everything
+ * else, so a crowd of strangers cannot hold up a game's commands. */
+#define NET_PRIO_PLAYER   0
+#define NET_PRIO_DEFAULT  1 /* timers, the listeners, signals */
+#define NET_PRIO_STRANGER 2
+#define NET_PRIOS         3
+/* At most one "accept failed" log line per this many ms. */
+#define NET_ACCEPT_LOG_MS 1000
+/* Listening sockets per port (one per address --bind resolves to). */
+#define NET_MAX_LISTENERS 4
+
+enum conn_state {
+	CONN_OPEN,      /* reading commands, receiving events */
+	CONN_DRAINING,  /* flushing its output; input discarded */
+	CONN_LINGERING, /* write side shut down; waiting for the peer */
+	CONN_CLOSED,    /* waiting for the reaper */
+};
+
+struct listener {
+	struct server *srv;
+	struct evconnlistener *ev; /* owned */
+	bool watch;
+};
+
+struct conn {
+	struct server *srv;
+	evutil_socket_t fd;   /* owned */
+	struct event *rev;    /* owned; EV_READ, added while reading */
+	struct event *wev;    /* owned; EV_WRITE, added only while out does not drain */
+	struct event *timer;  /* owned; drain deadline / linger poll */
+	struct event *resume; /* owned; takes more buffered lines (fairness) */
+	struct evbuffer *in;  /* owned; bytes not yet framed */
+	struct evbuffer *out; /* owned; encoded lines not yet sent */
+	int id;               /* commId */
+	enum conn_state state;
+	bool registered;     /* a player's (sink.joined), not a stranger's */
+	bool watcher;        /* came in on the watch port: read-only */
+	bool framing_broken; /* sent an over-long line: no more lines taken */
+	bool paused;         /* a stranger whose answers pile up: not read */
+	long opened_ms;      /* when it was accepted */
+	long line_ms;        /* when its last complete line arrived (or opened_ms) */
+	long partial_ms;     /* since when a partial line waits in `in`, or 0 */
+	long progress_ms;    /* last time its output moved (or became non-empty) */
+	size_t out_shared;   /* bytes of `out` that are references to shared lines */
+	bool dirty;          /* in srv->dirty: output queued, not yet flushed */
+	int linger_polls;
+	char peer[64];
+	struct conn *prev, *next; /* in srv->conns, or srv->dead once CLOSED */
+	struct conn *dirty_next;
+};
+
+struct server {
+	struct event_base *base;
+	struct listener listeners[2 * NET_MAX_LISTENERS]; /* players', then watchers' */
+	int nlisteners;
+	struct event *signals[7];   /* one per entry of net_signals */
+	struct event *timeout_ev;   /* the --timeout */
+	struct event *reaper;       /* frees CLOSED connections */
+	struct event *shutdown_cap; /* ends the loop if flushing takes too long */
+	struct event *accept_retry; /* re-enables the listener after EMFILE etc. */
+	struct event *sweep;        /* housekeeping: idle limits and the budget */
+
+	struct core *core;  /* owned: the game, the queue, the dispatcher, ... */
+	struct game *game;  /* core's */
+	struct cmdq *queue; /* core's */
+	enum game_rules rules;
+	int timeout_sec;
+	int port;
+	int max_strangers;
+	FILE *log;
+	int reserve_fd; /* a spare descriptor, given up to accept when none are left */
+	int accepts_this_event;
+	long accept_log_ms; /* when "accept failed" was last logged */
+	int accept_errors;  /* accept failures not logged since then */
+
+	struct conn *conns;    /* not CLOSED */
+	struct conn *dead;     /* CLOSED, not yet freed */
+	struct conn *dirty;    /* output queued since the last flush_dirty (any state) */
+	struct conn *prompted; /* got an ActNow since the last flush: flushed first */
+	int nconns;            /* length of conns */
+	int nstrangers;        /* OPEN connections that have not registered */
+	int nwatchers;         /* OPEN watch connections */
+	int max_watchers;
+	bool keep_history; /* a watch port is open: lines to all are kept */
+	/* every line sent to all players so far, for watchers who join late */
+	struct evbuffer *history;
+	const char *config_text; /* borrowed; the Config watchers get first */
+	int next_comm_id;
+
+	/* the connections that are not CLOSED, by ascending commId (ids only
+	 * grow, so accepting appends) */
+	struct conn **by_id;
+	size_t nby_id, cap_by_id;
+
+	int timer_for; /* game_waiting_for() when the --timeout was last armed */
+	/* sessions: the game is over, but players who missed its end may still
+	 * come back for it (settle_after_end); the --timeout bounds the wait */
+	bool epilogue;
+	bool stopping;
+	bool loop_failed;
+
+	/* the event being routed, encoded once (bcast_sink.encode) */
+	struct proto_buf out;
+	const struct proto_buf *line; /* &out or &config_line */
+	/* the Config line, encoded once and queued by reference: it must
+	 * outlive every connection (server_free frees it last) */
+	struct proto_buf config_line;
+	const char *config_src; /* the ev->str it was encoded from */
+	/* the shared copy of the current event's line, made when the first
+	 * recipient gets a line longer than NET_COPY_MAX (see shared_line) */
+	struct shared_line *shared;
+	size_t shared_bytes; /* bytes in every shared copy still referenced */
+
+	server_line_tap line_tap; /* every line sent, or NULL */
+	void *line_tap_ctx;
+
+	/* sessions: each away player's reconnect grace, by player id (each
+	 * allocated on its own: its address is the timer's argument) */
+	struct grace_timer **graces;
+	int ngraces;
+};
+
+struct grace_timer {
+	struct server *srv;
+	struct event *ev; /* owned; NULL until first needed */
+	int player;
+};
+
+/* One log line (log.h). */
+#define net_log(s, ...) sopra_log((s)->log, "", __VA_ARGS__)
+
+static inline struct timeval ms_tv(int ms)
+{
+	struct timeval tv = {ms / 1000, (suseconds_t)(ms % 1000) * 1000};
+	return tv;
+}
+
+/* Milliseconds on a monotonic clock. */
+static inline long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- net.c ----------------------------------------------------------------- */
+
+/* The end of every callback: dispatch what it queued, then send what that
+ * produced. */
+void net_serve_queue(struct server *s);
+
+/* ---- net_conn.c ------------------------------------------------------------ */
+
+/* A new OPEN connection for accepted socket fd (it owns fd from now on:
+ * closed if the connection cannot be set up), with the next commId, counted
+ * as a stranger or a watcher. NULL when its resources cannot be had. */
+struct conn *net_conn_open(struct server *s, evutil_socket_t fd, bool watch);
+/* Close c now (whatever is unsent is lost) and hand it to the reaper.
+ * Safe to call from any callback, also c's own. The game is not told. */
+void net_conn_close(struct conn *c, const char *why);
+/* c is gone (EOF, a socket error, a client that does not read): close it,
+ * and if it was taking commands, queue the loss for the game. */
+void net_conn_lost(struct conn *c, const char *why);
+/* Stop taking commands from c, flush its output, then close it. */
+void net_conn_start_drain(struct conn *c, const char *why);
+/* c has output to flush at the end of the callback. */
+void net_conn_mark_dirty(struct conn *c);
+/* Free a connection that is in no list any more. */
+void net_conn_free(struct conn *c);
+/* Removes and returns the first connection of a list (NULL if empty). */
+struct conn *net_list_pop(struct conn **head);
+/* Write every connection that got output since the last flush. */
+void net_flush_dirty(struct server *s);
+/* The line being routed is done with: drop the server's reference to its
+ * shared copy. */
+void net_shared_release(struct server *s);
+/* Run the housekeeping sweep NET_SWEEP_MS from now, unless it is due. */
+void net_sweep_arm(struct server *s);
+/* The events' callbacks: the sweep, the reaper of CLOSED connections. */
+void net_sweep_cb(evutil_socket_t fd, short what, void *arg);
+void net_reaper_cb(evutil_socket_t fd, short what, void *arg);
+/* The core's sink: deliveries, who joined, what to close (bcast.h). */
+struct bcast_sink net_sink(struct server *s);
+
+/* ---- net_listen.c ---------------------------------------------------------- */
+
+/* Listen on addr:port for players (watch false) or watchers; the port, or
+ * -1 after logging why. where gets the addresses for the log. */
+int net_listen(struct server *s, const char *addr, int port, bool watch, char *where,
+               size_t where_len);
+/* Enable or disable every listening socket. */
+void net_listeners_enable(struct server *s, bool on);
+/* The accept_retry timer: listen again after a burst or a failure. */
+void net_accept_retry_cb(evutil_socket_t fd, short what, void *arg);
+/* Get the spare descriptor back if it was given up; false if it cannot. */
+bool net_reserve_fd_open(struct server *s);
+
+#endif

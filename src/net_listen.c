@@ -1,0 +1,406 @@
+/*
+ * net_listen: listening sockets and admission (src/net_int.h,
+ * include/sopra/net.h).
+ *
+ * Players (and strangers, the connections that have not registered yet)
+ * come in on the game's port, read-only watchers on the watch port; a
+ * connection made inside the process (server_adopt: the HTTP port's
+ * streams) is admitted as if it had been accepted on one of them. A full
+ * stranger list makes room by dropping its idlest member; a full watcher
+ * list refuses the newcomer. When no descriptor is left, a spare one is
+ * given up to accept the waiting connection and make room. A burst of
+ * connects is taken NET_ACCEPTS_PER_EVENT at a time, so that the
+ * connections the server has are read in between.
+ */
+#include "net_int.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+
+#include "sopra/xalloc.h"
+
+/* ---- admission ------------------------------------------------------------ */
+
+/* "1.2.3.4:port" or "[::1]:port". */
+static void format_addr(const struct sockaddr *sa, int port, char *buf, size_t len)
+{
+	char host[INET6_ADDRSTRLEN] = "?";
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)(const void *)sa;
+		inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
+		snprintf(buf, len, "%s:%d", host, port);
+	} else {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)(const void *)sa;
+		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host);
+		snprintf(buf, len, "[%s]:%d", host, port);
+	}
+}
+
+/* The peer's address for the log. */
+static void format_peer(const struct sockaddr *sa, char *buf, size_t len)
+{
+	int port = 0;
+	if (sa->sa_family == AF_INET)
+		port = ntohs(((const struct sockaddr_in *)(const void *)sa)->sin_port);
+	else if (sa->sa_family == AF_INET6)
+		port = ntohs(((const struct sockaddr_in6 *)(const void *)sa)->sin6_port);
+	format_addr(sa, port, buf, len);
+}
+
+/* Enable or disable every listening socket. */
+void net_listeners_enable(struct server *s, bool on)
+{
+	for (int k = 0; k < s->nlisteners; k++) {
+		if (on)
+			evconnlistener_enable(s->listeners[k].ev);
+		else
+			evconnlistener_disable(s->listeners[k].ev);
+	}
+}
+
+/* A watcher joining: the Config, then every line sent to all so far. */
+static void watcher_catch_up(struct conn *c)
+{
+	struct server *s = c->srv;
+	if (s->config_text) {
+		struct proto_buf b;
+		proto_buf_init(&b);
+		struct game_event ev = {
+		        .type = GEV_CONFIG, .to = GEV_TO_SENDER, .str = s->config_text};
+		proto_encode(&ev, s->rules, &b);
+		evbuffer_add(c->out, b.data, b.len);
+		proto_buf_free(&b);
+	}
+	size_t n = evbuffer_get_length(s->history);
+	if (n > 0) {
+		char *copy = xmalloc(n);
+		evbuffer_copyout(s->history, copy, n);
+		evbuffer_add(c->out, copy, n);
+		free(copy);
+	}
+	if (evbuffer_get_length(c->out) > 0)
+		net_conn_mark_dirty(c);
+}
+
+/* The stranger that has gone longest without a complete line, or NULL. */
+static struct conn *oldest_idle_stranger(const struct server *s)
+{
+	struct conn *best = NULL;
+	for (struct conn *c = s->conns; c; c = c->next)
+		if (c->state == CONN_OPEN && !c->registered &&
+		    (!best || c->line_ms < best->line_ms))
+			best = c;
+	return best;
+}
+
+/* Drop the stranger that has waited longest, to make room for a new
+ * connection; false if there is none. */
+static bool evict_idle_stranger(struct server *s, const char *why)
+{
+	struct conn *c = oldest_idle_stranger(s);
+	if (!c)
+		return false;
+	net_conn_lost(c, why);
+	return true;
+}
+
+/* Set up accepted socket fd as a new OPEN connection (it owns fd from now
+ * on); peer names it in the log. A full stranger list makes room by
+ * dropping its idlest member; a full watcher list refuses the newcomer.
+ * Returns the new commId, or 0 when refused. */
+static int admit_peer(struct server *s, evutil_socket_t fd, const char *peer, bool watch)
+{
+	if (watch && s->nwatchers >= s->max_watchers) {
+		net_log(s, "refused a watcher: %d watch already", s->nwatchers);
+		evutil_closesocket(fd);
+		return 0;
+	}
+	if (!watch && s->nstrangers >= s->max_strangers)
+		evict_idle_stranger(s, "evicted: stranger limit reached");
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	struct conn *c = net_conn_open(s, fd, watch);
+	if (!c) {
+		net_log(s, "cannot set up a new connection: out of resources");
+		return 0;
+	}
+	snprintf(c->peer, sizeof c->peer, "%s", peer);
+	net_log(s, "conn %d: open (%s%s)", c->id, c->peer, watch ? ", watching" : "");
+	net_sweep_arm(s); /* a stranger's idle limit runs from now */
+	if (watch)
+		watcher_catch_up(c);
+	if (watch && s->epilogue) /* the game so far is all there is */
+		net_conn_start_drain(c, "game over");
+	return c->id;
+}
+
+/* admit_peer for a socket accepted from the peer at sa. */
+static void admit(struct server *s, evutil_socket_t fd, const struct sockaddr *sa, bool watch)
+{
+	char peer[64];
+	format_peer(sa, peer, sizeof peer);
+	admit_peer(s, fd, peer, watch);
+}
+
+int server_adopt(struct server *s, int fd, bool watch, const char *peer)
+{
+	assert(fd >= 0 && peer);
+	if (s->stopping) {
+		evutil_closesocket(fd);
+		return 0;
+	}
+	evutil_make_socket_nonblocking(fd);
+	evutil_make_socket_closeonexec(fd);
+	int id = admit_peer(s, fd, peer, watch);
+	net_flush_dirty(s);
+	return id;
+}
+
+bool server_watcher_room(const struct server *s)
+{
+	return !s->stopping && s->nwatchers < s->max_watchers;
+}
+
+static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
+                      int socklen, void *arg)
+{
+	(void)l;
+	(void)socklen;
+	struct listener *L = arg;
+	struct server *s = L->srv;
+	if (s->stopping) {
+		evutil_closesocket(fd);
+		return;
+	}
+	admit(s, fd, sa, L->watch);
+	/* a burst of connects: let the loop read the new connections' first
+	 * lines before accepting more (a zero timer runs after the I/O) */
+	if (s->accepts_this_event++ == 0) {
+		struct timeval zero = {0, 0};
+		evtimer_add(s->accept_retry, &zero);
+	}
+	if (s->accepts_this_event >= NET_ACCEPTS_PER_EVENT)
+		net_listeners_enable(s, false);
+	net_flush_dirty(s);
+}
+
+void net_accept_retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct server *s = arg;
+	s->accepts_this_event = 0;
+	if (!s->stopping)
+		net_listeners_enable(s, true);
+}
+
+/* A spare descriptor to give up when accept() finds none left. */
+bool net_reserve_fd_open(struct server *s)
+{
+	if (s->reserve_fd < 0)
+		s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	return s->reserve_fd >= 0;
+}
+
+/*
+ * No descriptor is left for a waiting connection: give up the spare one,
+ * accept, and make room by dropping the idlest stranger -- or, when there
+ * is none, close the new connection at once (it learns it was refused
+ * instead of hanging in the backlog). Returns true if a connection was
+ * taken from the backlog.
+ */
+static bool accept_with_reserve(struct server *s, const struct listener *L)
+{
+	if (s->reserve_fd < 0)
+		return false;
+	close(s->reserve_fd);
+	s->reserve_fd = -1;
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof ss;
+	evutil_socket_t fd = accept(evconnlistener_get_fd(L->ev), (struct sockaddr *)&ss, &len);
+	if (fd < 0) {
+		net_reserve_fd_open(s);
+		return false;
+	}
+	evutil_make_socket_nonblocking(fd);
+	evutil_make_socket_closeonexec(fd);
+	if (evict_idle_stranger(s, "evicted: no descriptors left for a new connection")) {
+		admit(s, fd, (struct sockaddr *)&ss, L->watch);
+	} else {
+		net_log(s, "refused a connection: no descriptors left and no stranger to evict");
+		evutil_closesocket(fd);
+	}
+	net_reserve_fd_open(s);
+	return true;
+}
+
+/* Log accept failures at most once per NET_ACCEPT_LOG_MS, with a count. */
+static void log_accept_error(struct server *s, int e)
+{
+	long now = now_ms();
+	s->accept_errors++;
+	if (s->accept_log_ms && now - s->accept_log_ms < NET_ACCEPT_LOG_MS)
+		return;
+	net_log(s, "accept failed: %s (%d time(s) since the last report)",
+	        evutil_socket_error_to_string(e), s->accept_errors);
+	s->accept_errors = 0;
+	s->accept_log_ms = now;
+}
+
+static void accept_error_cb(struct evconnlistener *l, void *arg)
+{
+	struct listener *L = arg;
+	struct server *s = L->srv;
+	int e = EVUTIL_SOCKET_ERROR();
+	log_accept_error(s, e);
+	if ((e == EMFILE || e == ENFILE) && accept_with_reserve(s, L)) {
+		net_serve_queue(s);
+		return; /* the listener stays readable if more wait: called again */
+	}
+	if (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM) {
+		/* do not spin on a listener that stays readable */
+		(void)l;
+		net_listeners_enable(s, false);
+		struct timeval tv = ms_tv(NET_ACCEPT_RETRY_MS);
+		evtimer_add(s->accept_retry, &tv);
+	}
+	net_serve_queue(s);
+}
+
+/* ---- listening sockets ---------------------------------------------------- */
+
+/* A listening socket for sa, or -1 (errno set). An IPv6 socket is
+ * dual-stack (IPv4 clients too) when dual, else IPv6 only. */
+static evutil_socket_t listen_socket(const struct sockaddr *sa, socklen_t len, bool dual)
+{
+	evutil_socket_t fd = socket(sa->sa_family, SOCK_STREAM, 0);
+	if (fd < 0)
+		return -1;
+	int one = 1, v6only = dual ? 0 : 1;
+	evutil_make_socket_closeonexec(fd);
+	evutil_make_socket_nonblocking(fd);
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (sa->sa_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof v6only);
+	if (bind(fd, sa, len) != 0 || listen(fd, 128) != 0) {
+		int e = errno;
+		evutil_closesocket(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+/* The port fd is bound to. */
+static int bound_port(evutil_socket_t fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof ss;
+	if (getsockname(fd, (struct sockaddr *)&ss, &len) != 0)
+		return -1;
+	if (ss.ss_family == AF_INET6)
+		return ntohs(((struct sockaddr_in6 *)(void *)&ss)->sin6_port);
+	return ntohs(((struct sockaddr_in *)(void *)&ss)->sin_port);
+}
+
+/* Wrap a listening socket into the next listener. */
+static bool add_listener(struct server *s, evutil_socket_t fd, bool watch)
+{
+	struct listener *L = &s->listeners[s->nlisteners];
+	L->srv = s;
+	L->watch = watch;
+	L->ev = evconnlistener_new(s->base, accept_cb, L,
+	                           LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1, fd);
+	if (!L->ev) {
+		evutil_closesocket(fd);
+		return false;
+	}
+	evconnlistener_set_error_cb(L->ev, accept_error_cb);
+	s->nlisteners++;
+	return true;
+}
+
+/* The addresses to listen on: addr (a name or numeric address) or, when
+ * NULL, the IPv6 and IPv4 wildcards (the IPv6 one dual-stack, tried first). */
+static struct addrinfo *listen_addresses(const char *addr, int port)
+{
+	char service[16];
+	snprintf(service, sizeof service, "%d", port);
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
+	                         .ai_flags = AI_PASSIVE | AI_NUMERICSERV,
+	                         .ai_family = addr ? AF_UNSPEC : AF_INET6};
+	struct addrinfo *res = NULL;
+	if (getaddrinfo(addr, service, &hints, &res) != 0)
+		return NULL;
+	return res;
+}
+
+/*
+ * Listen on addr:port for players (watch false) or watchers. addr NULL: one
+ * dual-stack IPv6 socket ("[::]", IPv4 clients too), or 0.0.0.0 where the
+ * machine has no IPv6. A name may stand for several addresses: each gets a
+ * socket, all on the same port (port 0: the one the first was given).
+ * Returns the port, or -1 after logging why.
+ */
+int net_listen(struct server *s, const char *addr, int port, bool watch, char *where,
+               size_t where_len)
+{
+	struct addrinfo *res = listen_addresses(addr, port);
+	int first = s->nlisteners, err = 0;
+	where[0] = '\0';
+	for (struct addrinfo *ai = res; ai && s->nlisteners < first + NET_MAX_LISTENERS;
+	     ai = ai->ai_next) {
+		if (s->nlisteners > first) /* later ones take the port the first got */
+			((struct sockaddr_in *)(void *)ai->ai_addr)->sin_port =
+			        htons((unsigned short)port);
+		evutil_socket_t fd = listen_socket(ai->ai_addr, ai->ai_addrlen, !addr);
+		if (fd < 0) {
+			err = errno;
+			continue;
+		}
+		port = bound_port(fd);
+		char host[INET6_ADDRSTRLEN + 16];
+		format_addr(ai->ai_addr, port, host, sizeof host);
+		if (!add_listener(s, fd, watch))
+			continue;
+		size_t n = strlen(where);
+		snprintf(where + n, where_len - n, "%s%s", n ? ", " : "", host);
+	}
+	if (res)
+		freeaddrinfo(res);
+	if (s->nlisteners == first && !addr) { /* no IPv6: plain IPv4 */
+		struct sockaddr_in sin = {.sin_family = AF_INET,
+		                          .sin_port = htons((unsigned short)port)};
+		sin.sin_addr.s_addr = htonl(INADDR_ANY);
+		evutil_socket_t fd = listen_socket((struct sockaddr *)&sin, sizeof sin, false);
+		int p = fd >= 0 ? bound_port(fd) : -1;
+		if (fd >= 0 && add_listener(s, fd, watch)) {
+			port = p;
+			snprintf(where, where_len, "0.0.0.0:%d", port);
+		} else {
+			err = errno;
+		}
+	}
+	if (s->nlisteners == first) {
+		net_log(s, "cannot listen on %s port %d: %s", addr ? addr : "any address", port,
+		        strerror(err ? err : EADDRNOTAVAIL));
+		return -1;
+	}
+	if (!addr && strstr(where, "[::]"))
+		snprintf(where, where_len, "0.0.0.0:%d and [::]:%d", port, port);
+	return port;
+}
