@@ -54,6 +54,11 @@ const struct session *core_sessions(const struct core *c)
 	return c->sessions;
 }
 
+int core_player_of(const struct core *c, int comm_id)
+{
+	return bcast_player_of(c->bcast, comm_id);
+}
+
 struct cmdq *core_queue(struct core *c)
 {
 	return &c->queue;

@@ -46,6 +46,10 @@ struct game *core_game(const struct core *c);
 const struct bcast *core_bcast(const struct core *c);
 const struct session *core_sessions(const struct core *c);
 
+/* The player still in the game on connection comm_id, or -1
+ * (bcast_player_of). */
+int core_player_of(const struct core *c, int comm_id);
+
 /* The queue, for its owner to push entries into (cmdq.h). */
 struct cmdq *core_queue(struct core *c);
 
