@@ -67,6 +67,7 @@ void cmdq_push_line(struct cmdq *q, int comm_id, const char *line, size_t len)
 
 void cmdq_push_error(struct cmdq *q, int comm_id, const char *static_msg)
 {
+	assert(comm_id > 0 && static_msg);
 	cmdq_push(q, CMDQ_BAD_LINE, comm_id)->error = static_msg;
 }
 
@@ -77,11 +78,13 @@ void cmdq_push_timeout(struct cmdq *q)
 
 void cmdq_push_lost(struct cmdq *q, int comm_id, bool drain)
 {
+	assert(comm_id > 0);
 	cmdq_push(q, CMDQ_LOST, comm_id)->drain = drain;
 }
 
 void cmdq_push_grace_over(struct cmdq *q, int player)
 {
+	assert(player >= 0);
 	cmdq_push(q, CMDQ_GRACE_OVER, 0)->player = player;
 }
 
@@ -92,8 +95,7 @@ const struct cmdq_entry *cmdq_front(const struct cmdq *q)
 
 void cmdq_pop(struct cmdq *q)
 {
-	if (!q->n)
-		return;
+	assert(q->n > 0);
 	proto_cmd_clear(&q->v[q->head].pc);
 	q->head = (q->head + 1) % q->cap;
 	q->n--;

@@ -212,6 +212,7 @@ static void log_outcome(const struct dispatcher *d, const struct cmdq_entry *e, 
 
 bool dispatch_entry(struct dispatcher *d, const struct cmdq_entry *e)
 {
+	assert(e && e->comm_id >= 0);
 	bool was_over = game_is_over(d->game);
 	int player = bcast_player_of(d->bcast, e->comm_id);
 	if (player < 0)

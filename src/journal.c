@@ -10,6 +10,7 @@
  */
 #include "journal_int.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -170,6 +171,7 @@ static void journal_stream_add(struct journal_stream *d, int player, const char 
 bool journal_stream_deliver(struct journal_stream *d, int comm_id, int player,
                             const struct game_event *ev, const char *line, size_t len)
 {
+	assert(comm_id > 0 && ev && line && len > 0);
 	if (d->closed.n && comm_set_has(&d->closed, comm_id))
 		return false;
 	journal_stream_add(d, player, line, len);

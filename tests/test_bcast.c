@@ -16,6 +16,8 @@
 #include "sopra/bcast.h"
 #include "sopra/game_event.h"
 
+#include "contract.h"
+
 struct rec {
 	char log[2048];
 	int encodes;
@@ -255,6 +257,49 @@ static void test_many_players_grow(void **state)
 	bcast_free(b);
 }
 
+/* Programming errors stop the program (asserts), not return quietly. */
+static struct rec contract_rec;
+static void join_negative(void)
+{
+	bcast_join(new_bcast(&contract_rec), -1, 5);
+}
+static void join_without_connection(void)
+{
+	bcast_join(new_bcast(&contract_rec), 0, 0);
+}
+static void join_twice(void)
+{
+	struct bcast *b = new_bcast(&contract_rec);
+	bcast_join(b, 0, 5);
+	bcast_join(b, 0, 6);
+}
+static void rejoin_connected(void)
+{
+	struct bcast *b = new_bcast(&contract_rec);
+	bcast_join(b, 0, 5);
+	bcast_rejoin(b, 0, 6);
+}
+static void close_no_connection(void)
+{
+	bcast_close_conn(new_bcast(&contract_rec), 0);
+}
+static void sink_without_send(void)
+{
+	bcast_new((struct bcast_sink){0});
+}
+
+static void test_contracts(void **state)
+{
+	(void)state;
+	SKIP_WITHOUT_ASSERTS();
+	assert_true(dies(join_negative));
+	assert_true(dies(join_without_connection));
+	assert_true(dies(join_twice));
+	assert_true(dies(rejoin_connected));
+	assert_true(dies(close_no_connection));
+	assert_true(dies(sink_without_send));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -266,6 +311,7 @@ int main(void)
 	        cmocka_unit_test(test_close_conn_and_lookups),
 	        cmocka_unit_test(test_many_players_grow),
 	        cmocka_unit_test(test_rejoin_and_set_away),
+	        cmocka_unit_test(test_contracts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

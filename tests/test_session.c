@@ -19,6 +19,8 @@
 #include "sopra/game_event.h"
 #include "sopra/session.h"
 
+#include "contract.h"
+
 struct rec {
 	char log[4096];
 	char secret_seen[PROTO_SECRET_HEX + 1]; /* of the last Session sent */
@@ -314,6 +316,37 @@ static void test_without_sessions(void **state)
 	t_free(&t);
 }
 
+/* Programming errors stop the program (asserts), not return quietly. */
+static struct t contract_t;
+static void away_without_grace(void)
+{
+	t_init(&contract_t, false);
+	bcast_join(contract_t.b, 0, 11);
+	bcast_conn_lost(contract_t.b, 11);
+	session_away(contract_t.s, 0);
+}
+static void away_while_connected(void)
+{
+	t_init(&contract_t, true);
+	bcast_join(contract_t.b, 0, 11);
+	session_away(contract_t.s, 0);
+}
+static void reconnect_without_connection(void)
+{
+	char msg[128];
+	t_init(&contract_t, true);
+	session_reconnect(contract_t.s, 0, -1, "", msg, sizeof msg);
+}
+
+static void test_contracts(void **state)
+{
+	(void)state;
+	SKIP_WITHOUT_ASSERTS();
+	assert_true(dies(away_without_grace));
+	assert_true(dies(away_while_connected));
+	assert_true(dies(reconnect_without_connection));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -323,6 +356,7 @@ int main(void)
 	        cmocka_unit_test(test_resume),
 	        cmocka_unit_test(test_history_keeps_its_strings),
 	        cmocka_unit_test(test_without_sessions),
+	        cmocka_unit_test(test_contracts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -64,15 +64,19 @@ static inline bool cmdq_empty(const struct cmdq *q)
  * connection comm_id (> 0) and queue it as CMDQ_COMMAND, CMDQ_RECONNECT or
  * CMDQ_BAD_LINE. */
 void cmdq_push_line(struct cmdq *q, int comm_id, const char *line, size_t len);
-/* Queue a CMDQ_BAD_LINE with a static message (e.g. "line too long"). */
+/* Queue a CMDQ_BAD_LINE from comm_id (> 0) with a static message (e.g.
+ * "line too long"). */
 void cmdq_push_error(struct cmdq *q, int comm_id, const char *static_msg);
 void cmdq_push_timeout(struct cmdq *q);
+/* Connection comm_id (> 0) is gone, or (drain) must close after flushing. */
 void cmdq_push_lost(struct cmdq *q, int comm_id, bool drain);
+/* player's (>= 0) reconnect grace expired. */
 void cmdq_push_grace_over(struct cmdq *q, int player);
 
 /* The oldest entry, or NULL when empty. It stays valid until cmdq_pop. */
 const struct cmdq_entry *cmdq_front(const struct cmdq *q);
-/* Remove the oldest entry (releasing what its command owned). */
+/* Remove the oldest entry (releasing what its command owned); the queue
+ * must not be empty. */
 void cmdq_pop(struct cmdq *q);
 /* Remove every entry. */
 void cmdq_clear(struct cmdq *q);
