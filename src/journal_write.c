@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -78,10 +79,7 @@ static void put_text_member(struct proto_buf *b, const char *key, const char *s,
 		return;
 	}
 	char k64[64];
-	size_t k = strlen(key);
-	assert(k + 3 <= sizeof k64);
-	memcpy(k64, key, k);
-	memcpy(k64 + k, "64", 3);
+	snprintf(k64, sizeof k64, "%s64", key);
 	proto_put_key(b, k64);
 	size_t len = BASE64_ENCODE_RAW_LENGTH(n);
 	char *p = proto_buf_room(b, len + 2);

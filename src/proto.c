@@ -499,17 +499,12 @@ void proto_put_string(struct proto_buf *b, const char *s, size_t n)
 void proto_put_key(struct proto_buf *b, const char *key)
 {
 	assert(b->len > 0 && key);
-	size_t n = strlen(key);
-	char *p = proto_buf_room(b, n + 4);
-	char *q = p;
-	if (b->data[b->len - 1] != '{')
-		*q++ = ',';
-	*q++ = '"';
-	memcpy(q, key, n);
-	q += n;
-	*q++ = '"';
-	*q++ = ':';
-	b->len += (size_t)(q - p);
+	if (b->data[b->len - 1] == '{')
+		PROTO_BUF_LIT(b, "\"");
+	else
+		PROTO_BUF_LIT(b, ",\"");
+	proto_buf_add(b, key, strlen(key));
+	PROTO_BUF_LIT(b, "\":");
 }
 
 void proto_put_int(struct proto_buf *b, int64_t v)
