@@ -5,13 +5,15 @@
  *
  *   sopra-bench --server PATH [--bot PATH] [--example CFG] [--big-config CFG]
  *               [--quick] [--only SECTION[,SECTION...]] [--rtt-players N]
- *               [--journal-floor FILE]
+ *               [--journal-floor FILE] [--compare PATH]
  *
  * Sections: rtt, engine, api, rss, startup, bots, concurrent, scaling, http.
  * Two more modes are the floors the start-up and memory rows are compared
  * with, run by the bench itself: `--listen-floor PORT` (exec, bind, listen)
  * and `--cjson-floor PORT CONFIG` (the same after reading CONFIG and
  * parsing it with cJSON).
+ * --compare PATH: the round trips of a second server (another build) too,
+ * playing the same game in the same chunks, and the ratio of the two.
  * bench/run.sh builds everything in Release mode and runs this.
  */
 #define _DEFAULT_SOURCE 1 /* MAP_ANONYMOUS, MADV_HUGEPAGE: the cJSON floor */
@@ -50,6 +52,7 @@ static bool opt_quick;
 static const char *opt_only;
 static int opt_rtt_players = 2;
 static const char *opt_journal_floor; /* a file: the journaled echo floor writes there */
+static const char *opt_compare;       /* rtt: a second server, measured in the same chunks */
 
 static bool want(const char *section)
 {
@@ -142,8 +145,24 @@ static uint64_t echo_rtt(int fd, struct linebuf *lb)
 	}
 }
 
+/* n commands of the scripted game s, their round trips into mix (and, by
+ * kind of command, into kinds when not NULL). */
+static void rtt_chunk(struct script *s, int n, struct samples *mix, struct samples *kinds)
+{
+	for (int i = 0; i < n; i++) {
+		if (!script_send_next(s))
+			die("scripted game stalled (over: %d)", s->over);
+		int kind = s->pending_kind;
+		uint64_t t = script_wait_blocking(s);
+		samples_add(mix, t);
+		if (kinds && kind >= 0)
+			samples_add(&kinds[kind], t);
+	}
+}
+
 /* server_cpu: where both servers run (the client runs on CPU 0), -1 for
- * wherever the scheduler puts them. */
+ * wherever the scheduler puts them. With --compare, a second server runs
+ * there too and plays the same game in the same chunks. */
 static void bench_rtt(int server_cpu, const char *placement)
 {
 	fprintf(stderr, "round trips (%s): echo floor vs. command mix\n", placement);
@@ -186,16 +205,21 @@ static void bench_rtt(int server_cpu, const char *placement)
 			die("connect to the journaled blocking echo");
 	}
 
-	pid_t spid;
-	int errfd;
+	pid_t spid, cpid = 0;
+	int errfd, cerrfd = -1;
 	int port = server_spawn(opt_server, path, 42, "base", &spid, &errfd);
-	struct script s;
+	int cport = opt_compare ? server_spawn(opt_compare, path, 42, "base", &cpid, &cerrfd) : -1;
+	struct script s, cs;
 	child_cpu = -1;
 	script_open(&s, port, np);
 	script_setup_blocking(&s);
+	if (opt_compare) {
+		script_open(&cs, cport, np);
+		script_setup_blocking(&cs);
+	}
 
 	struct samples echo = { 0 }, blocking = { 0 }, journaled = { 0 }, mix = { 0 },
-		       kinds[SCRIPT_MIX_LEN];
+		       cmix = { 0 }, kinds[SCRIPT_MIX_LEN];
 	memset(kinds, 0, sizeof kinds);
 	/* warm-up: caches, branch predictors, the allocator */
 	for (int i = 0; i < 500; i++) {
@@ -206,6 +230,11 @@ static void bench_rtt(int server_cpu, const char *placement)
 		if (!script_send_next(&s))
 			die("scripted game stalled");
 		script_wait_blocking(&s);
+		if (opt_compare) {
+			if (!script_send_next(&cs))
+				die("scripted game stalled (compared server)");
+			script_wait_blocking(&cs);
+		}
 	}
 	long failed0 = s.failed, cmds0 = s.commands;
 	/* interleaved chunks: both see the same machine noise */
@@ -216,20 +245,22 @@ static void bench_rtt(int server_cpu, const char *placement)
 			samples_add(&echo, echo_rtt(efd, &elb));
 		for (int i = 0; jfd >= 0 && i < total / chunks; i++)
 			samples_add(&journaled, echo_rtt(jfd, &jlb));
-		for (int i = 0; i < total / chunks; i++) {
-			if (!script_send_next(&s))
-				die("scripted game stalled (over: %d)", s.over);
-			int kind = s.pending_kind;
-			uint64_t t = script_wait_blocking(&s);
-			samples_add(&mix, t);
-			if (kind >= 0)
-				samples_add(&kinds[kind], t);
-		}
+		/* the compared server before and after, in turns */
+		if (opt_compare && c % 2 == 0)
+			rtt_chunk(&cs, total / chunks, &cmix, NULL);
+		rtt_chunk(&s, total / chunks, &mix, kinds);
+		if (opt_compare && c % 2 == 1)
+			rtt_chunk(&cs, total / chunks, &cmix, NULL);
 	}
 	struct mem_kib mem = proc_mem_kib(spid);
 	script_close(&s);
 	proc_stop(spid);
 	close(errfd);
+	if (opt_compare) {
+		script_close(&cs);
+		proc_stop(cpid);
+		close(cerrfd);
+	}
 	close(efd);
 	linebuf_free(&elb);
 	proc_stop(epid);
@@ -265,6 +296,18 @@ static void bench_rtt(int server_cpu, const char *placement)
 		  "<= 1.3x / 2x", "");
 	table_row("  ratio to the libevent floor p50 / p99",
 		  fmt("%.2fx / %.2fx", (double)m50 / (double)e50, (double)m99 / (double)e99), "", "");
+	if (opt_compare) {
+		uint64_t c50 = samples_q(&cmix, 0.5), c99 = samples_q(&cmix, 0.99);
+		table_row(fmt("%s: compared server RTT p50 / p99 / max (us)", placement),
+			  fmt("%.1f / %.1f / %.0f", us(c50), us(c99), us(samples_max(&cmix))), "",
+			  "--compare: the same game, in the same chunks, before or after the server");
+		table_row("  compared server: ratio to the blocking floor p50 / p99",
+			  fmt("%.2fx / %.2fx", (double)c50 / (double)b50, (double)c99 / (double)b99),
+			  "", "");
+		table_row("  server / compared server p50 / p99",
+			  fmt("%.3fx / %.3fx", (double)m50 / (double)c50, (double)m99 / (double)c99),
+			  "", "");
+	}
 	if (jfd >= 0) {
 		uint64_t j50 = samples_q(&journaled, 0.5), j99 = samples_q(&journaled, 0.99);
 		table_row(fmt("%s: journaled blocking echo floor RTT p50 / p99 / max (us)", placement),
@@ -290,6 +333,7 @@ static void bench_rtt(int server_cpu, const char *placement)
 	samples_free(&blocking);
 	samples_free(&journaled);
 	samples_free(&mix);
+	samples_free(&cmix);
 }
 
 /* ---- 1b. round trips with the HTTP port and a browser watching ----------------- */
@@ -1314,7 +1358,9 @@ static void usage(void)
 	      "                   [--only rtt,engine,api,rss,startup,bots,concurrent,scaling,http]\n"
 	      "                   [--rtt-players N]   (players in the round-trip game, default 2)\n"
 	      "                   [--journal-floor FILE]  (rtt: also a blocking echo that\n"
-	      "                                       appends each line to FILE first)\n",
+	      "                                       appends each line to FILE first)\n"
+	      "                   [--compare PATH]  (rtt: a second server, e.g. an older\n"
+	      "                                       build, measured in the same chunks)\n",
 	      stderr);
 	exit(64);
 }
@@ -1341,6 +1387,8 @@ int main(int argc, char **argv)
 			opt_big = argv[++i];
 		else if (strcmp(a, "--journal-floor") == 0 && v)
 			opt_journal_floor = argv[++i];
+		else if (strcmp(a, "--compare") == 0 && v)
+			opt_compare = argv[++i];
 		else if (strcmp(a, "--only") == 0 && v)
 			opt_only = argv[++i];
 		else if (strcmp(a, "--rtt-players") == 0 && v)

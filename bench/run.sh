@@ -14,7 +14,9 @@
 # dynamically linked). Memory is reported as Pss and private memory (from
 # /proc/PID/smaps_rollup), what a host running many games pays per game.
 # SOPRA_SERVER=PATH measures another server binary (e.g. an older build)
-# with the same benchmark. The table goes to stdout (and build-bench/last-run.md),
+# with the same benchmark. SOPRA_COMPARE=PATH measures a second server in the
+# round-trip sections, in the same chunks as the first (the two builds
+# interleaved in one run), and gives the ratio of the two. The table goes to stdout (and build-bench/last-run.md),
 # progress to stderr. Nothing here passes or fails on timing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,6 +37,9 @@ fi
 cmake --build "$dir" -j"$(nproc 2>/dev/null || echo 2)" --target "${targets[@]}" >/dev/null
 
 args=(--server "${SOPRA_SERVER:-$dir/sopra-server}" --example resources/example.json)
+compare=${SOPRA_COMPARE:-}
+case "$compare" in /* | "") ;; *) compare=$PWD/$compare ;; esac
+[ -n "$compare" ] && args+=(--compare "$compare")
 if [ -x "$dir/tools/sopra-bot" ]; then
 	args+=(--bot "$dir/tools/sopra-bot")
 fi
@@ -92,6 +97,14 @@ wrapper=$PWD/$dir/journal-server.sh
 printf '#!/usr/bin/env bash\nexec "%s" --journal "%s/$$.jnl" --journal-sync "$SOPRA_JOURNAL_SYNC" "$@"\n' \
 	"$server" "$jdir" >"$wrapper"
 chmod +x "$wrapper"
+compare_args=()
+if [ -n "$compare" ]; then
+	cwrapper=$PWD/$dir/journal-compare.sh
+	printf '#!/usr/bin/env bash\nexec "%s" --journal "%s/$$.jnl" --journal-sync "$SOPRA_JOURNAL_SYNC" "$@"\n' \
+		"$compare" "$jdir" >"$cwrapper"
+	chmod +x "$cwrapper"
+	compare_args=(--compare "$cwrapper")
+fi
 fs=$(df -T "$dir" 2>/dev/null | awk 'NR == 2 { print $2 }')
 for policy in turn never always; do
 	rm -rf "$jdir"
@@ -101,10 +114,10 @@ for policy in turn never always; do
 	echo "journal, --journal-sync $policy (journals on $fs)" >&2
 	# the rows of the table get "journal POLICY: " in front
 	SOPRA_JOURNAL_SYNC=$policy "$dir/bench/sopra-bench" --server "$wrapper" --only rtt $q \
-		--journal-floor "$jdir/floor.jnl" |
+		--journal-floor "$jdir/floor.jnl" "${compare_args[@]}" |
 		awk -v p="journal $policy: " 'BEGIN { FS = OFS = "|" }
 			NF > 3 && $2 !~ /^ *what *$/ && $2 !~ /^-+$/ { sub(/^ /, " " p, $2) }
 			{ print }' | tee -a "$dir/last-run.md"
 	du -sk "$jdir" | awk -v p="$policy" '{ printf "journal %s: %d KiB of journals\n", p, $1 }' >&2
 done
-rm -rf "$jdir" "$wrapper"
+rm -rf "$jdir" "$wrapper" ${cwrapper:+"$cwrapper"}
