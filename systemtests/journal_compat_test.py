@@ -41,52 +41,18 @@ import sys
 import tempfile
 import time
 
-
-class Failure(Exception):
-    pass
-
-
-def check(cond, what):
-    if not cond:
-        raise Failure(what)
+import sopratest
+from sopratest import Failure, check
 
 
-class Server:
-    def __init__(self, server, *argv):
-        self.log = tempfile.NamedTemporaryFile(prefix="compat-", suffix=".log", delete=False)
-        self.p = subprocess.Popen([server, "--port", "0", *argv], stdout=subprocess.DEVNULL,
-                                  stderr=self.log)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            text = self.text()
-            if "listening on " in text:
-                first = text.split("listening on ", 1)[1].split()[0]
-                self.port = int(first.rstrip(",").rsplit(":", 1)[1])
-                return
-            check(self.p.poll() is None, "server exited: " + text)
-            time.sleep(0.02)
-        raise Failure("server did not listen")
-
-    def text(self):
-        with open(self.log.name, errors="replace") as f:
-            return f.read()
-
-    def wait(self, t=30):
-        try:
-            return self.p.wait(t)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-            self.p.wait()
-            raise Failure("server did not end: " + self.text()[-1500:])
+class Server(sopratest.Server):
+    """sopra-server on --port 0 (sopratest.Server); close() also checks that
+    no sanitizer reported anything."""
 
     def close(self):
-        if self.p.poll() is None:
-            self.p.kill()
-        self.p.wait()
-        text = self.text()
-        os.unlink(self.log.name)
-        check("Sanitizer" not in text and "runtime error" not in text,
-              "sanitizer report: " + text[-3000:])
+        self.kill()
+        self.sanitizer_clean()
+        super().close()
 
 
 class Client:

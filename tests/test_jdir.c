@@ -3,7 +3,7 @@
  * which journal jdir_choose resumes and which it leaves for a new game, the
  * numbering of new journals, the rotation (--journal-keep), files it must
  * not touch, and a directory it cannot use. The journals are real ones,
- * written through journal_open and the dispatcher; a crashed server's
+ * written through journal_open and a core's dispatcher; a crashed server's
  * journal is one whose end record was cut off again, as a kill leaves it.
  */
 #include <stdarg.h>
@@ -18,10 +18,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sopra/bcast.h"
 #include "sopra/cmdq.h"
 #include "sopra/config.h"
-#include "sopra/dispatch.h"
+#include "sopra/core.h"
 #include "sopra/game.h"
 #include "sopra/jdir.h"
 #include "sopra/journal.h"
@@ -37,23 +36,12 @@ enum ending {
 
 static char dir[256];
 
-static void sink_encode(void *ctx, const struct game_event *ev)
-{
-	(void)ctx;
-	(void)ev;
-}
-
-static void sink_send(void *ctx, int comm_id, const struct game_event *ev)
+static void sink_send(void *ctx, int comm_id, int player, const struct game_event *ev)
 {
 	(void)ctx;
 	(void)comm_id;
+	(void)player;
 	(void)ev;
-}
-
-static void sink_close(void *ctx, int comm_id)
-{
-	(void)ctx;
-	(void)comm_id;
 }
 
 static char *read_all(const char *path, size_t *len)
@@ -88,13 +76,8 @@ static void make_journal(int64_t number, enum ending how)
 	struct config_errors errs = {0};
 	struct config *cfg = config_load(SOPRA_SOURCE_DIR "/resources/example.json", &errs);
 	assert_non_null(cfg);
-	struct game *game = game_new(cfg, 7, RULES_BASE);
-	struct bcast *bc = bcast_new(
-	        (struct bcast_sink){.encode = sink_encode, .send = sink_send, .close = sink_close});
-	struct dispatcher disp;
-	dispatch_init(&disp, game, bc, NULL);
-	struct cmdq q;
-	cmdq_init(&q);
+	struct core_params cp = {.cfg = cfg, .seed = 7, .rules = RULES_BASE};
+	struct core *core = core_new(&cp, (struct bcast_sink){.send = sink_send});
 	uint8_t key[JOURNAL_KEY_BYTES] = {1, 2, 3};
 	struct journal_params p = {.path = path,
 	                           .sync = JOURNAL_SYNC_NEVER,
@@ -106,14 +89,15 @@ static void make_journal(int64_t number, enum ending how)
 	                           .session_key = how == NO_SESSIONS ? NULL : key,
 	                           .grace_sec = 0};
 	char err[256];
-	struct journal *j = journal_open(&p, game, NULL, err, sizeof err);
+	struct journal *j = journal_open(&p, NULL, err, sizeof err);
 	if (!j)
 		fail_msg("journal_open: %s", err);
-	disp.hooks = journal_hooks(j);
+	struct dispatch_hooks hooks = journal_hooks(j, core_game(core));
+	core_set_hooks(core, &hooks);
 	if (how != NO_ENTRY) {
 		const char *reg = "{\"command\":\"Register\",\"playerName\":\"Anna\"}";
-		cmdq_push_line(&q, 1, reg, strlen(reg), RULES_BASE);
-		dispatch_drain(&disp, &q);
+		cmdq_push_line(core_queue(core), 1, reg, strlen(reg));
+		core_drain(core);
 	}
 	/* what a kill leaves: the content so far, without an end record */
 	size_t len;
@@ -125,10 +109,7 @@ static void make_journal(int64_t number, enum ending how)
 	if (how == CRASHED || how == NO_SESSIONS || how == NO_ENTRY)
 		write_all(path, text, len);
 	free(text);
-	cmdq_free(&q);
-	dispatch_free(&disp);
-	bcast_free(bc);
-	game_free(game);
+	core_free(core);
 	config_free(cfg);
 }
 
