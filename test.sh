@@ -167,7 +167,7 @@ if [ "$full" = 1 ]; then
 		step "valgrind (scenarios)" build/systemtests/sopra-scenario --valgrind \
 			--server build/sopra-server "${dirs[@]}"
 	fi
-	step "format (.clang-format)" clang-format --dry-run --Werror src/*.c include/sopra/*.h
+	step "format (.clang-format)" clang-format --dry-run --Werror src/*.c src/*.h include/sopra/*.h
 	tidy() { # its "N warnings generated" lines are about system headers, filtered out
 		clang-tidy -p build --quiet src/*.c 2> >(grep -v ' warnings\? generated\.$' >&2)
 	}
