@@ -70,11 +70,6 @@ bool bcast_in_game(const struct bcast *b, int player)
 	return player >= 0 && player < b->n && b->p[player].in_game;
 }
 
-int bcast_players(const struct bcast *b)
-{
-	return b->n;
-}
-
 int bcast_conn_lost(struct bcast *b, int comm_id)
 {
 	int p = bcast_player_of(b, comm_id);

@@ -70,8 +70,6 @@ int bcast_player_of(const struct bcast *b, int comm_id);
 int bcast_comm_of(const struct bcast *b, int player);
 /* Whether player is still in the game (no Left delivered yet). */
 bool bcast_in_game(const struct bcast *b, int player);
-/* One more than the highest player id that ever joined. */
-int bcast_players(const struct bcast *b);
 
 /* Connection comm_id is gone. Returns the player that was in the game on
  * it (the game, or the session layer, must be told), or -1. From now on
