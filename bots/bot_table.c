@@ -9,9 +9,7 @@
 
 #include "command.h"
 #include "model.h"
-#include "sopra/bcast.h"
-#include "sopra/cmdq.h"
-#include "sopra/dispatch.h"
+#include "sopra/core.h"
 #include "sopra/game_view.h"
 #include "sopra/proto.h"
 
@@ -34,10 +32,8 @@ struct table {
 	enum game_rules rules;
 	struct seat seats[MAX_SEATS];
 	int nseats;
-	struct game *game;
-	struct bcast *bcast;
-	struct dispatcher d;
-	struct cmdq q;
+	struct core *core; /* the game, queue, dispatcher and broadcaster, as the server has them */
+	struct game *game; /* the core's */
 	struct proto_buf line; /* the event being delivered, encoded */
 	FILE *transcript;
 	long commands, failed;
@@ -70,8 +66,9 @@ static void sink_encode(void *ctx, const struct game_event *ev)
 	proto_encode(ev, t->rules, &t->line);
 }
 
-static void sink_send(void *ctx, int comm, const struct game_event *ev)
+static void sink_send(void *ctx, int comm, int player, const struct game_event *ev)
 {
+	(void)player;
 	struct table *t = ctx;
 	if (comm < 1 || comm > t->nseats)
 		return;
@@ -92,6 +89,12 @@ static void sink_close(void *ctx, int comm)
 		t->seats[comm - 1].open = false;
 }
 
+static void sink_left(void *ctx, int comm, int player)
+{
+	(void)player;
+	sink_close(ctx, comm);
+}
+
 /* ---- sending ------------------------------------------------------------------ */
 
 /* Seat s sends c: its wire line through the server's queue and dispatcher. */
@@ -107,8 +110,8 @@ static void send(struct table *t, struct seat *s, const struct cmd *c)
 		fprintf(t->transcript, "P%d %s", s->comm - 1, line);
 	client_sent(&s->m, c);
 	t->commands++;
-	cmdq_push_line(&t->q, s->comm, line, (size_t)n - 1, t->rules);
-	dispatch_drain(&t->d, &t->q);
+	cmdq_push_line(core_queue(t->core), s->comm, line, (size_t)n - 1);
+	core_drain(t->core);
 }
 
 static void register_seat(struct table *t, struct seat *s)
@@ -211,11 +214,13 @@ int table_play(const struct config *cfg, enum game_rules rules, int64_t seed, in
 		model_init(&s->m, s->name, rules == RULES_REVISED);
 		client_cmds_init(&s->cc);
 	}
-	t->game = game_new(cfg, seed, rules);
-	t->bcast = bcast_new((struct bcast_sink){
-	        .encode = sink_encode, .send = sink_send, .close = sink_close, .ctx = t});
-	dispatch_init(&t->d, t->game, t->bcast, NULL);
-	cmdq_init(&t->q);
+	struct core_params cp = {.cfg = cfg, .seed = seed, .rules = rules};
+	t->core = core_new(&cp, (struct bcast_sink){.encode = sink_encode,
+	                                            .send = sink_send,
+	                                            .left = sink_left,
+	                                            .close = sink_close,
+	                                            .ctx = t});
+	t->game = core_game(t->core);
 	proto_buf_init(&t->line);
 
 	play(t);
@@ -239,10 +244,7 @@ int table_play(const struct config *cfg, enum game_rules rules, int64_t seed, in
 	}
 	bool broken = t->broken;
 	proto_buf_free(&t->line);
-	cmdq_free(&t->q);
-	dispatch_free(&t->d);
-	bcast_free(t->bcast);
-	game_free(t->game);
+	core_free(t->core);
 	free(t);
 	return broken ? -1 : 0;
 }

@@ -4,8 +4,8 @@
  *
  * The server's own path carries every command and event: a bot's command
  * is its wire line (proto_encode_cmd), queued and decoded like a line from
- * a socket (cmdq), applied by the dispatcher (dispatch.h) and its events
- * routed by the broadcaster (bcast.h) to the connections they go to. Each
+ * a socket, applied and its events routed to the connections they go to by
+ * the server's core (core.h: queue, dispatcher, broadcaster). Each
  * seat encodes the events it receives as the server writes them and folds
  * the lines into a client model (client/model.h), exactly like sopra-bot;
  * its strategy decides from that model's view (client/command.h) when an
