@@ -258,26 +258,35 @@ const char *client_cmds_refusal(const struct client_cmds *cc, const struct cmd *
 
 /* ---- sending ------------------------------------------------------------------------- */
 
+/* b's line into buf (n bytes), NUL-terminated, and b freed; its length,
+ * or -1 when it does not fit. */
+static int line_out(struct proto_buf *b, char *buf, size_t n)
+{
+	int len = b->len < n ? (int)b->len : -1;
+	if (len >= 0) {
+		memcpy(buf, b->data, b->len);
+		buf[len] = '\0';
+	}
+	proto_buf_free(b);
+	return len;
+}
+
 int client_cmd_line(const struct cmd *c, bool revised, char *buf, size_t n)
 {
 	struct proto_buf b;
 	proto_buf_init(&b);
 	proto_encode_cmd(c, revised ? RULES_REVISED : RULES_BASE, &b);
-	int len = b.len < n ? (int)b.len : -1;
-	if (len >= 0) {
-		memcpy(buf, b.data, b.len);
-		buf[len] = '\0';
-	}
-	proto_buf_free(&b);
-	return len;
+	return line_out(&b, buf, n);
 }
 
 int client_reconnect_line(const char *secret, char *buf, size_t n)
 {
 	if (!*secret || strspn(secret, "0123456789abcdef") != strlen(secret))
 		return -1;
-	int len = snprintf(buf, n, "{\"command\":\"Reconnect\",\"secret\":\"%s\"}\n", secret);
-	return len >= 0 && (size_t)len < n ? len : -1;
+	struct proto_buf b;
+	proto_buf_init(&b);
+	proto_encode_reconnect(secret, &b);
+	return line_out(&b, buf, n);
 }
 
 /* ---- the commands in the client's words ---------------------------------------------- */

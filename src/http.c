@@ -570,14 +570,11 @@ static void serve_play(struct http *h, struct evhttp_request *req, const struct 
 	if (name) {
 		struct cmd c = {.type = CMD_REGISTER, .name = name};
 		proto_encode_cmd(&c, game_rules_of(h->game), &h->buf);
-		h->buf.len--; /* its "\n" */
 	} else {
-		PROTO_BUF_LIT(&h->buf, "{\"command\":\"Reconnect\",\"secret\":\"");
-		proto_buf_add(&h->buf, secret, PROTO_SECRET_HEX);
-		PROTO_BUF_LIT(&h->buf, "\"}");
+		proto_encode_reconnect(secret, &h->buf);
 		memcpy(st->secret, secret, PROTO_SECRET_HEX + 1);
 	}
-	seat_write(st, h->buf.data, h->buf.len);
+	seat_write(st, h->buf.data, h->buf.len - 1); /* without its "\n" */
 }
 
 /* The request's body as a NUL-terminated copy (*len its length), or NULL

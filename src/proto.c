@@ -720,3 +720,14 @@ void proto_encode_cmd(const struct cmd *c, enum game_rules rules, struct proto_b
 	proto_put_cmd(out, c, rules);
 	PROTO_BUF_LIT(out, "}\n");
 }
+
+void proto_encode_reconnect(const char *secret, struct proto_buf *out)
+{
+	assert(secret && out);
+	PROTO_BUF_LIT(out, "{");
+	proto_put_key(out, "command");
+	proto_put_string(out, PROTO_RECONNECT, strlen(PROTO_RECONNECT));
+	proto_put_key(out, "secret");
+	proto_put_string(out, secret, strlen(secret));
+	PROTO_BUF_LIT(out, "}\n");
+}

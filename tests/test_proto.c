@@ -614,6 +614,35 @@ static void test_decode_reconnect(void **state)
 	dec_fail(line, RULES_BASE, "unknown command \"Reconnect\"");
 }
 
+/* The line a client reconnects with, exactly, and back again. */
+static void test_encode_reconnect(void **state)
+{
+	(void)state;
+	static const char secret[] =
+	        "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	struct proto_buf b;
+	proto_buf_init(&b);
+	proto_encode_reconnect(secret, &b);
+	static const char want[] = "{\"command\":\"Reconnect\",\"secret\":\"0123456789abcdef0123456789"
+	                           "abcdef0123456789abcdef0123456789abcdef\"}\n";
+	assert_int_equal(b.len, strlen(want));
+	assert_memory_equal(b.data, want, b.len);
+	struct proto_cmd pc;
+	proto_cmd_init(&pc);
+	const char *err = NULL;
+	assert_true(proto_decode_session(b.data, b.len - 1, RULES_BASE, &pc, &err));
+	assert_true(pc.reconnect);
+	assert_string_equal(pc.secret, secret);
+	proto_cmd_clear(&pc);
+	/* whatever the string, the line stays JSON */
+	proto_buf_reset(&b);
+	proto_encode_reconnect("a\"b", &b);
+	static const char quoted[] = "{\"command\":\"Reconnect\",\"secret\":\"a\\\"b\"}\n";
+	assert_int_equal(b.len, strlen(quoted));
+	assert_memory_equal(b.data, quoted, b.len);
+	proto_buf_free(&b);
+}
+
 static void test_decode_unknown_command_truncated(void **state)
 {
 	(void)state;
@@ -1244,6 +1273,7 @@ int main(void)
 		cmocka_unit_test(test_decode_command_field),
 		cmocka_unit_test(test_decode_unknown_command_truncated),
 		cmocka_unit_test(test_decode_reconnect),
+		cmocka_unit_test(test_encode_reconnect),
 		cmocka_unit_test(test_decode_extra_fields_ignored),
 		cmocka_unit_test(test_decode_reuse_frees_name),
 		cmocka_unit_test(test_decode_too_long),

@@ -198,6 +198,14 @@ void proto_encode(const struct game_event *ev, enum game_rules rules, struct pro
  */
 void proto_encode_cmd(const struct cmd *c, enum game_rules rules, struct proto_buf *out);
 
+/*
+ * Append the session layer's command, {"command":"Reconnect","secret":S}
+ * plus "\n", to out (secret: a NUL-terminated string, the one a Session
+ * event gave). proto_decode_session gives it back. What a client that
+ * reconnects sends.
+ */
+void proto_encode_reconnect(const char *secret, struct proto_buf *out);
+
 /* ---- the JSON writer ------------------------------------------------------
  *
  * The server's one writer of JSON: proto's lines and the journal's are
