@@ -1,8 +1,8 @@
 /*
  * core: one game and everything that serves it, without sockets: the game,
  * the command queue, the dispatcher, the broadcaster and the session layer,
- * assembled in one place for the live server (net.h) and for a journal's
- * replay and resume (journal.h) alike.
+ * assembled in one place for the live server (net.h), for a journal's
+ * replay and resume (journal.h) and for the bots' in-process table alike.
  *
  *   entries --> cmdq --> dispatch --> game
  *                            `--events--> bcast --> session --> out (the sink it is given)
