@@ -119,6 +119,16 @@ static double us(uint64_t ns)
 	return (double)ns / 1000.0;
 }
 
+/* A row "what": a50 / b50 and a99 / b99 as ratios with `digits` decimals. */
+static void ratio_row(const char *what, int digits, uint64_t a50, uint64_t a99, uint64_t b50,
+		      uint64_t b99, const char *target)
+{
+	table_row(what,
+		  fmt("%.*fx / %.*fx", digits, (double)a50 / (double)b50, digits,
+		      (double)a99 / (double)b99),
+		  target, "");
+}
+
 static void sleep_ms(int ms)
 {
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
@@ -291,31 +301,23 @@ static void bench_rtt(int server_cpu, const char *placement)
 		  fmt("%.1f / %.1f / %.0f", us(m50), us(m99), us(samples_max(&mix))), "",
 		  fmt("%ld commands, %d players, %ld%% fail", s.commands - cmds0, np,
 		      100 * (s.failed - failed0) / (s.commands - cmds0 ? s.commands - cmds0 : 1)));
-	table_row("  ratio to the blocking floor p50 / p99",
-		  fmt("%.2fx / %.2fx", (double)m50 / (double)b50, (double)m99 / (double)b99),
-		  "<= 1.3x / 2x", "");
-	table_row("  ratio to the libevent floor p50 / p99",
-		  fmt("%.2fx / %.2fx", (double)m50 / (double)e50, (double)m99 / (double)e99), "", "");
+	ratio_row("  ratio to the blocking floor p50 / p99", 2, m50, m99, b50, b99, "<= 1.3x / 2x");
+	ratio_row("  ratio to the libevent floor p50 / p99", 2, m50, m99, e50, e99, "");
 	if (opt_compare) {
 		uint64_t c50 = samples_q(&cmix, 0.5), c99 = samples_q(&cmix, 0.99);
 		table_row(fmt("%s: compared server RTT p50 / p99 / max (us)", placement),
 			  fmt("%.1f / %.1f / %.0f", us(c50), us(c99), us(samples_max(&cmix))), "",
 			  "--compare: the same game, in the same chunks, before or after the server");
-		table_row("  compared server: ratio to the blocking floor p50 / p99",
-			  fmt("%.2fx / %.2fx", (double)c50 / (double)b50, (double)c99 / (double)b99),
-			  "", "");
-		table_row("  server / compared server p50 / p99",
-			  fmt("%.3fx / %.3fx", (double)m50 / (double)c50, (double)m99 / (double)c99),
-			  "", "");
+		ratio_row("  compared server: ratio to the blocking floor p50 / p99", 2, c50, c99,
+			  b50, b99, "");
+		ratio_row("  server / compared server p50 / p99", 3, m50, m99, c50, c99, "");
 	}
 	if (jfd >= 0) {
 		uint64_t j50 = samples_q(&journaled, 0.5), j99 = samples_q(&journaled, 0.99);
 		table_row(fmt("%s: journaled blocking echo floor RTT p50 / p99 / max (us)", placement),
 			  fmt("%.1f / %.1f / %.0f", us(j50), us(j99), us(samples_max(&journaled))), "",
 			  "the blocking echo with one write(2) of each line to a file first");
-		table_row("  ratio to the journaled floor p50 / p99",
-			  fmt("%.2fx / %.2fx", (double)m50 / (double)j50, (double)m99 / (double)j99),
-			  "", "");
+		ratio_row("  ratio to the journaled floor p50 / p99", 2, m50, m99, j50, j99, "");
 	}
 	char buf[256] = "";
 	size_t off = 0;
