@@ -1526,7 +1526,7 @@ struct command_rule {
 
 /* The game's columns of the command table. */
 static const struct command_rule command_rules[CMD_TYPE_COUNT] = {
-#define COMMAND_RULE(id, name, phase, needs, handler, params) \
+#define COMMAND_RULE(id, name, phase, needs, handler, legal, params) \
 	[CMD_##id] = {COMMAND_PHASE_##phase, (needs), handler},
         SOPRA_COMMANDS(COMMAND_RULE)
 #undef COMMAND_RULE

@@ -2,15 +2,18 @@
  * game_legal: the commands a player may send now (game_legal_commands in
  * include/sopra/game.h).
  *
- * One enumerator per command (enumerator[]), each writing every fully
- * parameterised command of its type that game_apply would accept: the same
- * checks as the command's row and handler in game.c, in the form "which
- * parameters pass them all". tests/test_game_api.c holds the two in step:
- * over thousands of random states, every listed command is accepted and
- * every other command of the parameter space is refused. A command of the
- * table without an enumerator is found by trying its parameters' domains
- * (proto.h) on a copy of the game: exact, since game_apply decides, but
- * slow -- the enumerators are the fast path of the commands bots use.
+ * Each command's row in the command table (cmd_table.h) names its
+ * enumerator, a function here that is given the command's type and pushes
+ * every fully parameterised command of that type that game_apply would
+ * accept: the same checks as the command's row and handler in game.c, in
+ * the form "which parameters pass them all". Enumerators know what the
+ * commands do, never which command they are. tests/test_game_api.c holds
+ * the two in step: over thousands of random states, every listed command
+ * is accepted and every other command of the parameter space is refused.
+ * A row may name legal_by_trying instead, which finds the commands by
+ * trying its parameters' domains (proto.h) on a copy of the game: exact,
+ * since game_apply decides, but slow -- the enumerators are the fast path
+ * of the commands bots use.
  *
  * Order (part of the contract: deterministic, the same for a state and for
  * a game built from a player's view of it): command types in enum cmd_type
@@ -208,45 +211,45 @@ static bool has_fuel_card(const struct legal *L)
 	return false;
 }
 
-/* ---- one enumerator per command ------------------------------------------------------ */
+/* ---- the enumerators named in the command table ---------------------------------- */
 
-static void legal_register(const struct legal *L)
+/* Each pushes the commands of `type` (its row's) that L's player may send. */
+
+/* A connection not yet registered: the command, its name left to the caller. */
+static void legal_register(const struct legal *L, enum cmd_type type)
 {
 	if (L->p == GAME_NO_PLAYER)
-		game_cmd_list_push(L->out, CMD_REGISTER); /* name: the caller's */
+		game_cmd_list_push(L->out, type);
 }
 
-static void legal_start_game(const struct legal *L)
+/* A registered player: the command, without parameters. */
+static void legal_start_game(const struct legal *L, enum cmd_type type)
 {
 	if (L->p != GAME_NO_PLAYER)
-		game_cmd_list_push(L->out, CMD_START_GAME);
+		game_cmd_list_push(L->out, type);
 }
 
 /* Two different offered characters, in either order (both are accepted). */
-static void legal_select_characters(const struct legal *L)
+static void legal_select_characters(const struct legal *L, enum cmd_type type)
 {
 	const int *offered = L->g->players[L->p].offered;
 	for (int i = 0; i < 4; i++)
 		for (int j = 0; j < 4; j++) {
 			if (i == j)
 				continue;
-			struct cmd *x = game_cmd_list_push(L->out, CMD_SELECT_CHARACTERS);
+			struct cmd *x = game_cmd_list_push(L->out, type);
 			x->character = cchar(L->g, offered[i])->id;
 			x->character2 = cchar(L->g, offered[j])->id;
 		}
 }
 
-static void legal_leave(const struct legal *L)
+/* A command without parameters that its phase's speaker may always send. */
+static void legal_always(const struct legal *L, enum cmd_type type)
 {
-	game_cmd_list_push(L->out, CMD_LEAVE);
+	game_cmd_list_push(L->out, type);
 }
 
-static void legal_end_turn(const struct legal *L)
-{
-	game_cmd_list_push(L->out, CMD_END_TURN);
-}
-
-static void legal_move(const struct legal *L)
+static void legal_move(const struct legal *L, enum cmd_type type)
 {
 	const struct game *g = L->g;
 	bool fuel = g->rules == RULES_BASE && has_fuel_card(L);
@@ -254,9 +257,9 @@ static void legal_move(const struct legal *L)
 		for (int l = 0; l < g->cfg->nlocations; l++) {
 			if (!may_move(L, c, l))
 				continue;
-			push_char(L, CMD_MOVE, c)->location = loc_id(g, l);
+			push_char(L, type, c)->location = loc_id(g, l);
 			if (fuel) {
-				struct cmd *x = push_char(L, CMD_MOVE, c);
+				struct cmd *x = push_char(L, type, c);
 				x->location = loc_id(g, l);
 				x->fuel = true;
 			}
@@ -264,18 +267,18 @@ static void legal_move(const struct legal *L)
 	}
 }
 
-static void legal_search(const struct legal *L)
+static void legal_search(const struct legal *L, enum cmd_type type)
 {
 	const struct game *g = L->g;
 	for (int i = 0, c; (c = mine(L, i)) >= 0; i++) {
 		int l = g->chars[c].loc;
 		if (die_at_least(&g->players[L->p], cchar(g, c)->search) >= 0 && l != g->colony &&
 		    g->locs[l].ndeck > g->locs[l].top)
-			push_char(L, CMD_SEARCH, c);
+			push_char(L, type, c);
 	}
 }
 
-static void legal_attack(const struct legal *L)
+static void legal_attack(const struct legal *L, enum cmd_type type)
 {
 	const struct game *g = L->g;
 	for (int i = 0, c; (c = mine(L, i)) >= 0; i++) {
@@ -283,11 +286,11 @@ static void legal_attack(const struct legal *L)
 			continue;
 		for (int e = 0; e < entrances(g, g->chars[c].loc); e++)
 			if (entrance_fits(g, c, e, true))
-				push_char(L, CMD_ATTACK, c)->entrance = e;
+				push_char(L, type, c)->entrance = e;
 	}
 }
 
-static void legal_barricade(const struct legal *L)
+static void legal_barricade(const struct legal *L, enum cmd_type type)
 {
 	const struct game *g = L->g;
 	for (int i = 0, c; (c = mine(L, i)) >= 0; i++) {
@@ -295,42 +298,42 @@ static void legal_barricade(const struct legal *L)
 			continue;
 		for (int e = 0; e < entrances(g, g->chars[c].loc); e++)
 			if (entrance_fits(g, c, e, false))
-				push_char(L, CMD_BARRICADE, c)->entrance = e;
+				push_char(L, type, c)->entrance = e;
 	}
 }
 
-static void legal_clean_waste(const struct legal *L)
+static void legal_clean_waste(const struct legal *L, enum cmd_type type)
 {
 	const struct game *g = L->g;
 	if (ndice(L) == 0 || g->waste == 0 || (g->rules == RULES_BASE && g->players[L->p].cleaned))
 		return;
 	for (int i = 0, c; (c = mine(L, i)) >= 0; i++)
 		if (g->chars[c].loc == g->colony)
-			push_char(L, CMD_CLEAN_WASTE, c);
+			push_char(L, type, c);
 }
 
-static void legal_contribute_card(const struct legal *L)
+static void legal_contribute_card(const struct legal *L, enum cmd_type type)
 {
 	const struct game *g = L->g;
 	enum crisis_type crisis = g->cfg->crises[g->crisis].type;
 	for (int i = 0, k; (k = hand_card(L, i)) >= 0; i++)
 		if (card_fits_crisis(g->cfg->cards[k].type, crisis))
-			game_cmd_list_push(L->out, CMD_CONTRIBUTE_CARD)->card = card_id(g, k);
+			game_cmd_list_push(L->out, type)->card = card_id(g, k);
 }
 
-/* UseCard(k, c, target) for card k played through character c. */
-static void card_on_target(const struct legal *L, int k, int c)
+/* The commands of `type` (UseCard's) playing card k through character c
+ * on a target. */
+static void card_on_target(const struct legal *L, enum cmd_type type, int k, int c)
 {
 	const struct game *g = L->g;
-	enum card_type type = g->cfg->cards[k].type;
-	struct cmd tmpl = {
-	        .type = CMD_USE_CARD, .card = card_id(g, k), .character = cchar(g, c)->id};
-	if (is_equipment(type)) {
+	enum card_type card = g->cfg->cards[k].type;
+	struct cmd tmpl = {.type = type, .card = card_id(g, k), .character = cchar(g, c)->id};
+	if (is_equipment(card)) {
 		if (g->rules == RULES_REVISED)
 			push_char_targets(L, &tmpl, c, false);
 		return;
 	}
-	switch (type) {
+	switch (card) {
 	case CARD_MEDICINE:
 		push_char_targets(L, &tmpl, c, true);
 		break;
@@ -346,7 +349,7 @@ static void card_on_target(const struct legal *L, int k, int c)
 		for (int l = 0; l < g->cfg->nlocations; l++) {
 			if (!may_move(L, c, l))
 				continue;
-			struct cmd *x = game_cmd_list_push(L->out, CMD_USE_CARD);
+			struct cmd *x = game_cmd_list_push(L->out, type);
 			*x = tmpl;
 			x->target = loc_id(g, l);
 			x->has_target = true;
@@ -357,29 +360,30 @@ static void card_on_target(const struct legal *L, int k, int c)
 	}
 }
 
-static void legal_use_card(const struct legal *L)
+static void legal_use_card(const struct legal *L, enum cmd_type type)
 {
 	const struct game *g = L->g;
 	for (int i = 0, k; (k = hand_card(L, i)) >= 0; i++) {
-		enum card_type type = g->cfg->cards[k].type;
-		if (type == CARD_FOOD || (type == CARD_STUFF && ndice(L) > 0))
-			game_cmd_list_push(L->out, CMD_USE_CARD)->card = card_id(g, k);
+		enum card_type card = g->cfg->cards[k].type;
+		if (card == CARD_FOOD || (card == CARD_STUFF && ndice(L) > 0))
+			game_cmd_list_push(L->out, type)->card = card_id(g, k);
 		for (int j = 0, c; (c = mine(L, j)) >= 0; j++)
-			card_on_target(L, k, c);
+			card_on_target(L, type, k, c);
 	}
 }
 
-/* UseAbility of character c (KILL needs a die >= dieValue). */
-static void ability_of(const struct legal *L, int c)
+/* The commands of `type` (UseAbility's) using character c's ability (KILL
+ * needs a die >= dieValue). */
+static void ability_of(const struct legal *L, enum cmd_type type, int c)
 {
 	const struct game *g = L->g;
 	const struct config_ability *ab = &cchar(g, c)->ability;
 	const struct char_state *cs = &g->chars[c];
-	struct cmd tmpl = {.type = CMD_USE_ABILITY, .character = cchar(g, c)->id};
+	struct cmd tmpl = {.type = type, .character = cchar(g, c)->id};
 	switch (ab->type) {
 	case ABILITY_FEED:
 		if (cs->uses < 1)
-			push_char(L, CMD_USE_ABILITY, c);
+			push_char(L, type, c);
 		break;
 	case ABILITY_HEAL:
 		if (cs->uses < 1)
@@ -403,13 +407,13 @@ static void ability_of(const struct legal *L, int c)
 	}
 }
 
-static void legal_use_ability(const struct legal *L)
+static void legal_use_ability(const struct legal *L, enum cmd_type type)
 {
 	for (int i = 0, c; (c = mine(L, i)) >= 0; i++)
-		ability_of(L, c);
+		ability_of(L, type, c);
 }
 
-/* ---- a command without an enumerator: its domains tried ---------------------------- */
+/* ---- legal_by_trying: a command's domains tried --------------------------------- */
 
 /* A growing list of values to try (owned: values_free). */
 struct values {
@@ -551,33 +555,19 @@ static void legal_by_trying(const struct legal *L, enum cmd_type type)
 
 /* ---- the table ---------------------------------------------------------------------- */
 
-typedef void legal_fn(const struct legal *L);
-
-/* Each command's phase, from the command table: its enumerator (or its
- * trial) runs only then, and only for a player who may speak then
- * (game_apply's sender gate: in the selection the player choosing, in the
- * turns the active player). */
-static const enum phase phase_of[CMD_TYPE_COUNT] = {
-#define PHASE_OF(id, name, phase, needs, handler, params) [CMD_##id] = PH_##phase,
-        SOPRA_COMMANDS(PHASE_OF)
-#undef PHASE_OF
+/* Each command's phase and enumerator, from the command table: the
+ * enumerator runs only in that phase, and only for a player who may speak
+ * then (game_apply's sender gate: in the selection the player choosing, in
+ * the turns the active player). */
+struct legal_rule {
+	enum phase phase;
+	void (*enumerate)(const struct legal *L, enum cmd_type type);
 };
 
-/* The enumerators: a command without one is tried (legal_by_trying). */
-static legal_fn *const enumerator[CMD_TYPE_COUNT] = {
-        [CMD_REGISTER] = legal_register,
-        [CMD_START_GAME] = legal_start_game,
-        [CMD_SELECT_CHARACTERS] = legal_select_characters,
-        [CMD_LEAVE] = legal_leave,
-        [CMD_END_TURN] = legal_end_turn,
-        [CMD_MOVE] = legal_move,
-        [CMD_SEARCH] = legal_search,
-        [CMD_ATTACK] = legal_attack,
-        [CMD_BARRICADE] = legal_barricade,
-        [CMD_CLEAN_WASTE] = legal_clean_waste,
-        [CMD_CONTRIBUTE_CARD] = legal_contribute_card,
-        [CMD_USE_CARD] = legal_use_card,
-        [CMD_USE_ABILITY] = legal_use_ability,
+static const struct legal_rule legal_rules[CMD_TYPE_COUNT] = {
+#define LEGAL_RULE(id, name, phase, needs, handler, legal, params) [CMD_##id] = {PH_##phase, legal},
+        SOPRA_COMMANDS(LEGAL_RULE)
+#undef LEGAL_RULE
 };
 
 /* Whether player may send anything now: game_apply's sender gate. */
@@ -607,12 +597,9 @@ static size_t legal_commands(const struct game *g, int player, struct game_cmd_l
 	struct legal L;
 	legal_init(&L, g, player, out);
 	for (int t = 0; t < CMD_TYPE_COUNT; t++) {
-		if (phase_of[t] != g->phase)
-			continue;
-		if (enumerator[t] && !tried)
-			enumerator[t](&L);
-		else
-			legal_by_trying(&L, (enum cmd_type)t);
+		const struct legal_rule *rule = &legal_rules[t];
+		if (rule->phase == g->phase)
+			(tried ? legal_by_trying : rule->enumerate)(&L, (enum cmd_type)t);
 	}
 	return out->n;
 }

@@ -32,7 +32,7 @@
  * ended by a row with key == NULL (a command may have none). */
 #define PARAM(type, key, field, domain, flags) \
 	{key, PROTO_##type, offsetof(struct cmd, field), PROTO_DOMAIN_##domain, flags},
-#define PARAM_ARRAY(id, name, phase, needs, handler, params) \
+#define PARAM_ARRAY(id, name, phase, needs, handler, legal, params) \
 	static const struct proto_param params_##id[] = {SOPRA_UNPAREN params{0}};
 SOPRA_COMMANDS(PARAM_ARRAY)
 #undef PARAM_ARRAY

@@ -253,7 +253,7 @@ typedef struct {
  * the scenario writes it, a wrong type included). */
 static const proto_entry commands[] = {
 #define PARAM(type, key, field, domain, flags) key,
-#define COMMAND(id, name, phase, needs, handler, params) {name, {SOPRA_UNPAREN params NULL}},
+#define COMMAND(id, name, phase, needs, handler, legal, params) {name, {SOPRA_UNPAREN params NULL}},
     SOPRA_COMMANDS(COMMAND)
 #undef COMMAND
 #undef PARAM
