@@ -11,6 +11,9 @@
 
 #include <assert.h>
 #include <math.h>
+#include <stddef.h>
+
+#include "command_words.h"
 
 /* ---- the bots' generator ---------------------------------------------------------- */
 
@@ -25,11 +28,6 @@ uint64_t bot_rand(uint64_t *state)
 double bot_rand_unit(uint64_t *state)
 {
 	return (double)(bot_rand(state) >> 11) / 9007199254740992.0;
-}
-
-bool bot_never_sends(const struct cmd *c)
-{
-	return c->type == CMD_LEAVE || c->type > CMD_USE_ABILITY;
 }
 
 /* ---- what the scores weigh -------------------------------------------------------- */
@@ -150,7 +148,7 @@ static double crisis_hold(const struct scene *s, int k)
 	return s->missing > 0 && bot_card_fits_crisis(s->v, k) ? 0.5 : 0;
 }
 
-/* ---- one score per command ------------------------------------------------------- */
+/* ---- what the commands do, scored ----------------------------------------------- */
 
 static double score_attack(const struct scene *s, int c, int e)
 {
@@ -313,7 +311,8 @@ static double score_equip(const struct scene *s, int k, int t)
 	return v - crisis_hold(s, k);
 }
 
-static double score_use_card(const struct scene *s, const struct cmd *c)
+/* Playing a card (a row's score function, like policy_ability). */
+static double policy_card(const struct scene *s, const struct cmd *c)
 {
 	int k = bot_card_index(s->ids, c->card);
 	if (k < 0)
@@ -349,7 +348,7 @@ static double score_use_card(const struct scene *s, const struct cmd *c)
 	}
 }
 
-static double score_ability(const struct scene *s, const struct cmd *c)
+static double policy_ability(const struct scene *s, const struct cmd *c)
 {
 	int ci = bot_char_index(s->ids, c->character);
 	if (ci < 0)
@@ -390,54 +389,84 @@ static double character_value(const struct config_character *ch)
 	return ability[ch->ability.type] + 0.35 * (6 - ch->attack) + 0.2 * (6 - ch->search);
 }
 
+/* ---- the score functions command_words.h's rows name ---------------------------- */
+
+/* A step that does nothing for the colony: worth 0, the bar every other
+ * command must clear. */
+static double policy_nothing(const struct scene *sc, const struct cmd *c)
+{
+	(void)sc, (void)c;
+	return 0;
+}
+
+static double policy_select(const struct scene *sc, const struct cmd *c)
+{
+	int ci = bot_char_index(sc->ids, c->character);
+	int c2 = bot_char_index(sc->ids, c->character2);
+	if (ci < 0 || c2 < 0)
+		return NEVER;
+	return character_value(&sc->cfg->characters[ci]) +
+	       character_value(&sc->cfg->characters[c2]);
+}
+
+static double policy_move(const struct scene *sc, const struct cmd *c)
+{
+	int ci = bot_char_index(sc->ids, c->character);
+	int l2 = bot_loc_index(sc->ids, c->location);
+	return ci < 0 || l2 < 0 ? NEVER : score_move(sc, ci, l2, !c->fuel) - (c->fuel ? 0.1 : 0);
+}
+
+static double policy_search(const struct scene *sc, const struct cmd *c)
+{
+	int ci = bot_char_index(sc->ids, c->character);
+	return ci < 0 ? NEVER : score_search(sc, ci);
+}
+
+static double policy_attack(const struct scene *sc, const struct cmd *c)
+{
+	int ci = bot_char_index(sc->ids, c->character);
+	return ci < 0 ? NEVER : score_attack(sc, ci, c->entrance);
+}
+
+static double policy_barricade(const struct scene *sc, const struct cmd *c)
+{
+	int ci = bot_char_index(sc->ids, c->character);
+	if (ci < 0)
+		return NEVER;
+	bool hammer = sc->v->rules == RULES_REVISED && wears_unspent(sc, ci, CARD_HAMMER);
+	return score_barricade(sc, chr(sc, ci)->loc, c->entrance, 1, hammer ? 0 : DIE_COST);
+}
+
+static double policy_clean(const struct scene *sc, const struct cmd *c)
+{
+	int ci = bot_char_index(sc->ids, c->character);
+	return ci < 0 ? NEVER : score_clean(sc, ci);
+}
+
+static double policy_contribute(const struct scene *sc, const struct cmd *c)
+{
+	int k = bot_card_index(sc->ids, c->card);
+	return k < 0 ? NEVER : score_contribute(sc, k);
+}
+
+typedef double policy_fn(const struct scene *sc, const struct cmd *c);
+
+/* Each command's score function: its row's score column. NULL (leaving the
+ * game, a command without a row): never sent. */
+static policy_fn *const policy_of[CMD_TYPE_COUNT] = {
+#define POLICY_OF(id, key, menu, weight, flags, pending, label, score) [CMD_##id] = score,
+        CLIENT_COMMAND_WORDS(POLICY_OF)
+#undef POLICY_OF
+};
+
+bool bot_never_sends(const struct cmd *c)
+{
+	return (unsigned)c->type >= CMD_TYPE_COUNT || !policy_of[c->type];
+}
+
 static double score_cmd(const struct scene *sc, const struct cmd *c)
 {
-	const struct bot_ids *ids = sc->ids;
-	const struct game_view *v = sc->v;
-	int ci = bot_char_index(ids, c->character);
-	switch (c->type) {
-	case CMD_LEAVE:
-		return NEVER;
-	case CMD_REGISTER:
-	case CMD_START_GAME:
-	case CMD_END_TURN:
-		return 0;
-	case CMD_SELECT_CHARACTERS: {
-		int c2 = bot_char_index(ids, c->character2);
-		if (ci < 0 || c2 < 0)
-			return NEVER;
-		return character_value(&v->cfg->characters[ci]) +
-		       character_value(&v->cfg->characters[c2]);
-	}
-	case CMD_MOVE: {
-		int l2 = bot_loc_index(ids, c->location);
-		return ci < 0 || l2 < 0 ? NEVER
-		                        : score_move(sc, ci, l2, !c->fuel) - (c->fuel ? 0.1 : 0);
-	}
-	case CMD_SEARCH:
-		return ci < 0 ? NEVER : score_search(sc, ci);
-	case CMD_ATTACK:
-		return ci < 0 ? NEVER : score_attack(sc, ci, c->entrance);
-	case CMD_BARRICADE: {
-		if (ci < 0)
-			return NEVER;
-		bool hammer = v->rules == RULES_REVISED && wears_unspent(sc, ci, CARD_HAMMER);
-		return score_barricade(sc, chr(sc, ci)->loc, c->entrance, 1, hammer ? 0 : DIE_COST);
-	}
-	case CMD_CLEAN_WASTE:
-		return ci < 0 ? NEVER : score_clean(sc, ci);
-	case CMD_CONTRIBUTE_CARD: {
-		int k = bot_card_index(ids, c->card);
-		return k < 0 ? NEVER : score_contribute(sc, k);
-	}
-	case CMD_USE_CARD:
-		return score_use_card(sc, c);
-	case CMD_USE_ABILITY:
-		return score_ability(sc, c);
-	default:
-		break; /* a command the rule of thumb has no rule for: never by choice */
-	}
-	return NEVER;
+	return bot_never_sends(c) ? NEVER : policy_of[c->type](sc, c);
 }
 
 void bot_policy_scores(const struct bot_ids *ids, const struct game_view *v,

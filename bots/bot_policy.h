@@ -6,7 +6,7 @@
  * does for the colony's needs (food for the colony phase, cards for the
  * crisis, zombies at a crowded entrance, waste near ten, wounds to heal)
  * less what it risks (an infection roll) and spends (a die, a card).
- * EndTurn scores 0: a command worth less is not sent. The search plays
+ * Ending the turn scores 0: a command worth less is not sent. The search plays
  * every player's rest of the round with this policy (its rollouts) and
  * tries the commands it rates best first; it never peeks at the future, so
  * it plays alike in a sampled and in the real game.
@@ -23,7 +23,7 @@
 #include "sopra/game_view.h"
 
 /* The scores of sending legal[0..n) now for player v->me (v: its view,
- * turn_known in its turn) into score[0..n). Leave scores far below
+ * turn_known in its turn) into score[0..n). Leaving scores far below
  * everything. */
 void bot_policy_scores(const struct bot_ids *ids, const struct game_view *v,
                        const struct cmd *legal, size_t n, double *score);
@@ -34,8 +34,9 @@ void bot_policy_scores(const struct bot_ids *ids, const struct game_view *v,
 size_t bot_policy_pick(const struct bot_ids *ids, const struct game_view *v,
                        const struct cmd *legal, size_t n, double noise, uint64_t *rng);
 
-/* Whether a bot never sends c: Leave (a bot stays to the end), and any
- * command beyond the specification's (a test build's example command,
+/* Whether a bot never sends c: a command whose row in the client's words
+ * (client/command_words.h) has no score -- leaving the game (a bot stays to
+ * the end) -- and a command without a row (a test build's example command,
  * which a client's model need not follow). */
 bool bot_never_sends(const struct cmd *c);
 

@@ -116,7 +116,12 @@ static void send(struct table *t, struct seat *s, const struct cmd *c)
 
 static void register_seat(struct table *t, struct seat *s)
 {
-	struct cmd reg = {.type = CMD_REGISTER, .name = s->name};
+	struct cmd reg;
+	if (!client_command_with(CLIENT_REGISTERS, &reg)) {
+		fail(t, "the client knows no command that registers");
+		return;
+	}
+	reg.name = s->name;
 	send(t, s, &reg);
 }
 
@@ -152,8 +157,9 @@ static void play(struct table *t)
 	for (int k = 0; k < t->nseats && !t->broken; k++)
 		register_seat(t, &t->seats[k]);
 	if (!t->broken && game_waiting_for(t->game) == GAME_WAIT_ANY) {
-		struct cmd start = {.type = CMD_START_GAME};
-		send(t, &t->seats[0], &start);
+		struct cmd start;
+		if (client_command_with(CLIENT_STARTS, &start))
+			send(t, &t->seats[0], &start);
 	}
 	while (!t->broken && !game_is_over(t->game)) {
 		struct seat *s = prompted_seat(t);

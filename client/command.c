@@ -3,8 +3,8 @@
  *
  * client_view_of turns the model into the player's view; client_cmds_update
  * builds a game from it and asks the engine for the legal commands. The
- * rows of client_commands[] and the labels below are the client code's only
- * mentions of particular commands.
+ * commands' words are command_words.h's rows; the labels below are the
+ * functions its rows name.
  */
 #include "command.h"
 
@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "command_words.h"
 #include "describe.h"
 #include "sopra/proto.h"
 
@@ -212,8 +213,12 @@ int client_cmds_update(struct client_cmds *cc, const struct model *m, char *err,
 	cc->seat = GAME_NO_PLAYER;
 	snprintf(cc->why_none, sizeof cc->why_none, "no Config yet");
 	if (!m->got_config) {
-		if (m->my_name && m->result == MODEL_RUNNING)
-			game_cmd_list_push(&cc->legal, CMD_REGISTER)->name = m->my_name;
+		struct cmd reg;
+		if (m->my_name && m->result == MODEL_RUNNING &&
+		    client_command_with(CLIENT_REGISTERS, &reg)) {
+			reg.name = m->my_name;
+			*game_cmd_list_push(&cc->legal, reg.type) = reg;
+		}
 		return 0;
 	}
 	if (load_config(cc, m, err, errlen) != 0)
@@ -223,7 +228,7 @@ int client_cmds_update(struct client_cmds *cc, const struct model *m, char *err,
 		return 0; /* nothing to send until the step's events are all in */
 	client_view_of(m, cc->view);
 	/* NULL when the view is no state of a game: between the last selection
-	 * and the first round, or our EndTurn sent and its answer not come */
+	 * and the first round, or the end of our turn sent and its answer not come */
 	cc->game = game_from_view(cc->view, 1);
 	if (!cc->game) {
 		if (!game_view_check(cc->view, cc->why_none, sizeof cc->why_none))
@@ -291,43 +296,54 @@ int client_reconnect_line(const char *secret, char *buf, size_t n)
 
 /* ---- the commands in the client's words ---------------------------------------------- */
 
-static const struct client_command client_commands[CMD_TYPE_COUNT] = {
-        [CMD_REGISTER] = {0, "Register", 0, CLIENT_NO_PROMPT},
-        [CMD_START_GAME] = {'S', "Start", 0, CLIENT_STARTS | CLIENT_NO_PROMPT},
-        [CMD_SELECT_CHARACTERS] = {'p', "Pick", 1, CLIENT_UNORDERED | CLIENT_NO_PROMPT},
-        [CMD_LEAVE] = {'L', "Leave", 0, CLIENT_ENDS_TURN | CLIENT_LEAVES},
-        [CMD_END_TURN] = {'e', "End turn", 0, CLIENT_ENDS_TURN | CLIENT_SILENT},
-        [CMD_MOVE] = {'m', "Move", 2, 0},
-        [CMD_SEARCH] = {'s', "Search", 4, 0},
-        [CMD_ATTACK] = {'a', "Attack", 4, 0},
-        [CMD_BARRICADE] = {'b', "Barricade", 1.5, 0},
-        [CMD_CLEAN_WASTE] = {'w', "Clean waste", 2, 0},
-        [CMD_CONTRIBUTE_CARD] = {'c', "Contribute", 3, 0},
-        [CMD_USE_CARD] = {'u', "Card", 3, 0},
-        [CMD_USE_ABILITY] = {'y', "Ability", 4, 0},
+/* A menu item's label for c (command_words.h's label column). */
+typedef void label_fn(const struct model *m, const struct cmd *c, char *buf, size_t n);
+
+struct words {
+	struct client_command command; /* what client_command tells */
+	enum model_pending pending;    /* what the model awaits once it is sent */
+	label_fn *label;
 };
 
-static const enum cmd_type menu_order[] = {
-        CMD_START_GAME, CMD_SELECT_CHARACTERS, CMD_MOVE,        CMD_SEARCH,
-        CMD_ATTACK,     CMD_BARRICADE,         CMD_CLEAN_WASTE, CMD_CONTRIBUTE_CARD,
-        CMD_USE_CARD,   CMD_USE_ABILITY,       CMD_END_TURN,    CMD_LEAVE,
+/* The label functions the rows name (below). */
+static label_fn label_register, label_start_game, label_select, label_leave, label_end_turn,
+        label_move, label_search, label_attack, label_barricade, label_clean, label_contribute,
+        label_card, label_ability;
+
+static const struct words words[CMD_TYPE_COUNT] = {
+#define WORDS(id, key, menu, weight, flags, pending, label, score) \
+	[CMD_##id] = {{key, menu, weight, flags}, MODEL_PEND_##pending, label},
+        CLIENT_COMMAND_WORDS(WORDS)
+#undef WORDS
+};
+
+/* The command types of the rows, in their order: the menus' order. */
+static const enum cmd_type row_order[] = {
+#define ROW_TYPE(id, ...) CMD_##id,
+        CLIENT_COMMAND_WORDS(ROW_TYPE)
+#undef ROW_TYPE
 };
 
 const struct client_command *client_command(enum cmd_type t)
 {
-	return (unsigned)t < CMD_TYPE_COUNT ? &client_commands[t] : NULL;
+	return (unsigned)t < CMD_TYPE_COUNT ? &words[t].command : NULL;
 }
 
 const enum cmd_type *client_menu_order(int *n)
 {
-	*n = (int)(sizeof menu_order / sizeof menu_order[0]);
-	return menu_order;
+	/* the rows with a key: the first ones (command_words.h) */
+	int keyed = 0;
+	while (keyed < (int)(sizeof row_order / sizeof row_order[0]) &&
+	       words[row_order[keyed]].command.key)
+		keyed++;
+	*n = keyed;
+	return row_order;
 }
 
 bool client_command_with(unsigned flag, struct cmd *out)
 {
 	for (int t = 0; t < CMD_TYPE_COUNT; t++)
-		if (client_commands[t].flags & flag) {
+		if (words[t].command.flags & flag) {
 			memset(out, 0, sizeof *out);
 			out->type = (enum cmd_type)t;
 			return true;
@@ -343,8 +359,9 @@ bool client_same_choice(const struct cmd *a, const struct cmd *b)
 	            a->card == b->card && a->has_target == b->has_target && a->fuel == b->fuel &&
 	            (!a->has_target || a->target == b->target);
 	bool pair = a->character == b->character && a->character2 == b->character2;
-	bool swapped = (client_commands[a->type].flags & CLIENT_UNORDERED) &&
-	               a->character == b->character2 && a->character2 == b->character;
+	const struct client_command *row = client_command(a->type);
+	bool swapped = row && (row->flags & CLIENT_UNORDERED) && a->character == b->character2 &&
+	               a->character2 == b->character;
 	return same && (pair || swapped);
 }
 
@@ -356,27 +373,9 @@ void client_sent(struct model *m, const struct cmd *c)
 		return;
 	}
 	int ch = model_find_char(m, c->character);
-	enum model_pending pend = MODEL_PEND_NONE;
-	switch (c->type) {
-	case CMD_SEARCH:
-		pend = MODEL_PEND_SEARCH;
-		break;
-	case CMD_ATTACK:
-		pend = MODEL_PEND_ATTACK;
-		break;
-	case CMD_BARRICADE:
-		pend = MODEL_PEND_BARRICADE;
-		break;
-	case CMD_CLEAN_WASTE:
-		pend = MODEL_PEND_CLEAN;
-		break;
-	case CMD_USE_ABILITY:
-		if (ch >= 0 && m->chars[ch].ability == MODEL_AB_KILL)
-			pend = MODEL_PEND_KILL;
-		break;
-	default:
-		break;
-	}
+	enum model_pending pend = row ? words[c->type].pending : MODEL_PEND_NONE;
+	if (pend == MODEL_PEND_KILL && (ch < 0 || m->chars[ch].ability != MODEL_AB_KILL))
+		pend = MODEL_PEND_NONE; /* an ability other than the kill: no die awaited */
 	model_set_pending(m, ch >= 0 ? pend : MODEL_PEND_NONE, ch);
 }
 
@@ -445,7 +444,7 @@ static void label_search(const struct model *m, const struct cmd *c, char *buf, 
 	         ch >= 0 ? m->chars[ch].search : 0, l >= 0 ? m->locs[l].deck_left : 0);
 }
 
-/* UseCard: the card, and what it is played on */
+/* Playing a card: the card, and what it is played on */
 static void label_card(const struct model *m, const struct cmd *c, char *buf, size_t n)
 {
 	char card[64];
@@ -495,58 +494,64 @@ static void label_ability(const struct model *m, const struct cmd *c, char *buf,
 	}
 }
 
-void client_cmd_label(const struct model *m, const struct cmd *c, char *buf, size_t n)
+static void label_register(const struct model *m, const struct cmd *c, char *buf, size_t n)
+{
+	(void)m;
+	snprintf(buf, n, "Register as %s", c->name ? c->name : "");
+}
+
+static void label_start_game(const struct model *m, const struct cmd *c, char *buf, size_t n)
+{
+	(void)m, (void)c;
+	snprintf(buf, n, "Start the game now");
+}
+
+static void label_leave(const struct model *m, const struct cmd *c, char *buf, size_t n)
+{
+	(void)m, (void)c;
+	snprintf(buf, n, "Leave the game (your characters die)");
+}
+
+static void label_end_turn(const struct model *m, const struct cmd *c, char *buf, size_t n)
+{
+	(void)m, (void)c;
+	snprintf(buf, n, "End your turn");
+}
+
+static void label_attack(const struct model *m, const struct cmd *c, char *buf, size_t n)
+{
+	label_entrance(m, c, "attacks at", buf, n);
+}
+
+static void label_barricade(const struct model *m, const struct cmd *c, char *buf, size_t n)
+{
+	label_entrance(m, c, "barricades", buf, n);
+}
+
+static void label_clean(const struct model *m, const struct cmd *c, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s cleans waste (pile %d)", char_name_of_id(m, c->character), m->waste);
+}
+
+static void label_contribute(const struct model *m, const struct cmd *c, char *buf, size_t n)
 {
 	char card[64];
 	int k = model_find_card(m, c->card);
-	switch (c->type) {
-	case CMD_REGISTER:
-		snprintf(buf, n, "Register as %s", c->name ? c->name : "");
-		break;
-	case CMD_START_GAME:
-		snprintf(buf, n, "Start the game now");
-		break;
-	case CMD_SELECT_CHARACTERS:
-		label_select(m, c, buf, n);
-		break;
-	case CMD_LEAVE:
-		snprintf(buf, n, "Leave the game (your characters die)");
-		break;
-	case CMD_END_TURN:
-		snprintf(buf, n, "End your turn");
-		break;
-	case CMD_MOVE:
-		label_move(m, c, buf, n);
-		break;
-	case CMD_SEARCH:
-		label_search(m, c, buf, n);
-		break;
-	case CMD_ATTACK:
-		label_entrance(m, c, "attacks at", buf, n);
-		break;
-	case CMD_BARRICADE:
-		label_entrance(m, c, "barricades", buf, n);
-		break;
-	case CMD_CLEAN_WASTE:
-		snprintf(buf, n, "%s cleans waste (pile %d)", char_name_of_id(m, c->character),
-		         m->waste);
-		break;
-	case CMD_CONTRIBUTE_CARD:
-		if (k >= 0)
-			model_card_label(m, k, card, sizeof card);
-		else
-			snprintf(card, sizeof card, "card %d", c->card);
-		snprintf(buf, n, "%s", card);
-		break;
-	case CMD_USE_CARD:
-		label_card(m, c, buf, n);
-		break;
-	case CMD_USE_ABILITY:
-		label_ability(m, c, buf, n);
-		break;
-	default: /* a command without words here: its wire form */
-		if (client_cmd_line(c, m->revised, buf, n) > 0)
-			buf[strcspn(buf, "\n")] = '\0';
-		break;
+	if (k >= 0)
+		model_card_label(m, k, card, sizeof card);
+	else
+		snprintf(card, sizeof card, "card %d", c->card);
+	snprintf(buf, n, "%s", card);
+}
+
+void client_cmd_label(const struct model *m, const struct cmd *c, char *buf, size_t n)
+{
+	const struct client_command *row = client_command(c->type);
+	if (row && words[c->type].label) {
+		words[c->type].label(m, c, buf, n);
+		return;
 	}
+	/* a command without words: its wire form */
+	if (client_cmd_line(c, m->revised, buf, n) > 0)
+		buf[strcspn(buf, "\n")] = '\0';
 }

@@ -9,10 +9,12 @@
  * that one legal-move generator; nothing here re-implements a rule. A
  * command's wire line is proto_encode_cmd's.
  *
- * This file is also the one place in the client code that names commands:
- * each command's words (its menu key and name, an item's label), how it
- * weighs in random play, and what sending it tells the model. A new
- * command is one row of client_commands[] in command.c (plus its label).
+ * Each command's words -- its menu key and name, an item's label, how it
+ * weighs in random play, its roles, what sending it tells the model, and
+ * the bots' rule of thumb for it -- are its row in command_words.h, the
+ * one place in the client code and the bots that names commands. A new
+ * command is one row there (plus its label function here and its score
+ * function in bots/bot_policy.c).
  */
 #ifndef SOPRA_CLIENT_COMMAND_H
 #define SOPRA_CLIENT_COMMAND_H
@@ -87,6 +89,7 @@ void client_sent(struct model *m, const struct cmd *c);
 #define CLIENT_UNORDERED 0x8u  /* character and character2 in either order: one choice */
 #define CLIENT_NO_PROMPT 0x10u /* answered without a new ActNow: registration, selection */
 #define CLIENT_STARTS    0x20u /* it starts the game before it is full */
+#define CLIENT_REGISTERS 0x40u /* it registers the player (with its name) */
 
 struct client_command {
 	char key;         /* its menu's key; 0: no menu */
