@@ -265,24 +265,6 @@ static void expect_deliveries(FILE *out, const struct scn_state *s, int nclients
 	}
 }
 
-/* JSON string for a raw `>>` line: escapes as JSON needs, then doubled
- * backslashes for the scenario's own escapes. */
-static void put_raw_json_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"')
-			fputs("\\\\\"", out);
-		else if (*p == '\\')
-			fputs("\\\\\\\\", out);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(out, "\\\\u%04x", *p);
-		else
-			fputc(*p, out);
-	}
-	fputc('"', out);
-}
-
 /* Whether a `>` step leaves p out of c: an optional bool that is false
  * (positional, it is the last word, and absent means false). */
 static bool step_omits(const struct cmd *c, const struct proto_param *p)
@@ -290,21 +272,15 @@ static bool step_omits(const struct cmd *c, const struct proto_param *p)
 	return p->type == PROTO_BOOL && (p->flags & PROTO_OPTIONAL) && !proto_param_get(c, p);
 }
 
-/* One parameter's value: JSON in a raw `>>` line, else a token (with the
- * blank before it). */
-static void put_param(FILE *out, const struct cmd *c, const struct proto_param *p, bool json)
+/* One parameter's value as a `>` step's token, with the blank before it. */
+static void put_param(FILE *out, const struct cmd *c, const struct proto_param *p)
 {
 	if (p->type == PROTO_STRING) {
-		const char *name = c->name ? c->name : "";
-		if (json)
-			put_raw_json_string(out, name);
-		else
-			scn_put_token(out, name);
+		scn_put_token(out, c->name ? c->name : "");
 		return;
 	}
 	int v = proto_param_get(c, p);
-	if (!json)
-		fputc(' ', out);
+	fputc(' ', out);
 	if (p->type == PROTO_BOOL)
 		fputs(v ? "true" : "false", out);
 	else
@@ -320,26 +296,50 @@ static bool step_text(const char *s)
 	return true;
 }
 
-/* The command as a `>` step with its parameters in protocol order (proto's
- * table), or as a raw `>>` line of JSON when its name cannot be a token. */
-static void send_command(FILE *out, int comm, const struct cmd *c)
+/* Raw bytes for a `>>` step: \n \r \t \0 \\ \xHH escaped. */
+static void put_raw(FILE *out, const char *s, size_t n)
 {
-	bool raw = c->name && !step_text(c->name);
-	if (raw)
-		fprintf(out, "%d >> {\"command\":\"%s\"", comm, cmd_name(c->type));
-	else
-		fprintf(out, "%d > %s", comm, cmd_name(c->type));
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '\\')
+			fputs("\\\\", out);
+		else if (c == '\n')
+			fputs("\\n", out);
+		else if (c == '\r')
+			fputs("\\r", out);
+		else if (c == '\t')
+			fputs("\\t", out);
+		else if (c == 0)
+			fputs("\\0", out);
+		else if (c < 0x20 || c >= 0x7f)
+			fprintf(out, "\\x%02x", c);
+		else
+			fputc(c, out);
+	}
+}
+
+/* The command as a `>` step with its parameters in protocol order (proto's
+ * table), or as a raw `>>` line, proto_encode_cmd's, when its name cannot
+ * be a token. */
+static void send_command(FILE *out, int comm, const struct cmd *c, enum game_rules rules)
+{
+	if (c->name && !step_text(c->name)) {
+		struct proto_buf line;
+		proto_buf_init(&line);
+		proto_encode_cmd(c, rules, &line);
+		fprintf(out, "%d >> ", comm);
+		put_raw(out, line.data, line.len);
+		fputc('\n', out);
+		proto_buf_free(&line);
+		return;
+	}
+	fprintf(out, "%d > %s", comm, cmd_name(c->type));
 	size_t n;
 	const struct proto_param *params = proto_cmd_params(c->type, &n);
-	for (size_t i = 0; i < n; i++) {
-		const struct proto_param *p = &params[i];
-		if (!proto_param_carried(c, p) || (!raw && step_omits(c, p)))
-			continue;
-		if (raw)
-			fprintf(out, ",\"%s\":", p->key);
-		put_param(out, c, p, raw);
-	}
-	fputs(raw ? "}\\n\n" : "\n", out);
+	for (size_t i = 0; i < n; i++)
+		if (proto_param_carried(c, &params[i]) && !step_omits(c, &params[i]))
+			put_param(out, c, &params[i]);
+	fputc('\n', out);
 }
 
 /* Whether line decodes to exactly the error message msg. */
@@ -353,20 +353,82 @@ static bool gives_error(const char *line, size_t len, enum game_rules rules, con
 	return ok;
 }
 
+/* The command type named by the first n bytes of s, or -1. */
+static int cmd_type_named(const char *s, size_t n)
+{
+	for (int t = 0; t < CMD_TYPE_COUNT; t++) {
+		const char *name = cmd_name((enum cmd_type)t);
+		if (strlen(name) == n && memcmp(name, s, n) == 0)
+			return t;
+	}
+	return -1;
+}
+
+/* Appends ,"key":value for parameter p to buf (of size n, holding *len
+ * bytes): `value`, or a valid one of p's type when NULL. */
+static void put_member(char *buf, size_t n, size_t *len, const struct proto_param *p,
+                       const char *value)
+{
+	if (!value)
+		value = p->type == PROTO_STRING ? "\"x\"" : p->type == PROTO_BOOL ? "false" : "0";
+	if (*len < n)
+		*len += (size_t)snprintf(buf + *len, n - *len, ",\"%s\":%s", p->key, value);
+}
+
+/* Into buf: a line of command `type` with every parameter of its row
+ * (proto's table) valid but parameter `broken`, which has `value` (is
+ * missing when value is NULL), and parameter `skip` (>= 0), which is left
+ * out. */
+static void param_line(char *buf, size_t n, enum cmd_type type, size_t broken, const char *value,
+                       long skip)
+{
+	size_t np;
+	const struct proto_param *ps = proto_cmd_params(type, &np);
+	size_t len = (size_t)snprintf(buf, n, "{\"command\":\"%s\"", cmd_name(type));
+	for (size_t i = 0; i < np; i++) {
+		if ((long)i == skip || (i == broken && !value))
+			continue;
+		put_member(buf, n, &len, &ps[i], i == broken ? value : NULL);
+	}
+	if (len < n)
+		snprintf(buf + len, n - len, "}");
+}
+
+/* A line for the decoder's messages about one command's parameters:
+ * "Cmd.param: reason" (the others valid, this one broken or missing) and
+ * "Cmd: A and B must be given together" (one of a pair left out), or NULL. */
+static char *line_for_param_error(const char *msg, enum game_rules rules)
+{
+	const char *colon = strstr(msg, ": ");
+	const char *dot = memchr(msg, '.', colon ? (size_t)(colon - msg) : 0);
+	int type = colon ? cmd_type_named(msg, (size_t)((dot ? dot : colon) - msg)) : -1;
+	if (type < 0)
+		return NULL;
+	static const char *const broken[] = {"\"x\"", "0.5", "1e10", "true", "null", "1"};
+	size_t np;
+	proto_cmd_params((enum cmd_type)type, &np);
+	char buf[512];
+	for (size_t i = 0; i < np; i++) {
+		for (size_t b = 0; b <= sizeof broken / sizeof broken[0]; b++) {
+			const char *value = b < sizeof broken / sizeof broken[0] ? broken[b] : NULL;
+			param_line(buf, sizeof buf, (enum cmd_type)type, i, value, -1);
+			if (gives_error(buf, strlen(buf), rules, msg))
+				return xstrdup(buf);
+		}
+		param_line(buf, sizeof buf, (enum cmd_type)type, np, NULL, (long)i);
+		if (gives_error(buf, strlen(buf), rules, msg))
+			return xstrdup(buf);
+	}
+	return NULL;
+}
+
 /* A line that draws the same CommandFailed message as the recorded bad
  * line (the journal keeps the message, not the line), or NULL. */
 static char *line_for_error(const char *msg, enum game_rules rules)
 {
 	static const char *const fixed[] = {
-	        "[]",
-	        "{}",
-	        "{\"command\":1}",
-	        "{\"command\":\"x\",\"command\":\"x\"}",
-	        "\xff",
-	        "{\"command\":\"StartGame\"}x",
-	        "{\"command\":\"UseCard\",\"cardId\":1,\"characterId\":1}",
-	        "{",
-	        "\"x\"",
+	        "[]",   "{}", "{\"command\":1}", "{\"command\":\"x\",\"command\":\"x\"}",
+	        "\xff", "{",  "\"x\"",
 	};
 	for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
 		if (gives_error(fixed[i], strlen(fixed[i]), rules, msg))
@@ -414,58 +476,8 @@ static char *line_for_error(const char *msg, enum game_rules rules)
 				return xstrdup(buf);
 		}
 	}
-	/* Cmd.param: reason -- the other parameters valid, this one broken */
-	const char *dot = strchr(msg, '.');
-	const char *colon = strstr(msg, ": ");
-	if (dot && colon && dot < colon && colon - msg < 64) {
-		char cmd[64], param[64];
-		snprintf(cmd, sizeof cmd, "%.*s", (int)(dot - msg), msg);
-		snprintf(param, sizeof param, "%.*s", (int)(colon - dot - 1), dot + 1);
-		static const char *const params[] = {"playerName",  "characterId0", "characterId1",
-		                                     "characterId", "locationId",   "entrance",
-		                                     "cardId",      "target",       "fuel"};
-		static const char *const broken[] = {"\"x\"", "0.5", "1e10", "true", "null", "1"};
-		for (size_t b = 0; b <= sizeof broken / sizeof broken[0]; b++) {
-			size_t n = (size_t)snprintf(buf, sizeof buf, "{\"command\":\"%s\"", cmd);
-			for (size_t p = 0; p < sizeof params / sizeof params[0]; p++) {
-				bool it = strcmp(params[p], param) == 0;
-				if (it && b == sizeof broken / sizeof broken[0])
-					continue; /* "missing" */
-				const char *v = it       ? broken[b]
-				                : p == 0 ? "\"x\""
-				                : p == 8 ? "false"
-				                         : "0";
-				n += (size_t)snprintf(buf + n, sizeof buf - n, ",\"%s\":%s",
-				                      params[p], v);
-			}
-			snprintf(buf + n, sizeof buf - n, "}");
-			if (gives_error(buf, strlen(buf), rules, msg))
-				return xstrdup(buf);
-		}
-	}
-	return NULL;
-}
-
-/* Raw bytes for a `>>` step: \n \r \t \0 \\ \xHH escaped. */
-static void put_raw(FILE *out, const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c == '\\')
-			fputs("\\\\", out);
-		else if (c == '\n')
-			fputs("\\n", out);
-		else if (c == '\r')
-			fputs("\\r", out);
-		else if (c == '\t')
-			fputs("\\t", out);
-		else if (c == 0)
-			fputs("\\0", out);
-		else if (c < 0x20 || c >= 0x7f)
-			fprintf(out, "\\x%02x", c);
-		else
-			fputc(c, out);
-	}
+	/* Cmd.param: reason, Cmd: A and B must be given together */
+	return line_for_param_error(msg, rules);
 }
 
 static void send_bad_line(FILE *out, const struct journal_record *rec, enum game_rules rules,
@@ -561,7 +573,7 @@ static int write_scenario(const struct opts *o, const struct journal_file *jf)
 		switch (rec->kind) {
 		case JOURNAL_COMMAND:
 			fputc('\n', out);
-			send_command(out, rec->comm_id, &rec->cmd);
+			send_command(out, rec->comm_id, &rec->cmd, jf->rules);
 			break;
 		case JOURNAL_BAD:
 			fputc('\n', out);
