@@ -454,7 +454,7 @@ typedef double policy_fn(const struct scene *sc, const struct cmd *c);
 /* Each command's score function: its row's score column. NULL (leaving the
  * game, a command without a row): never sent. */
 static policy_fn *const policy_of[CMD_TYPE_COUNT] = {
-#define POLICY_OF(id, key, menu, weight, flags, pending, label, score) [CMD_##id] = score,
+#define POLICY_OF(id, key, menu, weight, flags, pending, label, score) [CMD_##id] = (score),
         CLIENT_COMMAND_WORDS(POLICY_OF)
 #undef POLICY_OF
 };
