@@ -26,7 +26,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/queue.h>
 #include <sys/wait.h>
@@ -843,18 +842,6 @@ static struct evhttp_bound_socket *http_listen(struct http *h, const char *bind,
 	return bs;
 }
 
-/* The port fd is bound to. */
-static int sock_port(evutil_socket_t fd)
-{
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof ss;
-	if (getsockname(fd, (struct sockaddr *)&ss, &len) != 0)
-		return -1;
-	if (ss.ss_family == AF_INET6)
-		return ntohs(((struct sockaddr_in6 *)(void *)&ss)->sin6_port);
-	return ntohs(((struct sockaddr_in *)(void *)&ss)->sin_port);
-}
-
 struct http *http_new(struct server *srv, const struct config *cfg, const struct http_opts *opts,
                       FILE *log)
 {
@@ -893,7 +880,7 @@ struct http *http_new(struct server *srv, const struct config *cfg, const struct
 		         strerror(errno ? errno : EADDRINUSE));
 		goto fail;
 	}
-	h->port = sock_port(evhttp_bound_socket_get_fd(bs));
+	h->port = net_bound_port(evhttp_bound_socket_get_fd(bs));
 	h->listener = evhttp_bound_socket_get_listener(bs);
 	h->accept_retry = evtimer_new(h->base, accept_retry_cb, h);
 	if (!h->accept_retry)

@@ -305,8 +305,7 @@ static evutil_socket_t listen_socket(const struct sockaddr *sa, socklen_t len, b
 	return fd;
 }
 
-/* The port fd is bound to. */
-static int bound_port(evutil_socket_t fd)
+int net_bound_port(int fd)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof ss;
@@ -372,7 +371,7 @@ int net_listen(struct server *s, const char *addr, int port, bool watch, char *w
 			err = errno;
 			continue;
 		}
-		port = bound_port(fd);
+		port = net_bound_port(fd);
 		char host[INET6_ADDRSTRLEN + 16];
 		format_addr(ai->ai_addr, port, host, sizeof host);
 		if (!add_listener(s, fd, watch))
@@ -387,7 +386,7 @@ int net_listen(struct server *s, const char *addr, int port, bool watch, char *w
 		                          .sin_port = htons((unsigned short)port)};
 		sin.sin_addr.s_addr = htonl(INADDR_ANY);
 		evutil_socket_t fd = listen_socket((struct sockaddr *)&sin, sizeof sin, false);
-		int p = fd >= 0 ? bound_port(fd) : -1;
+		int p = fd >= 0 ? net_bound_port(fd) : -1;
 		if (fd >= 0 && add_listener(s, fd, watch)) {
 			port = p;
 			snprintf(where, where_len, "0.0.0.0:%d", port);

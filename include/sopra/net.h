@@ -112,6 +112,10 @@ struct event_base *server_base(const struct server *srv);
 /* The port the players' listener got (the one --port 0 picked). */
 int server_port(const struct server *srv);
 
+/* The port the listening socket fd is bound to (IPv4 or IPv6), or -1 if
+ * getsockname fails: what a listener opened on port 0 got. */
+int net_bound_port(int fd);
+
 /*
  * A connection made inside the process (the HTTP port, http.h): take fd,
  * one end of a connected socketpair, as if it had been accepted -- on the
