@@ -240,12 +240,19 @@ static void stream_free(struct stream *st)
 	free(st);
 }
 
-/* The browser is gone (evhttp closes the connection and frees the
- * request): forget the stream and close its connection to the server. */
+/* The browser's connection closes: forget the stream and close its
+ * connection to the server. A response that had not ended is ours to free
+ * if evhttp let go of it (the browser went away or timed out mid-stream:
+ * evhttp detaches such a request from the connection and leaves it to its
+ * user); one still attached (the server shuts down, or cut the browser off)
+ * is freed with the connection. */
 static void stream_browser_gone(struct evhttp_connection *evcon, void *arg)
 {
 	(void)evcon;
 	struct stream *st = arg;
+	if (st->req && !evhttp_request_get_connection(st->req))
+		evhttp_request_free(st->req);
+	st->req = NULL;
 	stream_unlink(st);
 	stream_free(st);
 }
