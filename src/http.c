@@ -873,6 +873,10 @@ struct http *http_new(struct server *srv, const struct config *cfg, const struct
 		goto fail;
 	}
 	evhttp_set_max_body_size(h->evh, HTTP_MAX_BODY);
+	/* a body over the limit is read and thrown away before the 413 and
+	 * the close: closing with bytes unread would reset the connection,
+	 * and the client could lose the answer (a lingering close) */
+	evhttp_set_flags(h->evh, EVHTTP_SERVER_LINGERING_CLOSE);
 	evhttp_set_max_headers_size(h->evh, HTTP_MAX_HEADERS);
 	evhttp_set_timeout(h->evh,
 	                   h->timeout_sec < HTTP_REQUEST_SEC ? h->timeout_sec : HTTP_REQUEST_SEC);
