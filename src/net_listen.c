@@ -334,8 +334,9 @@ static bool add_listener(struct server *s, evutil_socket_t fd, bool watch)
 }
 
 /* The addresses to listen on: addr (a name or numeric address) or, when
- * NULL, the IPv6 and IPv4 wildcards (the IPv6 one dual-stack, tried first). */
-static struct addrinfo *listen_addresses(const char *addr, int port)
+ * NULL, the IPv6 and IPv4 wildcards (the IPv6 one dual-stack, tried first).
+ * NULL with *gai_err (getaddrinfo's code) when addr does not resolve. */
+static struct addrinfo *listen_addresses(const char *addr, int port, int *gai_err)
 {
 	char service[16];
 	snprintf(service, sizeof service, "%d", port);
@@ -343,9 +344,8 @@ static struct addrinfo *listen_addresses(const char *addr, int port)
 	                         .ai_flags = AI_PASSIVE | AI_NUMERICSERV,
 	                         .ai_family = addr ? AF_UNSPEC : AF_INET6};
 	struct addrinfo *res = NULL;
-	if (getaddrinfo(addr, service, &hints, &res) != 0)
-		return NULL;
-	return res;
+	*gai_err = getaddrinfo(addr, service, &hints, &res);
+	return *gai_err == 0 ? res : NULL;
 }
 
 /*
@@ -358,9 +358,15 @@ static struct addrinfo *listen_addresses(const char *addr, int port)
 int net_listen(struct server *s, const char *addr, int port, bool watch, char *where,
                size_t where_len)
 {
-	struct addrinfo *res = listen_addresses(addr, port);
+	int gai_err = 0;
+	struct addrinfo *res = listen_addresses(addr, port, &gai_err);
 	int first = s->nlisteners, err = 0;
 	where[0] = '\0';
+	if (addr && !res) {
+		net_log(s, "cannot listen on %s: the name does not resolve (%s)", addr,
+		        gai_strerror(gai_err));
+		return -1;
+	}
 	for (struct addrinfo *ai = res; ai && s->nlisteners < first + NET_MAX_LISTENERS;
 	     ai = ai->ai_next) {
 		if (s->nlisteners > first) /* later ones take the port the first got */
