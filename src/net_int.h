@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -84,6 +85,24 @@ struct listener {
 	bool watch;
 };
 
+/* Where a connection comes from, for the per-address limits: its IPv4
+ * address (also one mapped into IPv6), or the /64 prefix of its IPv6
+ * address (a host usually has a whole /64). A connection adopted without
+ * an address (server_adopt of a socketpair) is an origin of its own: own
+ * set, prefix a number no other connection has. */
+struct net_origin {
+	uint64_t prefix;
+	bool v6;
+	bool own;
+};
+
+/* At most this many strangers (connections that have not registered) per
+ * origin: a new one from an origin at the limit replaces that origin's
+ * idlest stranger. When the stranger list (--max-strangers) is full, the
+ * origin with the most strangers gives up its idlest one. A flood from one
+ * address can so never crowd out a client from another. */
+#define NET_STRANGERS_PER_ORIGIN 8
+
 struct conn {
 	struct server *srv;
 	evutil_socket_t fd;   /* owned */
@@ -107,6 +126,7 @@ struct conn {
 	bool dirty;          /* in srv->dirty: output queued, not yet flushed */
 	int linger_polls;
 	char peer[64];
+	struct net_origin origin; /* its address, for the per-address limits */
 	struct conn *prev, *next; /* in srv->conns, or srv->dead once CLOSED */
 	struct conn *dirty_next;
 };
@@ -141,6 +161,7 @@ struct server {
 	struct conn *prompted; /* got an ActNow since the last flush: flushed first */
 	int nconns;            /* length of conns */
 	int nstrangers;        /* OPEN connections that have not registered */
+	uint64_t own_origins;  /* the origins given to adopted connections so far */
 	int nwatchers;         /* OPEN watch connections */
 	int max_watchers;
 	bool keep_history; /* a watch port is open: lines to all are kept */

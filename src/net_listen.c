@@ -5,9 +5,11 @@
  * Players (and strangers, the connections that have not registered yet)
  * come in on the game's port, read-only watchers on the watch port; a
  * connection made inside the process (server_adopt: the HTTP port's
- * streams) is admitted as if it had been accepted on one of them. A full
- * stranger list makes room by dropping its idlest member; a full watcher
- * list refuses the newcomer. When no descriptor is left, a spare one is
+ * streams) is admitted as if it had been accepted on one of them. An
+ * address (an IPv6 /64) holds at most NET_STRANGERS_PER_ORIGIN strangers;
+ * a full stranger list makes room by dropping the idlest stranger of the
+ * address with the most; a full watcher list refuses the newcomer. When
+ * no descriptor is left, a spare one is
  * given up to accept the waiting connection and make room. A burst of
  * connects is taken NET_ACCEPTS_PER_EVENT at a time, so that the
  * connections the server has are read in between.
@@ -96,41 +98,100 @@ static void watcher_catch_up(struct conn *c)
 		net_conn_mark_dirty(c);
 }
 
-/* The stranger that has gone longest without a complete line, or NULL. */
-static struct conn *oldest_idle_stranger(const struct server *s)
+/* The origin of address sa (net_origin). */
+static struct net_origin origin_of(const struct sockaddr *sa)
+{
+	struct net_origin o = {0};
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)(const void *)sa;
+		o.prefix = ntohl(in->sin_addr.s_addr);
+	} else if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)(const void *)sa;
+		const uint8_t *b = in6->sin6_addr.s6_addr;
+		if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) {
+			o.prefix = (uint64_t)b[12] << 24 | (uint64_t)b[13] << 16 |
+			           (uint64_t)b[14] << 8 | b[15];
+		} else {
+			o.v6 = true;
+			for (int i = 0; i < 8; i++)
+				o.prefix = o.prefix << 8 | b[i];
+		}
+	}
+	return o;
+}
+
+static bool same_origin(const struct net_origin *a, const struct net_origin *b)
+{
+	return a->prefix == b->prefix && a->v6 == b->v6 && a->own == b->own;
+}
+
+/* OPEN strangers from origin o. */
+static int strangers_from(const struct server *s, const struct net_origin *o)
+{
+	int n = 0;
+	for (const struct conn *c = s->conns; c; c = c->next)
+		n += c->state == CONN_OPEN && !c->registered && !c->watcher &&
+		     same_origin(&c->origin, o);
+	return n;
+}
+
+/* The stranger to drop for a newcomer: from origin o when o is given (it
+ * is at its limit), else from the origin with the most strangers; of
+ * those, the one that has gone longest without a complete line. NULL if
+ * there is no stranger. */
+static struct conn *stranger_to_evict(const struct server *s, const struct net_origin *o)
 {
 	struct conn *best = NULL;
-	for (struct conn *c = s->conns; c; c = c->next)
-		if (c->state == CONN_OPEN && !c->registered &&
-		    (!best || c->line_ms < best->line_ms))
+	int best_n = 0;
+	for (struct conn *c = s->conns; c; c = c->next) {
+		if (c->state != CONN_OPEN || c->registered || c->watcher)
+			continue;
+		if (o && !same_origin(&c->origin, o))
+			continue;
+		int n = o ? 0 : strangers_from(s, &c->origin);
+		if (!best || n > best_n || (n == best_n && c->line_ms < best->line_ms)) {
 			best = c;
+			best_n = n;
+		}
+	}
 	return best;
 }
 
-/* Drop the stranger that has waited longest, to make room for a new
- * connection; false if there is none. */
-static bool evict_idle_stranger(struct server *s, const char *why)
+/* Drop a stranger (stranger_to_evict) to make room for a new connection;
+ * false if there is none. */
+static bool evict_stranger(struct server *s, const struct net_origin *o, const char *why)
 {
-	struct conn *c = oldest_idle_stranger(s);
+	struct conn *c = stranger_to_evict(s, o);
 	if (!c)
 		return false;
 	net_conn_lost(c, why);
 	return true;
 }
 
+/* Room for a new stranger from origin o: its origin's limit first
+ * (NET_STRANGERS_PER_ORIGIN), then the stranger list's. */
+static void make_room_for_stranger(struct server *s, const struct net_origin *o)
+{
+	if (strangers_from(s, o) >= NET_STRANGERS_PER_ORIGIN)
+		evict_stranger(s, o, "evicted: too many strangers from its address");
+	else if (s->nstrangers >= s->max_strangers)
+		evict_stranger(s, NULL, "evicted: stranger limit reached");
+}
+
 /* Set up accepted socket fd as a new OPEN connection (it owns fd from now
- * on); peer names it in the log. A full stranger list makes room by
- * dropping its idlest member; a full watcher list refuses the newcomer.
- * Returns the new commId, or 0 when refused. */
-static int admit_peer(struct server *s, evutil_socket_t fd, const char *peer, bool watch)
+ * on); peer names it in the log, origin is where it comes from. A full
+ * stranger list makes room (make_room_for_stranger); a full watcher list
+ * refuses the newcomer. Returns the new commId, or 0 when refused. */
+static int admit_peer(struct server *s, evutil_socket_t fd, const char *peer,
+                      const struct net_origin *origin, bool watch)
 {
 	if (watch && s->nwatchers >= s->max_watchers) {
 		net_log(s, "refused a watcher: %d watch already", s->nwatchers);
 		evutil_closesocket(fd);
 		return 0;
 	}
-	if (!watch && s->nstrangers >= s->max_strangers)
-		evict_idle_stranger(s, "evicted: stranger limit reached");
+	if (!watch)
+		make_room_for_stranger(s, origin);
 	int one = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 	struct conn *c = net_conn_open(s, fd, watch);
@@ -138,6 +199,7 @@ static int admit_peer(struct server *s, evutil_socket_t fd, const char *peer, bo
 		net_log(s, "cannot set up a new connection: out of resources");
 		return 0;
 	}
+	c->origin = *origin;
 	snprintf(c->peer, sizeof c->peer, "%s", peer);
 	net_log(s, "conn %d: open (%s%s)", c->id, c->peer, watch ? ", watching" : "");
 	net_sweep_arm(s); /* a stranger's idle limit runs from now */
@@ -153,7 +215,8 @@ static void admit(struct server *s, evutil_socket_t fd, const struct sockaddr *s
 {
 	char peer[64];
 	format_peer(sa, peer, sizeof peer);
-	admit_peer(s, fd, peer, watch);
+	struct net_origin origin = origin_of(sa);
+	admit_peer(s, fd, peer, &origin, watch);
 }
 
 int server_adopt(struct server *s, int fd, bool watch, const char *peer)
@@ -165,7 +228,9 @@ int server_adopt(struct server *s, int fd, bool watch, const char *peer)
 	}
 	evutil_make_socket_nonblocking(fd);
 	evutil_make_socket_closeonexec(fd);
-	int id = admit_peer(s, fd, peer, watch);
+	/* a socketpair has no address: it is an origin of its own */
+	struct net_origin origin = {.own = true, .prefix = ++s->own_origins};
+	int id = admit_peer(s, fd, peer, &origin, watch);
 	net_flush_dirty(s);
 	return id;
 }
@@ -238,7 +303,7 @@ static bool accept_with_reserve(struct server *s, const struct listener *L)
 	}
 	evutil_make_socket_nonblocking(fd);
 	evutil_make_socket_closeonexec(fd);
-	if (evict_idle_stranger(s, "evicted: no descriptors left for a new connection")) {
+	if (evict_stranger(s, NULL, "evicted: no descriptors left for a new connection")) {
 		admit(s, fd, (struct sockaddr *)&ss, L->watch);
 	} else {
 		net_log(s, "refused a connection: no descriptors left and no stranger to evict");

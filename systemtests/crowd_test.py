@@ -21,6 +21,9 @@ the machine is shared), next to the same player's idle numbers.
                     SIGQUIT stops with exit 0
   stranger_no_restart  a stranger's failing commands do not restart the
                     --timeout after registration: the silent player leaves
+  address_flood     a connect flood from 127.0.0.2 while a client from
+                    127.0.0.3 sends its first line 100 ms after connecting:
+                    answered every time, then registers
 
 Usage: crowd_test.py --server PATH --config PATH [--only NAME] [--verbose]
 Ends with "N passed, M failed".
@@ -506,9 +509,86 @@ def case_stranger_no_restart(args):
         srv.close()
 
 
+def connect_from(host, port):
+    """A socket connected to 127.0.0.1:port from the source address host."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.bind((host, 0))
+    s.connect(("127.0.0.1", port))
+    return s
+
+
+class ConnectFlood:
+    """Connects from `host` as fast as it can in a thread and never sends;
+    keeps at most `keep` sockets open (the oldest closed first)."""
+
+    def __init__(self, host, port, keep=300):
+        import threading
+        self.host, self.port, self.keep = host, port, keep
+        self.connects = 0
+        self.stop = False
+        self.t = threading.Thread(target=self._run, daemon=True)
+        self.t.start()
+
+    def _run(self):
+        socks = []
+        while not self.stop:
+            try:
+                socks.append(connect_from(self.host, self.port))
+                self.connects += 1
+            except OSError:
+                time.sleep(0.001)
+            if len(socks) > self.keep:
+                socks.pop(0).close()
+        for x in socks:
+            x.close()
+
+    def close(self):
+        self.stop = True
+        self.t.join(10)
+
+
+def case_address_flood(args):
+    """A connect flood from 127.0.0.2 (never a byte; --max-strangers 16, so
+    that even a Python flood renews the whole stranger list within 100 ms)
+    cannot keep a client from 127.0.0.3 out: it answers a line sent 100 ms
+    after connecting every time, and registers."""
+    srv = Server(args, args.config, extra=("--max-strangers", "16"))
+    try:
+        a = Client(srv.port)
+        register(a, "A")
+        idle = rtt_register(a)
+        floods = [ConnectFlood("127.0.0.2", srv.port) for _ in range(2)]
+        time.sleep(0.5)
+        got = 0
+        for i in range(8):
+            c = Client.__new__(Client)
+            c.s, c.buf, c.eof = connect_from("127.0.0.3", srv.port), b"", False
+            time.sleep(0.1)
+            c.send("not json")
+            ev = c.event()
+            got += ev is not None and ev["event"] == "CommandFailed"
+            c.close()
+        busy = rtt_register(a)
+        b = Client.__new__(Client)
+        b.s, b.buf, b.eof = connect_from("127.0.0.3", srv.port), b"", False
+        time.sleep(0.1)
+        register(b, "B")
+        connects = sum(f.connects for f in floods)
+        for f in floods:
+            f.close()
+        print("    address_flood: %d connects from 127.0.0.2; 127.0.0.3 answered %d of 8 "
+              "times, then registered" % (connects, got))
+        report("address_flood", idle, busy)
+        check(got == 8, "127.0.0.3 was answered %d of 8 times" % got)
+        check(connects > 200, "the flood made only %d connects" % connects)
+    finally:
+        srv.close()
+
+
 CASES = [("strangers_flood", case_strangers_flood), ("half_lines", case_half_lines),
          ("free_seat", case_free_seat), ("big_names", case_big_names),
-         ("signals", case_signals), ("stranger_no_restart", case_stranger_no_restart)]
+         ("signals", case_signals), ("stranger_no_restart", case_stranger_no_restart),
+         ("address_flood", case_address_flood)]
 
 
 def main():
