@@ -307,6 +307,8 @@ struct agones *agones_new(struct event_base *base, FILE *log)
 	struct timeval tv = ms_tv(AGONES_REQUEST_TIMEOUT_MS);
 	evhttp_connection_set_timeout_tv(a->conn, &tv);
 	evhttp_connection_set_retries(a->conn, 0); /* the backoff here does it */
+	evhttp_connection_set_max_headers_size(a->conn, AGONES_MAX_HEADERS_BYTES);
+	evhttp_connection_set_max_body_size(a->conn, AGONES_MAX_BODY_BYTES);
 	agones_log(a, "SDK at 127.0.0.1:%d", a->port);
 	return a;
 }

@@ -550,8 +550,85 @@ def case_resume(args):
         shutil.rmtree(jdir, ignore_errors=True)
 
 
+class EndlessSidecar:
+    """127.0.0.1:<random>: answers every request with 200 and a body that
+    never ends (no Content-Length: it would end with the connection), as
+    fast as the client reads it. sent: the body bytes written so far."""
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.port = self.sock.getsockname()[1]
+        self.sent = 0
+        self.closed = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while not self.closed:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(c,), daemon=True).start()
+
+    def _serve(self, c):
+        chunk = b"[" + b"0," * 32768
+        try:
+            head = b""
+            while b"\r\n\r\n" not in head:
+                got = c.recv(4096)
+                if not got:
+                    return
+                head += got
+            c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                      b"Connection: close\r\n\r\n")
+            while not self.closed:
+                c.sendall(chunk)
+                self.sent += len(chunk)
+        except OSError:
+            pass
+        finally:
+            c.close()
+
+    def close(self):
+        self.closed = True
+        self.sock.close()
+
+
+def rss_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return -1
+
+
+def case_endless_body(args):
+    """A sidecar whose answer never ends: the server reads at most
+    AGONES_MAX_BODY_BYTES of it, fails the request and retries; its memory
+    stays where it was."""
+    side = EndlessSidecar()
+    srv = Server(args, side.port)
+    try:
+        time.sleep(0.5)
+        before = rss_kib(srv.p.pid)
+        time.sleep(3)
+        after = rss_kib(srv.p.pid)
+        log("endless body: %d bytes offered; RSS %d -> %d KiB" % (side.sent, before, after))
+        check(after - before < 8 * 1024,
+              "RSS grew from %d to %d KiB reading an endless body" % (before, after))
+        check(srv.p.poll() is None, "the server died")
+        check(any("/ready failed" in l for l in srv.lines),
+              "the failed /ready was not logged: %s" % srv.lines[-5:])
+        check(srv.accepts(), "the server no longer accepts players")
+    finally:
+        srv.close()
+        side.close()
+
+
 CASES = [("normal", case_normal), ("late", case_late), ("error500", case_error500),
-         ("unset", case_unset), ("resume", case_resume)]
+         ("unset", case_unset), ("resume", case_resume), ("endless_body", case_endless_body)]
 
 
 def main():

@@ -49,6 +49,11 @@ struct event_base;
  * keep-alive connection after this long, so it is above the ping interval:
  * the connection then stays open from ping to ping. */
 #define AGONES_REQUEST_TIMEOUT_MS 5000
+/* The most of a sidecar's answer that is read: its headers, and its body
+ * (the SDK answers "{}"); a longer one fails the request (retried like any
+ * failure), so a broken or hostile sidecar cannot grow the server. */
+#define AGONES_MAX_HEADERS_BYTES 16384
+#define AGONES_MAX_BODY_BYTES    65536
 /* Backoff between retries of /ready and /shutdown: doubling, capped. */
 #define AGONES_RETRY_MIN_MS 100
 #define AGONES_RETRY_MAX_MS 1000
