@@ -417,6 +417,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 		return usage_error("--journal-keep needs --journal-dir");
 	if (o->given[OPT_HTTP_BOTS] && !o->given[OPT_HTTP_PORT])
 		return usage_error("--http-bots needs --http-port");
+	if (o->given[OPT_JOURNAL_SYNC] && !o->journal && !o->journal_dir && !o->resume)
+		return usage_error("--journal-sync needs a journal: --journal, --journal-dir or "
+		                   "--resume");
 	if (o->resume) {
 		/* the journal's header decides these */
 		if (o->given[OPT_CONFIG] || o->given[OPT_SEED] || o->given[OPT_RULES] ||

@@ -172,6 +172,8 @@ check "journal-dir and check" 64 --check --config "$config" --reconnect-grace 0 
 check "journal-dir and resume" 64 --resume "$tmp/j.jnl" --port 0 --journal-dir "$tmp/jd"
 check "journal-keep alone" 64 --config "$config" --port 0 --timeout 1 --journal-keep 3
 expect "journal-keep alone" err "^sopra-server: --journal-keep needs --journal-dir$"
+check "journal-sync alone" 64 --config "$config" --port 0 --timeout 1 --journal-sync always
+expect "journal-sync alone" err "^sopra-server: --journal-sync needs a journal"
 check "journal-keep negative" 64 --config "$config" --port 0 --timeout 1 --reconnect-grace 0 \
 	--journal-dir "$tmp/jd" --journal-keep -1
 [ ! -e "$tmp/jd" ] || { fail=$((fail + 1)); echo "FAIL journal-dir: created by a usage error"; }
