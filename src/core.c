@@ -23,6 +23,7 @@ struct core *core_new(const struct core_params *p, struct bcast_sink out)
 	c->bcast = bcast_new(out);
 	c->sessions = session_new(&p->sessions, c->bcast, out); /* the broadcaster's sink now */
 	dispatch_init(&c->disp, c->game, c->bcast, c->sessions, p->log);
+	dispatch_set_failure_budget(&c->disp, p->failure_budget);
 	cmdq_init(&c->queue, p->rules, session_on(c->sessions));
 	return c;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "sopra/game_event.h"
+#include "sopra/xalloc.h"
 
 /* One log line (log.h). */
 #define dispatch_log(d, ...) sopra_log((d)->log, "", __VA_ARGS__)
@@ -17,8 +18,18 @@ void dispatch_init(struct dispatcher *d, struct game *game, struct bcast *bcast,
                    struct session *sessions, FILE *log)
 {
 	assert(game && bcast && sessions);
-	*d = (struct dispatcher){.game = game, .bcast = bcast, .sessions = sessions, .log = log};
+	*d = (struct dispatcher){.game = game,
+	                         .bcast = bcast,
+	                         .sessions = sessions,
+	                         .log = log,
+	                         .wait = game_waiting_for(game)};
 	game_event_list_init(&d->events);
+}
+
+void dispatch_set_failure_budget(struct dispatcher *d, int budget)
+{
+	assert(budget >= 0);
+	d->failure_budget = budget;
 }
 
 void dispatch_set_hooks(struct dispatcher *d, const struct dispatch_hooks *hooks)
@@ -29,6 +40,7 @@ void dispatch_set_hooks(struct dispatcher *d, const struct dispatch_hooks *hooks
 void dispatch_free(struct dispatcher *d)
 {
 	game_event_list_free(&d->events);
+	free(d->failures);
 }
 
 /* A decoded command from connection comm_id. Returns whether it restarts
@@ -106,6 +118,7 @@ static void apply_grace_over(struct dispatcher *d, const struct cmdq_entry *e)
 	if (!session_is_away(d->sessions, p))
 		return;
 	dispatch_log(d, "player %d: did not reconnect in time", p);
+	session_grace_over(d->sessions, p);
 	game_disconnect(d->game, p, &d->events);
 }
 
@@ -210,9 +223,57 @@ static void log_outcome(const struct dispatcher *d, const struct cmdq_entry *e, 
 	             game_round(d->game), game_player_count(d->game));
 }
 
+/* Whether the entry's whole effect is its sender's CommandFailed, and the
+ * ActNow that prompts the active player again after a failed command: the
+ * game refuses a command without changing anything (game.h). */
+static bool only_failed(const struct dispatcher *d, const struct cmdq_entry *e, int player)
+{
+	if (e->kind != CMDQ_COMMAND && e->kind != CMDQ_BAD_LINE && e->kind != CMDQ_RECONNECT)
+		return false;
+	const struct game_event_list *l = &d->events;
+	if (l->n == 0 || l->v[0].type != GEV_COMMAND_FAILED || l->v[0].to != GEV_TO_SENDER)
+		return false;
+	for (size_t i = 1; i < l->n; i++)
+		if (l->v[i].type != GEV_ACT_NOW || player < 0 || l->v[i].to != player)
+			return false;
+	return true;
+}
+
+/* Whether the applied entry e of player (GAME_NO_PLAYER: a stranger) is
+ * recorded (dispatch.h, "What is recorded"); a recorded failure is counted
+ * against the player's budget. */
+static bool decide_recorded(struct dispatcher *d, const struct cmdq_entry *e, int player)
+{
+	if (d->failure_budget == 0)
+		return true;
+	if (e->kind == CMDQ_LOST && player < 0)
+		return false; /* a stranger's: the game never knew it */
+	if (!only_failed(d, e, player))
+		return true;
+	if (player < 0)
+		return false;
+	d->failures = xgrow_zeroed(d->failures, &d->cap_failures, player, sizeof *d->failures);
+	if (d->failures[player] >= d->failure_budget)
+		return false;
+	d->failures[player]++;
+	return true;
+}
+
+/* A new wait begins whenever whom the game waits for changes: every
+ * player's failure budget is whole again. */
+static void note_wait(struct dispatcher *d)
+{
+	int w = game_waiting_for(d->game);
+	if (w == d->wait)
+		return;
+	d->wait = w;
+	if (d->failures)
+		memset(d->failures, 0, (size_t)d->cap_failures * sizeof *d->failures);
+}
+
 bool dispatch_entry(struct dispatcher *d, const struct cmdq_entry *e)
 {
-	assert(e && e->comm_id >= 0);
+	assert(e && e->comm_id >= 0 && !d->halted);
 	bool was_over = game_is_over(d->game);
 	int player = bcast_player_of(d->bcast, e->comm_id);
 	if (player < 0)
@@ -225,9 +286,19 @@ bool dispatch_entry(struct dispatcher *d, const struct cmdq_entry *e)
 		apply_after_end(d, e, player);
 	else
 		restart = apply_entry(d, e, player);
+	bool recorded = decide_recorded(d, e, player);
+	if (d->hooks.record && !d->hooks.record(d->hooks.ctx, e, player, recorded)) {
+		/* nothing of it leaves: the game in memory is past the record */
+		dispatch_log(d, "halted: conn %d's entry could not be recorded", e->comm_id);
+		d->halted = true;
+		return false;
+	}
 	bool has_sender =
 	        e->kind == CMDQ_COMMAND || e->kind == CMDQ_BAD_LINE || e->kind == CMDQ_RECONNECT;
+	session_keep(d->sessions, recorded);
 	bcast_route(d->bcast, has_sender ? e->comm_id : 0, &d->events);
+	session_keep(d->sessions, true);
+	note_wait(d);
 	check_invariants(d);
 	if (!was_over && game_is_over(d->game)) {
 		log_outcome(d, e, player);
@@ -244,13 +315,14 @@ struct dispatch_result dispatch_drain(struct dispatcher *d, struct cmdq *q)
 	/* sessions, the game over already: every entry goes to apply_after_end */
 	bool after_end = game_is_over(d->game) && session_on(d->sessions);
 	for (const struct cmdq_entry *e;
-	     (after_end || !r.game_over) && (e = cmdq_front(q)) != NULL;) {
+	     !d->halted && (after_end || !r.game_over) && (e = cmdq_front(q)) != NULL;) {
 		if (dispatch_entry(d, e))
 			r.restart_timer = true;
 		cmdq_pop(q);
 		r.entries++;
-		r.game_over = game_is_over(d->game);
+		r.game_over = !d->halted && game_is_over(d->game);
 	}
+	r.halted = d->halted;
 	if (r.game_over && !after_end)
 		cmdq_clear(q);
 	return r;

@@ -69,6 +69,10 @@ void journal_hex_encode(const uint8_t *src, size_t n, char *dst);
 bool journal_hex_decode(const char *s, size_t len, uint8_t *dst, size_t n);
 void journal_sha256_of(const char *data, size_t len, uint8_t out[SHA256_DIGEST_SIZE]);
 
+/* The header's last member (version 3 on): "headerSha256", the SHA-256
+ * (hex) of the header line's bytes before its ",". */
+#define JOURNAL_HEADER_HASH_KEY "headerSha256"
+
 /* Hand the replay's event stream over to dst (journal_reopen continues it). */
 void journal_replay_take_stream(struct journal_replay *r, struct journal_stream *dst);
 

@@ -20,7 +20,7 @@
 #include "sopra/json.h"
 #include "sopra/xalloc.h"
 
-/* Fields in one journal line (the header has the most: 13). */
+/* Fields in one journal line (the header has the most: 16). */
 #define JOURNAL_MAX_FIELDS 32
 
 /* ---- one flat JSON object per line ---------------------------------------- */
@@ -370,6 +370,29 @@ static bool read_record(struct rd *r, struct journal_record *rec)
 	return true;
 }
 
+/* Version 3 on: the header line (len bytes without its "\n") ends with
+ * ,"headerSha256":"<hex>"} and the hash is that of every byte before the
+ * ",". False with why otherwise. */
+static bool header_hash_holds(const char *line, size_t len, const char **why)
+{
+	static const char key[] = ",\"" JOURNAL_HEADER_HASH_KEY "\":\"";
+	size_t klen = sizeof key - 1, hlen = 2 * SHA256_DIGEST_SIZE;
+	size_t tail = klen + hlen + 2; /* the key, the hex, "} */
+	uint8_t want[SHA256_DIGEST_SIZE], got[SHA256_DIGEST_SIZE];
+	if (len < tail || memcmp(line + len - tail, key, klen) != 0 ||
+	    memcmp(line + len - 2, "\"}", 2) != 0 ||
+	    !journal_hex_decode(line + len - tail + klen, hlen, want, sizeof want)) {
+		*why = "the header does not end with its \"" JOURNAL_HEADER_HASH_KEY "\"";
+		return false;
+	}
+	journal_sha256_of(line, len - tail, got);
+	if (memcmp(want, got, sizeof got) != 0) {
+		*why = "header hash mismatch: the header was edited or damaged";
+		return false;
+	}
+	return true;
+}
+
 static bool read_header(struct rd *r, struct journal_file *jf)
 {
 	const struct jfield *f = field(r->o, "journal");
@@ -382,12 +405,13 @@ static bool read_header(struct rd *r, struct journal_file *jf)
 		return false;
 	}
 	jf->version = (int)rd_int(r, "version", 0, INT32_MAX);
-	if (!r->why && jf->version != JOURNAL_VERSION && jf->version != JOURNAL_VERSION_PLAIN) {
-		rd_fail(r, "journal format version %d; this build reads versions %d and %d",
+	if (!r->why && (jf->version < JOURNAL_VERSION_PLAIN || jf->version > JOURNAL_VERSION)) {
+		rd_fail(r, "journal format version %d; this build reads versions %d to %d",
 		        jf->version, JOURNAL_VERSION_PLAIN, JOURNAL_VERSION);
 		return false;
 	}
-	if (!r->why && jf->version == JOURNAL_VERSION) {
+	if (!r->why && (jf->version == JOURNAL_VERSION_2 ||
+	                (jf->version >= JOURNAL_VERSION && rd_has(r, "sessionKey")))) {
 		char *key = rd_str(r, "sessionKey", NULL);
 		if (key &&
 		    !journal_hex_decode(key, strlen(key), jf->session_key, sizeof jf->session_key))
@@ -396,6 +420,8 @@ static bool read_header(struct rd *r, struct journal_file *jf)
 		jf->grace_sec = (int)rd_int(r, "grace", 0, INT32_MAX);
 		jf->sessions = true;
 	}
+	if (!r->why && jf->version >= JOURNAL_VERSION)
+		jf->failure_budget = (int)rd_int(r, "failureBudget", 0, INT32_MAX);
 	jf->server = rd_str(r, "server", NULL);
 	char *rules = rd_str(r, "rules", NULL);
 	if (rules && !game_rules_parse(rules, &jf->rules))
@@ -525,6 +551,8 @@ bool journal_parse(const char *data, size_t len, const char *name, struct journa
 		} else if (line_no == 1) {
 			if (!read_header(&r, jf))
 				why = r.why;
+			else if (jf->version >= JOURNAL_VERSION)
+				header_hash_holds(line, n, &why);
 			jobj_free(&o);
 			if (why) {
 				snprintf(err, errlen, "%s:1: %s", name, why);

@@ -64,7 +64,10 @@ struct journal_replay *journal_replay_new(const struct journal_file *jf, journal
 	r->ctx = ctx;
 	journal_stream_init(&r->stream);
 	proto_buf_init(&r->line);
-	struct core_params cp = {.cfg = cfg, .seed = jf->seed, .rules = jf->rules};
+	struct core_params cp = {.cfg = cfg,
+	                         .seed = jf->seed,
+	                         .rules = jf->rules,
+	                         .failure_budget = jf->failure_budget};
 	if (jf->sessions)
 		cp.sessions = (struct session_opts){.secret = journal_session_secret,
 		                                    .secret_ctx = (void *)jf->session_key,

@@ -131,6 +131,7 @@ struct journal {
 	int64_t digest_n, digest_lines; /* at the last digest written */
 
 	bool failed;
+	bool skip_lines; /* the entry being routed is not recorded */
 
 	/* the background thread: "turn"'s fdatasyncs, and the prefaults */
 	bool thread_started;
@@ -230,8 +231,10 @@ static void stop_thread(struct journal *j)
 
 /*
  * Writing failed: say so loudly, cut the file back to its last whole line
- * (so that it stays a valid, shorter journal) and stop journaling. The game
- * goes on: its players are not to lose a game because the disk is full.
+ * (so that it stays a valid, shorter journal) and stop journaling. The
+ * dispatcher halts at the next recorded entry (journal_record) and the
+ * server stops: the game is not lost, --resume continues it from the file
+ * once there is room again.
  */
 static void journal_fail(struct journal *j, const char *what, int err)
 {
@@ -240,8 +243,8 @@ static void journal_fail(struct journal *j, const char *what, int err)
 	j->failed = true;
 	jlog(j, "JOURNAL FAILED: %s %s: %s", what, j->path, strerror(err));
 	jlog(j,
-	     "JOURNAL FAILED: the game goes on WITHOUT a journal; %s keeps entries 1..%lld "
-	     "(cut back to %lld bytes)",
+	     "JOURNAL FAILED: the server stops; %s keeps entries 1..%lld (cut back to %lld "
+	     "bytes), from which --resume continues the game",
 	     j->path, (long long)j->kept, (long long)j->file.len);
 	int e = mapfile_cut(&j->file);
 	if (e != 0)
@@ -324,15 +327,19 @@ static void put_command(struct proto_buf *b, const struct cmd *c)
 	proto_put_cmd(b, c, RULES_BASE);
 }
 
-/* dispatch_hooks.before: write the entry ahead of its effects. */
+/* dispatch_hooks.before: what the after hook compares with. */
 static void journal_before(void *ctx, const struct cmdq_entry *e, int player)
 {
+	(void)e;
+	(void)player;
 	struct journal *j = ctx;
-	if (j->failed)
-		return;
 	j->wait_before = game_waiting_for(j->game);
 	j->over_before = game_is_over(j->game);
-	j->n++;
+}
+
+/* The entry's line into j->line. */
+static void format_entry(struct journal *j, const struct cmdq_entry *e, int player)
+{
 	struct proto_buf *b = &j->line;
 	proto_buf_reset(b);
 	PROTO_BUF_LIT(b, "{");
@@ -363,11 +370,27 @@ static void journal_before(void *ctx, const struct cmdq_entry *e, int player)
 		break;
 	}
 	PROTO_BUF_LIT(b, "}\n");
+}
+
+/* dispatch_hooks.record: write a recorded entry before any of its events
+ * goes out (write-ahead); the lines of one that is not recorded are not
+ * digested. False when the entry could not be written (or writing failed
+ * before): the dispatcher halts. */
+static bool journal_record(void *ctx, const struct cmdq_entry *e, int player, bool recorded)
+{
+	struct journal *j = ctx;
+	check_sync_error(j);
+	if (j->failed)
+		return false;
+	j->skip_lines = !recorded;
+	if (!recorded)
+		return true;
+	j->n++;
+	format_entry(j, e, player);
 	if (!put_line(j, "write to"))
-		return;
+		return false;
 	j->kept = j->n;
-	if (j->sync == JOURNAL_SYNC_ALWAYS)
-		sync_now(j);
+	return j->sync != JOURNAL_SYNC_ALWAYS || sync_now(j);
 }
 
 /* dispatch_hooks.after: digests and syncs where a turn ends. */
@@ -376,7 +399,9 @@ static void journal_after(void *ctx, const struct cmdq_entry *e, int player)
 	(void)e;
 	(void)player;
 	struct journal *j = ctx;
-	if (j->failed)
+	bool skipped = j->skip_lines;
+	j->skip_lines = false;
+	if (j->failed || skipped)
 		return;
 	check_sync_error(j);
 	if (j->failed)
@@ -400,15 +425,23 @@ struct dispatch_hooks journal_hooks(struct journal *j, const struct game *g)
 {
 	assert(j && g);
 	j->game = g;
-	return (struct dispatch_hooks){.before = journal_before, .after = journal_after, .ctx = j};
+	return (struct dispatch_hooks){.before = journal_before,
+	                               .record = journal_record,
+	                               .after = journal_after,
+	                               .ctx = j};
 }
 
 void journal_on_line(void *ctx, int comm_id, int player, const struct game_event *ev,
                      const char *line, size_t len)
 {
 	struct journal *j = ctx;
-	if (!j->failed)
+	if (!j->failed && !j->skip_lines)
 		journal_stream_deliver(&j->stream, comm_id, player, ev, line, len);
+}
+
+bool journal_in_use(const char *path)
+{
+	return mapfile_locked(path);
 }
 
 bool journal_failed(const struct journal *j)
@@ -458,7 +491,7 @@ static void put_header(struct journal *j, const struct journal_params *p)
 	proto_buf_reset(b);
 	PROTO_BUF_LIT(b, "{");
 	put_cstring_member(b, "journal", JOURNAL_FORMAT);
-	put_int_member(b, "version", p->session_key ? JOURNAL_VERSION : JOURNAL_VERSION_PLAIN);
+	put_int_member(b, "version", JOURNAL_VERSION);
 	put_cstring_member(b, "server", SOPRA_VERSION);
 	put_cstring_member(b, "rules", game_rules_name(p->rules));
 	char seed[24]; /* a full 64-bit value: a string (JOURNAL_MAX_EXACT) */
@@ -475,9 +508,14 @@ static void put_header(struct journal *j, const struct journal_params *p)
 		put_cstring_member(b, "sessionKey", key);
 		put_int_member(b, "grace", p->grace_sec);
 	}
+	put_int_member(b, "failureBudget", p->failure_budget);
 	put_cstring_member(b, "start", when);
 	put_int_member(b, "startUnixMs", (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000);
 	put_text_member(b, "config", p->cfg->text, p->cfg->text_len);
+	/* last: the SHA-256 of every byte before it (journal_header_hash) */
+	journal_sha256_of(b->data, b->len, d);
+	journal_hex_encode(d, sizeof d, hex);
+	put_cstring_member(b, JOURNAL_HEADER_HASH_KEY, hex);
 	PROTO_BUF_LIT(b, "}\n");
 }
 
@@ -621,6 +659,11 @@ struct journal *journal_reopen(const char *path, const struct journal_file *jf,
 	j->n = j->kept = j->digest_n = jf->entries;
 	j->digest_lines = j->stream.lines;
 	int e = mapfile_open_at(&j->file, path, (off_t)jf->resume_bytes);
+	if (e == EWOULDBLOCK) {
+		snprintf(err, errlen, "%s: %s", path, JOURNAL_IN_USE);
+		journal_free(j);
+		return NULL;
+	}
 	if (e != 0) {
 		snprintf(err, errlen, "cannot reopen journal %s: %s", path, strerror(e));
 		journal_free(j);

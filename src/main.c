@@ -537,6 +537,10 @@ static int run_resume(const struct options *o)
 {
 	char err[512];
 	struct journal_file jf;
+	if (journal_in_use(o->resume)) {
+		fprintf(stderr, "sopra-server: %s: %s\n", o->resume, JOURNAL_IN_USE);
+		return EXIT_RUNTIME;
+	}
 	if (!journal_load(o->resume, &jf, err, sizeof err)) {
 		fprintf(stderr, "sopra-server: %s\n", err);
 		return EXIT_RUNTIME;
@@ -579,6 +583,7 @@ static int run_resume(const struct options *o)
 	                         .core = {.cfg = cfg,
 	                                  .seed = jf.seed,
 	                                  .rules = jf.rules,
+	                                  .failure_budget = jf.failure_budget,
 	                                  .sessions = {.secret = journal_session_secret,
 	                                               .secret_ctx = jf.session_key,
 	                                               .grace_sec = jf.grace_sec}}};
@@ -736,7 +741,8 @@ int main(int argc, char **argv)
 		                            .rules = o.rules,
 		                            .timeout_sec = o.timeout,
 		                            .session_key = sessions ? session_key : NULL,
-		                            .grace_sec = o.grace};
+		                            .grace_sec = o.grace,
+		                            .failure_budget = DISPATCH_FAILURE_BUDGET};
 		journal = journal_open(&jp, stderr, err, sizeof err);
 		if (!journal) {
 			fprintf(stderr, "sopra-server: %s\n", err);
@@ -753,7 +759,10 @@ int main(int argc, char **argv)
 	                                 o.max_strangers > 0
 	                                         ? o.max_strangers
 	                                         : server_default_max_strangers(cfg->max_players),
-	                         .core = {.cfg = cfg, .seed = o.seed, .rules = o.rules}};
+	                         .core = {.cfg = cfg,
+	                                  .seed = o.seed,
+	                                  .rules = o.rules,
+	                                  .failure_budget = DISPATCH_FAILURE_BUDGET}};
 	if (sessions)
 		so.core.sessions = (struct session_opts){.secret = journal_session_secret,
 		                                         .secret_ctx = session_key,

@@ -28,9 +28,9 @@
  * each makes the hypervisor map it too (measured: without that read the
  * first write still costs ~10 us).
  */
-/* glibc's feature test macro: madvise(2) is not in POSIX */
+/* glibc's feature test macro: madvise(2) and F_OFD_SETLK are not in POSIX */
 // NOLINTNEXTLINE(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp)
-#define _DEFAULT_SOURCE 1
+#define _GNU_SOURCE 1
 
 #include "sopra/mapfile.h"
 
@@ -43,6 +43,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 _Static_assert(sizeof(off_t) == 8, "mapfile needs a 64-bit off_t");
@@ -214,14 +215,31 @@ static void init(struct mapfile *f, int fd, off_t len)
 	install_guard();
 }
 
+/* Take the exclusive lock on fd's whole file (an OFD lock: it belongs to
+ * this open file, lasts until it is closed and is not shared with a child).
+ * 0, EWOULDBLOCK when another open file holds it, or errno. */
+static int lock_whole(int fd)
+{
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
+	if (fcntl(fd, F_OFD_SETLK, &fl) == 0)
+		return 0;
+	return errno == EAGAIN || errno == EACCES ? EWOULDBLOCK : errno;
+}
+
 int mapfile_create(struct mapfile *f, const char *path)
 {
-	/* 0600: a journal's header holds the session key, from which every
-	 * player's secret follows */
+	/* 0600 whatever the umask: a journal's header holds the session key,
+	 * from which every player's secret follows, and a resume must be able
+	 * to write it again */
+	f->fd = -1;
 	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		f->fd = -1;
+	if (fd < 0)
 		return errno;
+	int e = fchmod(fd, 0600) == 0 ? lock_whole(fd) : errno;
+	if (e != 0) {
+		close(fd);
+		unlink(path);
+		return e;
 	}
 	init(f, fd, 0);
 	return 0;
@@ -233,8 +251,10 @@ int mapfile_open_at(struct mapfile *f, const char *path, off_t len)
 	int fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return errno;
-	if (ftruncate(fd, len) != 0) {
-		int e = errno;
+	int e = lock_whole(fd); /* before anything of the file changes */
+	if (e == 0 && ftruncate(fd, len) != 0)
+		e = errno;
+	if (e != 0) {
 		close(fd);
 		return e;
 	}
@@ -300,6 +320,17 @@ int mapfile_cut(struct mapfile *f)
 		__atomic_store_n(&f->alloc, f->len, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&f->map_mu);
 	return e;
+}
+
+bool mapfile_locked(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
+	bool held = fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
+	close(fd);
+	return held;
 }
 
 void mapfile_close(struct mapfile *f)

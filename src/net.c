@@ -288,6 +288,14 @@ static void run_queue(struct server *s)
 		return;
 	struct dispatch_result r = core_drain(s->core);
 	net_shared_release(s);
+	if (r.halted) {
+		/* the journal cannot be written: what went out stays true, the
+		 * entry that could not be written had no visible effect; stop
+		 * here so that --resume continues from the journal */
+		s->halted = true;
+		begin_shutdown(s, NET_SHUTDOWN_SIGNAL_MS, "the journal cannot be written");
+		return;
+	}
 	settle(s, r.restart_timer);
 }
 
@@ -450,7 +458,7 @@ int server_run(struct server *s)
 	while (s->conns)
 		net_conn_close(s->conns, "server stopped");
 	net_log(s, "stopped");
-	return s->loop_failed ? 1 : 0;
+	return s->loop_failed || s->halted ? 1 : 0;
 }
 
 void server_free(struct server *s)

@@ -181,6 +181,7 @@ struct server {
 	bool epilogue;
 	bool stopping;
 	bool loop_failed;
+	bool halted; /* the core halted: an entry could not be recorded */
 
 	/* the event being routed, encoded once (bcast_sink.encode) */
 	struct proto_buf out;

@@ -14,6 +14,9 @@ struct session_player {
 	/* the game ended while the player had no connection, and no Reconnect
 	 * has delivered its history (with the end) since */
 	bool missed_end;
+	/* its grace ran out while it was away (the game was told): it cannot
+	 * come back */
+	bool grace_over;
 	/* every event routed to the player, in order (owned); a Session event
 	 * here has no str: its secret is added when it is sent */
 	struct game_event *hist;
@@ -28,6 +31,7 @@ struct session {
 	size_t nstrs, cap_strs;
 	struct session_player *p; /* owned; indexed by player id */
 	int n, cap;               /* ids in use (max id + 1), slots allocated */
+	bool drop;                /* the deliveries now are not kept (session_keep) */
 };
 
 /* ---- the broadcaster's sink ------------------------------------------------ */
@@ -82,7 +86,7 @@ static void sink_encode(void *ctx, const struct game_event *ev)
 static void sink_send(void *ctx, int comm_id, int player, const struct game_event *ev)
 {
 	struct session *s = ctx;
-	bool keep = s->o.secret && player >= 0;
+	bool keep = s->o.secret && player >= 0 && !s->drop;
 	if (keep)
 		record(s, player, ev);
 	pass_on(s, comm_id, player, ev);
@@ -173,6 +177,11 @@ bool session_on(const struct session *s)
 	return s->o.secret != NULL;
 }
 
+void session_keep(struct session *s, bool keep)
+{
+	s->drop = !keep;
+}
+
 bool session_keeps_seat(const struct session *s)
 {
 	return s->o.secret && s->o.grace_sec > 0;
@@ -237,6 +246,8 @@ int session_reconnect(struct session *s, int comm_id, int sender, const char *se
 		snprintf(msg, len, "Reconnect: player %d has left the game", p);
 	else if (bcast_comm_of(s->b, p) != 0)
 		snprintf(msg, len, "Reconnect: player %d is connected", p);
+	else if (s->p[p].grace_over)
+		snprintf(msg, len, "Reconnect: player %d's grace is over", p);
 	else {
 		bcast_rejoin(s->b, p, comm_id);
 		timer(s, p, 0);
@@ -245,6 +256,12 @@ int session_reconnect(struct session *s, int comm_id, int sender, const char *se
 		return p;
 	}
 	return -1;
+}
+
+void session_grace_over(struct session *s, int player)
+{
+	assert(session_is_away(s, player) && player < s->n);
+	s->p[player].grace_over = true;
 }
 
 void session_note_end(struct session *s)

@@ -169,7 +169,8 @@ check "an existing journal is never overwritten: exit 1, file untouched" bash -c
 check "--journal-sync sometimes is a usage error (64)" [ $? -eq 64 ]
 
 # the file size limit: 15 KiB hold the header and a few entries of the 4-player
-# scenario, which must still pass: the game goes on without its journal
+# scenario, which then fails: the server stops where the journal ends (a
+# resume would continue the game from there)
 cat >"$work/limited-server.sh" <<EOF
 #!/usr/bin/env bash
 ulimit -f 15
@@ -178,8 +179,9 @@ EOF
 chmod +x "$work/limited-server.sh"
 out=$("$runner" --server "$work/limited-server.sh" -v "$src/systemtests/scenarios/b_full_game_4p.scn" 2>&1)
 rc=$?
-check "file size limit mid-game: the scenario still passes" [ $rc -eq 0 ]
+check "file size limit mid-game: the server stops, the scenario fails" [ $rc -ne 0 ]
 check "... the failure is logged loudly" grep -q "JOURNAL FAILED: write to" <<<"$out"
+check "... and says the server stops" grep -q "JOURNAL FAILED: the server stops" <<<"$out"
 "$replay" --stats "$work/limited.jnl" >/dev/null 2>"$work/limited.err"
 rc=$?
 check "... and the journal is a valid, shorter journal (no end record)" bash -c \

@@ -87,18 +87,23 @@ static void fake_secret(void *ctx, int player, char *hex)
 	hex[PROTO_SECRET_HEX] = '\0';
 }
 
-/* A core of example.json, seed 42; sessions with a grace when asked. */
+/* A core of example.json, seed 42; sessions with a grace when asked, and
+ * the failure budget of the next core (0: every entry recorded). */
+static int t_budget;
+
 static struct t *t_new_with(bool sessions)
 {
 	struct t *t = calloc(1, sizeof *t);
 	struct config_errors errs = {0};
 	t->cfg = config_load(SOPRA_SOURCE_DIR "/resources/example.json", &errs);
 	assert_non_null(t->cfg);
-	struct core_params p = {.cfg = t->cfg, .seed = 42, .rules = RULES_BASE};
+	struct core_params p = {
+	        .cfg = t->cfg, .seed = 42, .rules = RULES_BASE, .failure_budget = t_budget};
 	if (sessions)
 		p.sessions = (struct session_opts){.secret = fake_secret, .grace_sec = 30};
-	t->core = core_new(&p, (struct bcast_sink){
-	                               .send = rec_send, .left = rec_left, .close = rec_close, .ctx = t});
+	t->core = core_new(
+	        &p, (struct bcast_sink){
+	                    .send = rec_send, .left = rec_left, .close = rec_close, .ctx = t});
 	t->game = core_game(t->core);
 	t->bcast = core_bcast(t->core);
 	t->q = core_queue(t->core);
@@ -302,6 +307,90 @@ static void test_after_the_end(void **state)
 	t_free(t);
 }
 
+/* A player whose grace ran out cannot come back, also while the game, not
+ * waiting for it, has not removed it yet. */
+static void test_no_reconnect_after_grace(void **state)
+{
+	(void)state;
+	struct t *t = t_new_with(true);
+	line(t, 1, REGISTER("Anna"));
+	line(t, 2, REGISTER("Ben"));
+	line(t, 1, "{\"command\":\"StartGame\"}");
+	cmdq_push_lost(t->q, 2, false);
+	cmdq_push_grace_over(t->q, 1);
+	core_drain(t->core);
+	assert_int_equal(game_waiting_for(t->game), 0); /* Anna selects */
+	assert_true(bcast_in_game(t->bcast, 1));
+	t->log[0] = '\0';
+	line(t, 3, RECONNECT(SECRET_OF_BEN));
+	core_drain(t->core);
+	assert_string_equal(t->log, "3:CommandFailed(Reconnect: player 1's grace is over)");
+	t_free(t);
+}
+
+static int count(const char *hay, const char *needle)
+{
+	int n = 0;
+	for (const char *p = hay; (p = strstr(p, needle)) != NULL; p++)
+		n++;
+	return n;
+}
+
+static bool recorded_tap(void *ctx, const struct cmdq_entry *e, int player, bool recorded)
+{
+	(void)e;
+	(void)player;
+	*(int *)ctx += recorded;
+	return true;
+}
+
+/* A player's failures beyond the budget are answered, neither recorded
+ * nor kept in its history; a stranger's are never. A new wait renews the
+ * budget. */
+static void test_failure_budget(void **state)
+{
+	(void)state;
+	t_budget = 3;
+	struct t *t = t_new_with(true);
+	t_budget = 0;
+	int recorded = 0;
+	struct dispatch_hooks hooks = {.record = recorded_tap, .ctx = &recorded};
+	core_set_hooks(t->core, &hooks);
+	line(t, 1, REGISTER("Anna"));
+	line(t, 2, REGISTER("Ben"));
+	line(t, 1, "{\"command\":\"StartGame\"}");
+	core_drain(t->core);
+	assert_int_equal(recorded, 3);
+	for (int i = 0; i < 10; i++) {
+		line(t, 2, "{\"command\":\"EndTurn\"}"); /* Ben: Anna selects */
+		line(t, 3, "nonsense");                  /* a stranger */
+		line(t, 3, RECONNECT("cccccccc"));
+	}
+	cmdq_push_lost(t->q, 3, false);
+	t->log[0] = '\0';
+	core_drain(t->core);
+	assert_int_equal(count(t->log, "2:CommandFailed"), 10); /* all answered */
+	assert_int_equal(count(t->log, "3:CommandFailed"), 20);
+	assert_int_equal(recorded, 3 + 3);
+	/* Ben comes back: his history holds the 3 recorded failures only */
+	cmdq_push_lost(t->q, 2, false);
+	line(t, 4, RECONNECT(SECRET_OF_BEN));
+	t->log[0] = '\0';
+	core_drain(t->core);
+	assert_int_equal(count(t->log, "4:CommandFailed"), 3);
+	assert_int_equal(recorded, 3 + 3 + 2);
+	/* Anna's selection times out: Ben's wait, a whole budget again */
+	cmdq_push_timeout(t->q);
+	core_drain(t->core);
+	assert_int_equal(game_waiting_for(t->game), 1);
+	assert_int_equal(recorded, 3 + 3 + 2 + 1);
+	for (int i = 0; i < 10; i++)
+		line(t, 4, "{\"command\":\"EndTurn\"}");
+	core_drain(t->core);
+	assert_int_equal(recorded, 3 + 3 + 2 + 1 + 3);
+	t_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -312,6 +401,8 @@ int main(void)
 	        cmocka_unit_test(test_lost_connection_tells_game),
 	        cmocka_unit_test(test_entry_order_is_arrival_order),
 	        cmocka_unit_test(test_after_the_end),
+	        cmocka_unit_test(test_failure_budget),
+	        cmocka_unit_test(test_no_reconnect_after_grace),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,11 +2,10 @@
  * Unit tests for the journal (src/journal.c, docs/journal.md): a game is
  * driven through a real core (the queue, the dispatcher, the broadcaster and
  * the session layer) with a sink that records every line as the server
- * would send it ("PLAYER\tLINE") and feeds the journal's tap; the journal is then read back and replayed, and
- * the replay must print the same bytes. Also: every record kind, odd
- * strings, a torn or corrupt last line, a wrong configuration hash, a
- * digest that does not match, and a journal that cannot be written
- * (existing file, missing directory, file size limit).
+ * would send it ("PLAYER\tLINE") and feeds the journal's tap; the journal is then read back and
+ * replayed, and the replay must print the same bytes. Also: every record kind, odd strings, a torn
+ * or corrupt last line, a wrong configuration hash, a digest that does not match, and a journal
+ * that cannot be written (existing file, missing directory, file size limit).
  */
 #include <limits.h>
 #include <stdarg.h>
@@ -115,6 +114,10 @@ static void temp_path(char *buf, size_t len, const char *tag)
 	unlink(buf);
 }
 
+/* The failure budget of the next server (dispatch.h, "What is recorded"):
+ * 0 records every entry, as servers before the budget did. */
+static int srv_budget = DISPATCH_FAILURE_BUDGET;
+
 /* A server of a new game without a journal yet (s->path: a fresh name). */
 static struct srv *srv_bare(const char *cfg_file, int64_t seed, enum game_rules rules,
                             const char *tag)
@@ -124,7 +127,8 @@ static struct srv *srv_bare(const char *cfg_file, int64_t seed, enum game_rules 
 	struct config_errors errs = {0};
 	s->cfg = config_load(cfg_file, &errs);
 	assert_non_null(s->cfg);
-	struct core_params p = {.cfg = s->cfg, .seed = seed, .rules = rules};
+	struct core_params p = {
+	        .cfg = s->cfg, .seed = seed, .rules = rules, .failure_budget = srv_budget};
 	s->core = core_new(&p, (struct bcast_sink){.encode = srv_encode,
 	                                           .send = srv_send,
 	                                           .left = srv_left,
@@ -149,7 +153,8 @@ static struct srv *srv_new_cfg(const char *cfg_file, int64_t seed, enum game_rul
 	                           .config_path = cfg_file,
 	                           .seed = seed,
 	                           .rules = rules,
-	                           .timeout_sec = 30};
+	                           .timeout_sec = 30,
+	                           .failure_budget = srv_budget};
 	s->j = journal_open(&p, NULL, err, sizeof err);
 	if (!s->j)
 		fail_msg("journal_open: %s", err);
@@ -402,12 +407,130 @@ static void test_full_game_never(void **state)
 	check_full_game(JOURNAL_SYNC_NEVER, RULES_BASE);
 }
 
+/* Lines of sent ("PLAYER\tLINE") without those of player tag (e.g. "-")
+ * that hold a CommandFailed, beyond the first keep of them. */
+static void drop_failures(struct str *out, const struct str *sent, const char *tag, int keep)
+{
+	size_t tlen = strlen(tag);
+	for (size_t pos = 0; pos < sent->n;) {
+		const char *line = sent->s + pos;
+		const char *nl = memchr(line, '\n', sent->n - pos);
+		assert_non_null(nl);
+		size_t n = (size_t)(nl - line) + 1;
+		char copy[1024];
+		snprintf(copy, sizeof copy, "%.*s", (int)n, line);
+		bool failed = strncmp(line, tag, tlen) == 0 && line[tlen] == '\t' &&
+		              strstr(copy, "\"CommandFailed\"");
+		if (!failed || keep-- > 0)
+			str_add(out, line, n);
+		pos += n;
+	}
+}
+
+/* What one client's failures can add: nothing from a stranger, at most the
+ * failure budget per player and wait; the replay gives back what was sent
+ * without the answers that were not recorded. */
+static void test_failures_are_bounded(void **state)
+{
+	(void)state;
+	struct srv *s = srv_new(JOURNAL_SYNC_NEVER, "failures");
+	srv_line(s, 1, "{\"command\":\"Register\",\"playerName\":\"Ada\"}");
+	srv_line(s, 2, "{\"command\":\"Register\",\"playerName\":\"Bo\"}");
+	srv_line(s, 1, "{\"command\":\"StartGame\"}");
+	assert_int_equal(game_waiting_for(s->game), 0); /* player 0 selects */
+	for (int i = 0; i < 1000; i++) {
+		cmdq_push_line(s->q, 3, "not json", 8);
+		cmdq_push_line(s->q, 3, "{\"command\":\"Register\",\"playerName\":\"Eve\"}", 41);
+		cmdq_push_line(s->q, 3, "{\"command\":\"EndTurn\"}", 21);
+	}
+	cmdq_push_lost(s->q, 3, false);
+	for (int i = 0; i < 100; i++) /* player 1, in player 0's wait */
+		cmdq_push_line(s->q, 2, "{\"command\":\"EndTurn\"}", 21);
+	srv_drain(s);
+	struct str sent = {0};
+	str_add(&sent, s->sent.s, s->sent.n);
+	char path[256];
+	snprintf(path, sizeof path, "%s", s->path);
+	srv_free(s, true);
+
+	struct journal_file jf;
+	struct str out = {0};
+	char err[512];
+	if (!replay_file(path, &out, &jf, err, sizeof err, NULL))
+		fail_msg("%s", err);
+	assert_int_equal(jf.failure_budget, DISPATCH_FAILURE_BUDGET);
+	int from_stranger = 0, player_failures = 0;
+	for (size_t i = 0; i < jf.nrec; i++) {
+		from_stranger += jf.rec[i].comm_id == 3;
+		player_failures += jf.rec[i].comm_id == 2 && jf.rec[i].kind == JOURNAL_COMMAND &&
+		                   jf.rec[i].cmd.type == CMD_END_TURN;
+	}
+	assert_int_equal(from_stranger, 0);
+	assert_int_equal(player_failures, DISPATCH_FAILURE_BUDGET);
+	assert_int_equal(jf.entries, 3 + DISPATCH_FAILURE_BUDGET);
+	assert_true(jf.valid_bytes < 16 * 1024);
+	struct str want = {0}, tmp = {0};
+	drop_failures(&tmp, &sent, "-", 0);
+	drop_failures(&want, &tmp, "1", DISPATCH_FAILURE_BUDGET);
+	assert_true(want.n < sent.n);
+	assert_int_equal(out.n, want.n);
+	assert_memory_equal(out.s, want.s, want.n);
+	free(want.s);
+	free(tmp.s);
+	free(out.s);
+	free(sent.s);
+	journal_file_free(&jf);
+	unlink(path);
+}
+
+/* One writer per journal: while a server holds it, a resume of the same
+ * file is refused and changes nothing; once it is closed, it may. */
+static void test_one_writer(void **state)
+{
+	(void)state;
+	struct srv *s = srv_new(JOURNAL_SYNC_NEVER, "locked");
+	srv_line(s, 1, "{\"command\":\"Register\",\"playerName\":\"Ada\"}");
+	assert_true(journal_in_use(s->path));
+	size_t before_len;
+	char *before = slurp(s->path, &before_len);
+	struct journal_file jf;
+	char err[512];
+	if (!journal_load(s->path, &jf, err, sizeof err))
+		fail_msg("%s", err);
+	assert_null(journal_reopen(s->path, &jf, JOURNAL_SYNC_NEVER, NULL, err, sizeof err));
+	assert_non_null(strstr(err, JOURNAL_IN_USE));
+	size_t after_len;
+	char *after = slurp(s->path, &after_len);
+	assert_int_equal(after_len, before_len);
+	assert_memory_equal(after, before, before_len);
+	char path[256];
+	snprintf(path, sizeof path, "%s", s->path);
+	srv_free(s, true);
+	assert_false(journal_in_use(path));
+	struct stat st; /* its owner's only */
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	journal_file_free(&jf);
+	if (!journal_load(path, &jf, err, sizeof err))
+		fail_msg("%s", err);
+	struct journal *j = journal_reopen(path, &jf, JOURNAL_SYNC_NEVER, NULL, err, sizeof err);
+	assert_non_null(j);
+	assert_true(journal_in_use(path));
+	journal_close(j, "stopped");
+	journal_file_free(&jf);
+	free(before);
+	free(after);
+	unlink(path);
+}
+
 /* Every kind of entry and every command shape, odd strings included, is
  * read back as it was written. */
 static void test_every_record_kind(void **state)
 {
 	(void)state;
+	srv_budget = 0; /* a stranger's failures are recorded too */
 	struct srv *s = srv_new(JOURNAL_SYNC_NEVER, "kinds");
+	srv_budget = DISPATCH_FAILURE_BUDGET;
 	srv_line(s, 1, "{\"command\":\"Register\",\"playerName\":\"A\\u0001\\n\\\"é\"}");
 	srv_line(s, 2, "{\"command\":\"Register\",\"playerName\":\"\"}");
 	srv_line(s, 1, "{\"command\":\"StartGame\"}");
@@ -432,7 +555,8 @@ static void test_every_record_kind(void **state)
 	/* JSON's escapes, one at each end of the name; backspace and form feed
 	 * in their short forms, as proto writes them on the wire (journals
 	 * written before spelled them \u0008 and \u000c; both read back the same) */
-	srv_line(s, 4, "{\"command\":\"Register\",\"playerName\":\"\\t\\\\x\\r\\u001f\\b\\u000c\"}");
+	srv_line(s, 4,
+	         "{\"command\":\"Register\",\"playerName\":\"\\t\\\\x\\r\\u001f\\b\\u000c\"}");
 	struct str sent = {0};
 	str_add(&sent, s->sent.s, s->sent.n);
 	char path[256];
@@ -680,16 +804,39 @@ static void test_wrong_config_hash(void **state)
 	assert_non_null(c);
 	char *digit = strpbrk(c + 10, "123456789");
 	assert_non_null(digit);
+	char was = *digit;
 	*digit = *digit == '9' ? '8' : (char)(*digit + 1);
 	assert_false(journal_parse(text, len, "j", &jf, err, sizeof err));
 	assert_non_null(strstr(err, "configuration hash mismatch"));
+	*digit = was;
+
+	/* every other field of the header is covered by its own hash: the
+	 * timeout, the rules, the failure budget edited */
+	static const char *const edits[][2] = {{"\"timeout\":30", "\"timeout\":31"},
+	                                       {"\"rules\":\"base\"", "\"rules\":\"revised\""},
+	                                       {"\"failureBudget\":16", "\"failureBudget\":99"}};
+	for (size_t k = 0; k < sizeof edits / sizeof edits[0]; k++) {
+		char *at = strstr(text, edits[k][0]);
+		assert_non_null(at);
+		size_t olen = strlen(edits[k][0]), nlen = strlen(edits[k][1]);
+		char *edited = malloc(len + nlen);
+		size_t pre = (size_t)(at - text);
+		memcpy(edited, text, pre);
+		memcpy(edited + pre, edits[k][1], nlen);
+		memcpy(edited + pre + nlen, at + olen, len - pre - olen);
+		assert_false(journal_parse(edited, len - olen + nlen, "j", &jf, err, sizeof err));
+		assert_non_null(strstr(err, "header hash mismatch"));
+		free(edited);
+	}
+	assert_true(journal_parse(text, len, "j", &jf, err, sizeof err));
+	journal_file_free(&jf);
 
 	/* not a journal at all; another version */
 	assert_false(journal_parse("{\"hello\":1}\n", 12, "j", &jf, err, sizeof err));
 	assert_non_null(strstr(err, "not a sopra journal"));
-	const char *v2 = "{\"journal\":\"sopra-journal\",\"version\":3}\n";
-	assert_false(journal_parse(v2, strlen(v2), "j", &jf, err, sizeof err));
-	assert_non_null(strstr(err, "version 3"));
+	const char *v4 = "{\"journal\":\"sopra-journal\",\"version\":4}\n";
+	assert_false(journal_parse(v4, strlen(v4), "j", &jf, err, sizeof err));
+	assert_non_null(strstr(err, "version 4"));
 	assert_false(journal_parse("", 0, "j", &jf, err, sizeof err));
 	free(text);
 	unlink(path);
@@ -854,12 +1001,20 @@ static void test_cannot_write(void **state)
 	srv_play_game(s, 4);
 	assert_int_equal(setrlimit(RLIMIT_FSIZE, &saved), 0);
 	sigaction(SIGXFSZ, &old, NULL);
-	assert_true(game_is_over(s->game)); /* the game went on */
+	/* the game stopped at the entry that could not be written: nothing of
+	 * it went out, and nothing after it is applied */
+	assert_false(game_is_over(s->game));
 	assert_true(journal_failed(s->j));
+	srv_line(s, 1, "{\"command\":\"EndTurn\"}");
+	assert_false(cmdq_empty(s->q)); /* nothing is applied any more */
+	assert_true(core_drain(s->core).halted);
 	snprintf(path, sizeof path, "%s", s->path);
+	struct str sent = {0};
+	str_add(&sent, s->sent.s, s->sent.n);
 	srv_free(s, true);
 	struct journal_file jf;
-	if (!journal_load(path, &jf, err, sizeof err))
+	struct str out = {0};
+	if (!replay_file(path, &out, &jf, err, sizeof err, NULL))
 		fail_msg("%s", err);
 	assert_false(jf.torn); /* cut back to whole lines */
 	assert_false(jf.ended);
@@ -868,11 +1023,12 @@ static void test_cannot_write(void **state)
 	struct stat st; /* cut back to its content: no zero tail */
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal((size_t)st.st_size, jf.valid_bytes);
-	struct journal_replay *r = journal_replay_new(&jf, NULL, NULL, err, sizeof err);
-	assert_non_null(r);
-	for (size_t i = 0; i < jf.nrec; i++)
-		assert_true(journal_replay_step(r, &jf.rec[i], err, sizeof err));
-	journal_replay_free(r);
+	/* what the journal replays is exactly what went out: a resume
+	 * continues every player's stream where it stopped */
+	assert_int_equal(out.n, sent.n);
+	assert_memory_equal(out.s, sent.s, sent.n);
+	free(out.s);
+	free(sent.s);
 	journal_file_free(&jf);
 	unlink(path);
 }
@@ -984,6 +1140,8 @@ int main(void)
 	        cmocka_unit_test(test_full_game_always_revised),
 	        cmocka_unit_test(test_full_game_never),
 	        cmocka_unit_test(test_every_record_kind),
+	        cmocka_unit_test(test_failures_are_bounded),
+	        cmocka_unit_test(test_one_writer),
 	        cmocka_unit_test(test_lines_after_left),
 	        cmocka_unit_test(test_torn_and_corrupt),
 	        cmocka_unit_test(test_wrong_config_hash),

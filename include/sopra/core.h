@@ -30,7 +30,11 @@ struct core_params {
 	int64_t seed;
 	enum game_rules rules;
 	struct session_opts sessions; /* .secret NULL: no sessions */
-	FILE *log;                    /* borrowed; NULL: silent */
+	/* failures recorded per player and wait (dispatch_set_failure_budget;
+	 * DISPATCH_FAILURE_BUDGET for a new game, 0: all, as journals written
+	 * before the budget were) */
+	int failure_budget;
+	FILE *log; /* borrowed; NULL: silent */
 };
 
 struct core;

@@ -12,13 +12,15 @@
  *
  * Writing (the server, --journal FILE): journal_open creates the file and
  * writes the header; server_set_taps(srv, &hooks, journal_on_line, j) with
- * hooks = journal_hooks(j, game) then records every entry BEFORE it is applied
- * (write-ahead: the entry is in the kernel, and with --journal-sync always
- * on disk, before any of its events can go out) and digests every line
- * sent. The durability policy (enum journal_sync) decides when fdatasync
- * runs. A journal that cannot be written is never fatal to a running game:
- * the failure is logged loudly, the file is cut back to its last whole line
- * and journaling stops (docs/journal.md, "When the disk is full").
+ * hooks = journal_hooks(j, game) then writes every recorded entry BEFORE any
+ * of its events is routed (write-ahead: the entry is in the kernel, and with
+ * --journal-sync always on disk, before any of its events can go out) and
+ * digests every line sent. The durability policy (enum journal_sync)
+ * decides when fdatasync runs. A journal that cannot be written stops the
+ * game where it is: the failure is logged loudly, the file is cut back to
+ * its last whole line, the entry that could not be written has no effect
+ * that anyone sees, and the server stops so that --resume continues it
+ * (docs/journal.md, "When the journal cannot be written").
  *
  * Reading: journal_load parses a file into a struct journal_file (dropping
  * a torn or corrupt last line, which a crash can leave); a journal_replay
@@ -41,15 +43,16 @@
 #include "sopra/game.h"
 
 #define JOURNAL_FORMAT        "sopra-journal" /* the header's "journal" value */
-#define JOURNAL_VERSION       2               /* the header's "version" with sessions */
-#define JOURNAL_VERSION_PLAIN 1               /* ... without (no sessionKey, no grace) */
-#define JOURNAL_KEY_BYTES     32              /* the session key */
+#define JOURNAL_VERSION       3               /* the header's "version" this build writes */
+#define JOURNAL_VERSION_2     2  /* read: sessions, no failure budget, no header hash */
+#define JOURNAL_VERSION_PLAIN 1  /* read: no sessions either */
+#define JOURNAL_KEY_BYTES     32 /* the session key */
 
 /* When the journal is forced to disk (fdatasync). Every entry is in the
  * page cache (copied into the file's mapping, src/mapfile.c) before its
  * events go out under every policy. */
 enum journal_sync {
-	JOURNAL_SYNC_ALWAYS, /* before each entry is applied: nothing is ever lost */
+	JOURNAL_SYNC_ALWAYS, /* before each entry's events go out: nothing is ever lost */
 	JOURNAL_SYNC_TURN,   /* when a player's turn ends, in the background; at game end */
 	JOURNAL_SYNC_NEVER,  /* never: the kernel writes back when it likes */
 };
@@ -70,6 +73,7 @@ struct journal_params {
 	int timeout_sec;
 	const uint8_t *session_key; /* JOURNAL_KEY_BYTES, or NULL: no sessions */
 	int grace_sec;              /* --reconnect-grace (sessions only) */
+	int failure_budget;         /* the core's (core_params.failure_budget) */
 };
 
 struct journal;
@@ -87,18 +91,22 @@ void journal_session_secret(void *ctx, int player, char *hex);
  */
 struct journal *journal_open(const struct journal_params *p, FILE *log, char *err, size_t errlen);
 
-/* The dispatcher hooks that record each entry of game g (before) and write
- * digests and syncs at turn ends (after). ctx is j; g is borrowed (read
- * only: whose turn it is, whether the game is over) and must outlive j. */
+/* The dispatcher hooks that write each recorded entry of game g (record:
+ * after it was applied, before any of its events is routed; false when it
+ * cannot be written) and digests and syncs at turn ends (after). ctx is
+ * j; g is borrowed (read only: whose turn it is, whether the game is over)
+ * and must outlive j. */
 struct dispatch_hooks journal_hooks(struct journal *j, const struct game *g);
 
 /* A server_line_tap: digests one line sent (ctx is the journal). A line to
  * a connection after its player's Left is not sent (the server closes it)
- * and so not digested. */
+ * and so not digested; nor is a line of an entry that is not recorded
+ * (dispatch.h, "What is recorded"). */
 void journal_on_line(void *ctx, int comm_id, int player, const struct game_event *ev,
                      const char *line, size_t len);
 
-/* Whether writing failed (and journaling stopped). */
+/* Whether writing failed (journaling stopped; the dispatcher halts at the
+ * next recorded entry). */
 bool journal_failed(const struct journal *j);
 
 /* Write a last digest and the end record ({"end":reason,...}), sync (unless
@@ -112,6 +120,15 @@ bool journal_close(struct journal *j, const char *reason);
 void journal_discard(struct journal *j);
 
 /* ---- resuming ---------------------------------------------------------- */
+
+/* One writer per journal: a server holds an exclusive lock on its journal
+ * file for its whole life (mapfile.h). What a second one is told. */
+#define JOURNAL_IN_USE "the journal is in use: another sopra-server holds its lock"
+
+/* Whether a running server holds path's lock (checked before a resume
+ * starts; journal_reopen takes the lock itself and fails with
+ * JOURNAL_IN_USE, changing nothing, when it cannot). */
+bool journal_in_use(const char *path);
 
 struct journal_file;
 
@@ -183,10 +200,11 @@ struct journal_file {
 	int max_comm;        /* the highest connection an entry names */
 	size_t valid_bytes;  /* length of the whole, good lines */
 	size_t resume_bytes; /* valid_bytes without a last end record (a resume cuts here) */
-	bool sessions;       /* version 2: a session key */
+	bool sessions;       /* a session key (version 2, or 3 with one) */
 	uint8_t session_key[JOURNAL_KEY_BYTES];
 	int grace_sec;
-	bool torn; /* a torn or corrupt last line was dropped */
+	int failure_budget; /* version 3; 0 before: every entry was recorded */
+	bool torn;          /* a torn or corrupt last line was dropped */
 	char torn_why[160];
 	bool ended; /* the last record is JOURNAL_END */
 };

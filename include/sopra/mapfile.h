@@ -27,6 +27,7 @@
 #define SOPRA_MAPFILE_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -48,11 +49,18 @@ struct mapfile {
 };
 
 /* Create path (it must not exist: O_EXCL), empty, readable and writable
- * by its owner only (mode 0600). */
+ * by its owner only (mode 0600, whatever the umask), and lock it (below). */
 int mapfile_create(struct mapfile *f, const char *path);
 /* Open the existing file at path for appending after its first len bytes;
- * what follows them is cut off. */
+ * what follows them is cut off. EWOULDBLOCK, and nothing changed, when
+ * another writer holds the file's lock.
+ *
+ * One writer per file: both take an exclusive OFD lock (fcntl
+ * F_OFD_SETLK) on the whole file, held until mapfile_close. */
 int mapfile_open_at(struct mapfile *f, const char *path, off_t len);
+/* Whether a writer holds path's lock now (a check before a resume starts;
+ * mapfile_open_at decides). */
+bool mapfile_locked(const char *path);
 /* Append n bytes. On an error (ENOSPC, EFBIG, EIO, ...) f->len is
  * unchanged: the content is what it was before the call. */
 int mapfile_append(struct mapfile *f, const void *data, size_t n);

@@ -135,7 +135,9 @@ bool server_watcher_room(const struct server *srv);
  * Run the loop until the game is over (and every connection has been flushed
  * and closed, at most ~2 s later; with sessions after the epilogue, at most
  * --timeout seconds more) or a SIGINT/SIGTERM arrives. Returns the
- * process exit code: 0 for both of those, 1 if the event loop itself failed.
+ * process exit code: 0 for both of those, 1 if the event loop itself failed
+ * or the core halted (an entry could not be journaled: the server flushed
+ * what had gone out before it, closed every connection and stopped).
  * Call at most once.
  */
 int server_run(struct server *srv);

@@ -58,6 +58,10 @@ void session_free(struct session *s);
 /* Whether sessions are on. */
 bool session_on(const struct session *s);
 
+/* Whether the deliveries from now on go into the histories (true, as
+ * after session_new) or only out (an entry the dispatcher does not record:
+ * dispatch.h, "What is recorded"). */
+void session_keep(struct session *s, bool keep);
 /* Whether a player whose connection is lost keeps its seat (sessions with a
  * grace): then the game is not told, session_away is. */
 bool session_keeps_seat(const struct session *s);
@@ -72,14 +76,19 @@ bool session_is_away(const struct session *s, int player);
 /*
  * A Reconnect with secret (as decoded: PROTO_SECRET_HEX digits or "") on
  * connection comm_id (> 0), which is player sender (-1: none). If it names
- * a player in the game that has no connection, and the sender is no
- * player: that player speaks through comm_id from now on, its grace stops,
- * its whole history goes out on comm_id, and the player is returned.
- * Else -1, with why in msg (len bytes; e.g. "Reconnect: wrong secret").
+ * a player in the game that has no connection and whose grace has not run
+ * out, and the sender is no player: that player speaks through comm_id
+ * from now on, its grace stops, its whole history goes out on comm_id,
+ * and the player is returned. Else -1, with why in msg (len bytes; e.g.
+ * "Reconnect: wrong secret").
  */
 int session_reconnect(struct session *s, int comm_id, int sender, const char *secret, char *msg,
                       size_t len);
 
+/* player (away) did not come back within its grace: the game is told, and
+ * a Reconnect for it is refused from now on ("Reconnect: player N's grace
+ * is over"), also while the game has not removed it yet. */
+void session_grace_over(struct session *s, int player);
 /* The game is over (its last event routed): every player still in the game
  * without a connection has missed the end; every grace stops. */
 void session_note_end(struct session *s);
