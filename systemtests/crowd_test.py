@@ -21,6 +21,10 @@ the machine is shared), next to the same player's idle numbers.
                     SIGQUIT stops with exit 0
   stranger_no_restart  a stranger's failing commands do not restart the
                     --timeout after registration: the silent player leaves
+  journal_flood     with --journal and sessions, a stranger and then a player
+                    flood bad lines for 5 s each: the journal grows by 16
+                    entries, the player's history keeps 16 failures, it
+                    reconnects and gets them
   address_flood     a connect flood from 127.0.0.2 while a client from
                     127.0.0.3 sends its first line 100 ms after connecting:
                     answered every time, then registers
@@ -585,10 +589,94 @@ def case_address_flood(args):
         srv.close()
 
 
+def vm_hwm_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return -1
+
+
+def flood_lines(c, line, seconds):
+    """Send `line` as fast as the server takes it for `seconds`, reading
+    (and dropping) the answers; returns how many were sent."""
+    data = (line + "\n").encode() * 256
+    sent = 0
+    c.s.setblocking(False)
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            n = c.s.send(data)
+            sent += n
+        except BlockingIOError:
+            pass
+        try:
+            while c.s.recv(1 << 20):
+                pass
+        except BlockingIOError:
+            pass
+    c.s.setblocking(True)
+    return sent // len(line + "\n")
+
+
+def case_journal_flood(args):
+    """With --journal and sessions: a stranger floods bad lines for 5 s,
+    then the waiting player floods failing commands for 5 s. The journal
+    grows by at most 16 entries for the player and nothing for the
+    stranger; the player's history keeps 16 of its CommandFailed; it
+    reconnects and gets its history whole; the server's peak stays low."""
+    work = tempfile.mkdtemp()
+    jnl = os.path.join(work, "flood.jnl")
+    srv = Server(args, args.config, extra=("--journal", jnl, "--reconnect-grace", "30"))
+    try:
+        a, b = Client(srv.port), Client(srv.port)
+        secrets = []
+        for c, name in ((a, "A"), (b, "B")):  # maxPlayers 2: the game starts
+            c.send(json.dumps({"command": "Register", "playerName": name}))
+            c.expect("Config")
+            secrets.append(c.expect("Session")["secret"])
+        drain(a)
+        drain(b)  # A selects; B waits
+        idle = rtt(a)
+        base = len(open(jnl, "rb").read().rstrip(b"\0"))
+        s = Client(srv.port)
+        n_stranger = flood_lines(s, "x", 5)
+        mid = len(open(jnl, "rb").read().rstrip(b"\0"))
+        n_player = flood_lines(b, "x", 5)
+        busy = rtt(a)
+        after = len(open(jnl, "rb").read().rstrip(b"\0"))
+        b.close()
+        time.sleep(0.3)
+        r = Client(srv.port)
+        r.send(json.dumps({"command": "Reconnect", "secret": secrets[1]}))
+        hist = []
+        while readable(r.s, 1.0) or b"\n" in r.buf:
+            ev = r.event()
+            check(ev is not None, "EOF in the history")
+            hist.append(ev)
+        failed = sum(1 for h in hist if h["event"] == "CommandFailed")
+        check(hist and hist[0]["event"] == "Config", "the history does not start with Config")
+        check(failed == 16, "%d CommandFailed in the history, not 16" % failed)
+        peak = vm_hwm_kib(srv.p.pid)
+        print("    journal_flood: %d bad lines of a stranger, %d of a player in 5 s each; "
+              "journal %d -> %d (stranger) -> %d bytes (player); history %d lines; "
+              "server peak %d KiB" % (n_stranger, n_player, base, mid, after, len(hist), peak))
+        print("    journal_flood: honest round trip idle p99 %.3f ms, right after the floods "
+              "p99 %.3f ms (not measured during them: one thread floods)" % (p99(idle),
+                                                                          p99(busy)))
+        check(n_stranger > 10000 and n_player > 10000, "the floods were too slow")
+        check(mid == base, "the stranger's lines grew the journal by %d bytes" % (mid - base))
+        check(after - mid < 16 * 1024, "the player's failures grew the journal by %d bytes" %
+              (after - mid))
+        check(peak < PEAK_BOUND_KIB, "peak %d KiB" % peak)
+    finally:
+        srv.close()
+
+
 CASES = [("strangers_flood", case_strangers_flood), ("half_lines", case_half_lines),
          ("free_seat", case_free_seat), ("big_names", case_big_names),
          ("signals", case_signals), ("stranger_no_restart", case_stranger_no_restart),
-         ("address_flood", case_address_flood)]
+         ("address_flood", case_address_flood), ("journal_flood", case_journal_flood)]
 
 
 def main():
