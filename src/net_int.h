@@ -85,7 +85,7 @@ struct listener {
 	bool watch;
 };
 
-/* Where a connection comes from, for the per-address limits: its IPv4
+/* Where a connection comes from, for fairness between addresses: its IPv4
  * address (also one mapped into IPv6), or the /64 prefix of its IPv6
  * address (a host usually has a whole /64). A connection adopted without
  * an address (server_adopt of a socketpair) is an origin of its own: own
@@ -96,12 +96,9 @@ struct net_origin {
 	bool own;
 };
 
-/* At most this many strangers (connections that have not registered) per
- * origin: a new one from an origin at the limit replaces that origin's
- * idlest stranger. When the stranger list (--max-strangers) is full, the
- * origin with the most strangers gives up its idlest one. A flood from one
- * address can so never crowd out a client from another. */
-#define NET_STRANGERS_PER_ORIGIN 8
+/* When the stranger list (--max-strangers) is full, the origin with the
+ * most strangers gives up its idlest one: a flood from one address evicts
+ * its own connections and never crowds out a client from another. */
 
 struct conn {
 	struct server *srv;
@@ -126,7 +123,7 @@ struct conn {
 	bool dirty;          /* in srv->dirty: output queued, not yet flushed */
 	int linger_polls;
 	char peer[64];
-	struct net_origin origin; /* its address, for the per-address limits */
+	struct net_origin origin; /* its address, for the stranger list's eviction */
 	struct conn *prev, *next; /* in srv->conns, or srv->dead once CLOSED */
 	struct conn *dirty_next;
 };

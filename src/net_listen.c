@@ -5,14 +5,13 @@
  * Players (and strangers, the connections that have not registered yet)
  * come in on the game's port, read-only watchers on the watch port; a
  * connection made inside the process (server_adopt: the HTTP port's
- * streams) is admitted as if it had been accepted on one of them. An
- * address (an IPv6 /64) holds at most NET_STRANGERS_PER_ORIGIN strangers;
- * a full stranger list makes room by dropping the idlest stranger of the
- * address with the most; a full watcher list refuses the newcomer. When
- * no descriptor is left, a spare one is
- * given up to accept the waiting connection and make room. A burst of
- * connects is taken NET_ACCEPTS_PER_EVENT at a time, so that the
- * connections the server has are read in between.
+ * streams) is admitted as if it had been accepted on one of them. A full
+ * stranger list makes room by dropping the idlest stranger of the address
+ * (an IPv6 /64) that holds the most; a full watcher list refuses the
+ * newcomer. When no descriptor is left, a spare one is given up to accept
+ * the waiting connection and make room. A burst of connects is taken
+ * NET_ACCEPTS_PER_EVENT at a time, so that the connections the server has
+ * are read in between.
  */
 #include "net_int.h"
 
@@ -125,62 +124,63 @@ static bool same_origin(const struct net_origin *a, const struct net_origin *b)
 	return a->prefix == b->prefix && a->v6 == b->v6 && a->own == b->own;
 }
 
-/* OPEN strangers from origin o. */
-static int strangers_from(const struct server *s, const struct net_origin *o)
+/* qsort: strangers by origin. */
+static int by_origin(const void *pa, const void *pb)
 {
-	int n = 0;
-	for (const struct conn *c = s->conns; c; c = c->next)
-		n += c->state == CONN_OPEN && !c->registered && !c->watcher &&
-		     same_origin(&c->origin, o);
-	return n;
+	const struct net_origin *a = &(*(struct conn *const *)pa)->origin;
+	const struct net_origin *b = &(*(struct conn *const *)pb)->origin;
+	if (a->own != b->own)
+		return a->own < b->own ? -1 : 1;
+	if (a->v6 != b->v6)
+		return a->v6 < b->v6 ? -1 : 1;
+	return a->prefix < b->prefix ? -1 : a->prefix > b->prefix;
 }
 
-/* The stranger to drop for a newcomer: from origin o when o is given (it
- * is at its limit), else from the origin with the most strangers; of
- * those, the one that has gone longest without a complete line. NULL if
- * there is no stranger. */
-static struct conn *stranger_to_evict(const struct server *s, const struct net_origin *o)
+/* The stranger to drop for a newcomer: of the origin with the most
+ * strangers, the one that has gone longest without a complete line (an
+ * origin's idlest breaks a tie between origins); NULL if there is no
+ * stranger. Sorting the strangers by origin keeps it O(n log n) for the
+ * thousands a large --max-strangers allows. */
+static struct conn *stranger_to_evict(const struct server *s)
 {
+	struct conn **v = xmalloc(((size_t)s->nconns + 1) * sizeof *v);
+	size_t n = 0;
+	for (struct conn *c = s->conns; c; c = c->next)
+		if (c->state == CONN_OPEN && !c->registered && !c->watcher)
+			v[n++] = c;
+	qsort(v, n, sizeof *v, by_origin);
 	struct conn *best = NULL;
-	int best_n = 0;
-	for (struct conn *c = s->conns; c; c = c->next) {
-		if (c->state != CONN_OPEN || c->registered || c->watcher)
-			continue;
-		if (o && !same_origin(&c->origin, o))
-			continue;
-		int n = o ? 0 : strangers_from(s, &c->origin);
-		if (!best || n > best_n || (n == best_n && c->line_ms < best->line_ms)) {
-			best = c;
-			best_n = n;
+	size_t best_run = 0;
+	for (size_t i = 0, j; i < n; i = j) {
+		struct conn *idlest = v[i];
+		for (j = i + 1; j < n && same_origin(&v[j]->origin, &v[i]->origin); j++)
+			if (v[j]->line_ms < idlest->line_ms)
+				idlest = v[j];
+		size_t run = j - i;
+		if (!best || run > best_run ||
+		    (run == best_run && idlest->line_ms < best->line_ms)) {
+			best = idlest;
+			best_run = run;
 		}
 	}
+	free(v);
 	return best;
 }
 
 /* Drop a stranger (stranger_to_evict) to make room for a new connection;
  * false if there is none. */
-static bool evict_stranger(struct server *s, const struct net_origin *o, const char *why)
+static bool evict_stranger(struct server *s, const char *why)
 {
-	struct conn *c = stranger_to_evict(s, o);
+	struct conn *c = stranger_to_evict(s);
 	if (!c)
 		return false;
 	net_conn_lost(c, why);
 	return true;
 }
 
-/* Room for a new stranger from origin o: its origin's limit first
- * (NET_STRANGERS_PER_ORIGIN), then the stranger list's. */
-static void make_room_for_stranger(struct server *s, const struct net_origin *o)
-{
-	if (strangers_from(s, o) >= NET_STRANGERS_PER_ORIGIN)
-		evict_stranger(s, o, "evicted: too many strangers from its address");
-	else if (s->nstrangers >= s->max_strangers)
-		evict_stranger(s, NULL, "evicted: stranger limit reached");
-}
-
 /* Set up accepted socket fd as a new OPEN connection (it owns fd from now
  * on); peer names it in the log, origin is where it comes from. A full
- * stranger list makes room (make_room_for_stranger); a full watcher list
+ * stranger list makes room (stranger_to_evict); a full watcher list
  * refuses the newcomer. Returns the new commId, or 0 when refused. */
 static int admit_peer(struct server *s, evutil_socket_t fd, const char *peer,
                       const struct net_origin *origin, bool watch)
@@ -190,8 +190,8 @@ static int admit_peer(struct server *s, evutil_socket_t fd, const char *peer,
 		evutil_closesocket(fd);
 		return 0;
 	}
-	if (!watch)
-		make_room_for_stranger(s, origin);
+	if (!watch && s->nstrangers >= s->max_strangers)
+		evict_stranger(s, "evicted: stranger limit reached");
 	int one = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 	struct conn *c = net_conn_open(s, fd, watch);
@@ -303,7 +303,7 @@ static bool accept_with_reserve(struct server *s, const struct listener *L)
 	}
 	evutil_make_socket_nonblocking(fd);
 	evutil_make_socket_closeonexec(fd);
-	if (evict_stranger(s, NULL, "evicted: no descriptors left for a new connection")) {
+	if (evict_stranger(s, "evicted: no descriptors left for a new connection")) {
 		admit(s, fd, (struct sockaddr *)&ss, L->watch);
 	} else {
 		net_log(s, "refused a connection: no descriptors left and no stranger to evict");
