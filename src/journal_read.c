@@ -376,7 +376,7 @@ static bool read_record(struct rd *r, struct journal_record *rec)
 static bool header_hash_holds(const char *line, size_t len, const char **why)
 {
 	static const char key[] = ",\"" JOURNAL_HEADER_HASH_KEY "\":\"";
-	size_t klen = sizeof key - 1, hlen = 2 * SHA256_DIGEST_SIZE;
+	size_t klen = sizeof key - 1, hlen = (size_t)2 * SHA256_DIGEST_SIZE;
 	size_t tail = klen + hlen + 2; /* the key, the hex, "} */
 	uint8_t want[SHA256_DIGEST_SIZE], got[SHA256_DIGEST_SIZE];
 	if (len < tail || memcmp(line + len - tail, key, klen) != 0 ||

@@ -143,12 +143,12 @@ static int by_origin(const void *pa, const void *pb)
  * thousands a large --max-strangers allows. */
 static struct conn *stranger_to_evict(const struct server *s)
 {
-	struct conn **v = xmalloc(((size_t)s->nconns + 1) * sizeof *v);
+	struct conn **v = xmalloc(((size_t)s->nconns + 1) * sizeof(struct conn *));
 	size_t n = 0;
 	for (struct conn *c = s->conns; c; c = c->next)
 		if (c->state == CONN_OPEN && !c->registered && !c->watcher)
 			v[n++] = c;
-	qsort(v, n, sizeof *v, by_origin);
+	qsort(v, n, sizeof(struct conn *), by_origin);
 	struct conn *best = NULL;
 	size_t best_run = 0;
 	for (size_t i = 0, j; i < n; i = j) {
