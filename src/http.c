@@ -451,7 +451,7 @@ static struct stream *stream_open(struct http *h, struct evhttp_request *req, bo
 	evhttp_connection_get_peer(evcon, &host, &port);
 	char peer[64];
 	snprintf(peer, sizeof peer, "http %s:%u", host ? host : "?", (unsigned)port);
-	int id = server_adopt(h->srv, sv[0], !play, peer);
+	int id = server_adopt(h->srv, sv[0], !play, peer, evhttp_connection_get_addr(evcon));
 	if (id == 0) {
 		close(sv[1]);
 		reply_error(req, 503, "Service Unavailable",

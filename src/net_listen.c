@@ -219,7 +219,8 @@ static void admit(struct server *s, evutil_socket_t fd, const struct sockaddr *s
 	admit_peer(s, fd, peer, &origin, watch);
 }
 
-int server_adopt(struct server *s, int fd, bool watch, const char *peer)
+int server_adopt(struct server *s, int fd, bool watch, const char *peer,
+                 const struct sockaddr *from)
 {
 	assert(fd >= 0 && peer);
 	if (s->stopping) {
@@ -228,8 +229,12 @@ int server_adopt(struct server *s, int fd, bool watch, const char *peer)
 	}
 	evutil_make_socket_nonblocking(fd);
 	evutil_make_socket_closeonexec(fd);
-	/* a socketpair has no address: it is an origin of its own */
+	/* the socketpair itself has no IP address: the browser's counts, so
+	 * that a flood through the HTTP port evicts its own strangers first;
+	 * without one, the connection is an origin of its own */
 	struct net_origin origin = {.own = true, .prefix = ++s->own_origins};
+	if (from && (from->sa_family == AF_INET || from->sa_family == AF_INET6))
+		origin = origin_of(from);
 	int id = admit_peer(s, fd, peer, &origin, watch);
 	net_flush_dirty(s);
 	return id;

@@ -41,6 +41,7 @@
 #include <stdio.h>
 
 struct event_base;
+struct sockaddr;
 
 #include "sopra/core.h"
 
@@ -121,11 +122,15 @@ int net_bound_port(int fd);
  * one end of a connected socketpair, as if it had been accepted -- on the
  * watch port when watch is true, else on the players' port -- so that it
  * meets the same framing, queue, checks, limits and budgets as a TCP
- * client; peer names it in the log. Returns its commId, or 0 when it is
- * refused (the watcher limit is reached, or the server is stopping) and fd
- * was closed.
+ * client; peer names it in the log. from is the address the connection
+ * stands for (the browser's, an IPv4 or IPv6 one), which it counts against
+ * like an accepted one when the stranger list makes room; NULL (or another
+ * family): it is an address of its own. Returns its commId, or 0 when it
+ * is refused (the watcher limit is reached, or the server is stopping) and
+ * fd was closed.
  */
-int server_adopt(struct server *srv, int fd, bool watch, const char *peer);
+int server_adopt(struct server *srv, int fd, bool watch, const char *peer,
+                 const struct sockaddr *from);
 
 /* Whether one more watcher would be taken now (the limit shared by the
  * watch port and the adopted watchers). */
