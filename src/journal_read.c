@@ -340,6 +340,8 @@ static bool read_record(struct rd *r, struct journal_record *rec)
 		if (rd_has(r, "command")) {
 			rec->kind = JOURNAL_COMMAND;
 			read_command(r, rec);
+			if (rec->comm_id < 1) /* the server numbers connections from 1 */
+				rd_fail(r, "\"comm\": a command's connection is 1 or more");
 		} else if (rd_has(r, "bad") || rd_has(r, "bad64")) {
 			rec->kind = JOURNAL_BAD;
 			rec->error = rd_str(r, "bad", NULL);
