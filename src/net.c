@@ -15,6 +15,7 @@
 #include "net_int.h"
 
 #include <assert.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -275,6 +276,20 @@ static void settle(struct server *s, bool restart_timer)
 		evtimer_add(s->timeout_ev, &tv);
 	}
 	s->timer_for = w;
+}
+
+int server_timeout_left_ms(const struct server *s)
+{
+	assert(s);
+	struct timeval at;
+	if (s->stopping || s->epilogue || !evtimer_pending(s->timeout_ev, &at))
+		return -1;
+	/* event_pending gives the expiry on the gettimeofday clock */
+	struct timeval now;
+	evutil_gettimeofday(&now, NULL);
+	long long ms =
+	        ((long long)at.tv_sec - now.tv_sec) * 1000 + (at.tv_usec - now.tv_usec) / 1000;
+	return ms < 0 ? 0 : ms > INT_MAX ? INT_MAX : (int)ms;
 }
 
 /* Dispatch what the callbacks queued, then settle the timer and shutdown. */

@@ -136,6 +136,11 @@ int server_adopt(struct server *srv, int fd, bool watch, const char *peer,
  * watch port and the adopted watchers). */
 bool server_watcher_room(const struct server *srv);
 
+/* Milliseconds until the --timeout of the game's current wait expires (a
+ * turn, a selection, the registration), or -1 when no such timer runs (the
+ * game is over, or the server is stopping). For the page's countdown. */
+int server_timeout_left_ms(const struct server *srv);
+
 /*
  * Run the loop until the game is over (and every connection has been flushed
  * and closed, at most ~2 s later; with sessions after the epilogue, at most
