@@ -56,8 +56,13 @@
  * noticed (the write fails) and proxies keep the stream open. */
 #define HTTP_KEEPALIVE_SEC 15
 /* A watcher's stream takes its lines in batches this often, not at each
- * command: the players' round trips do not wait for the browsers. */
+ * command: the players' round trips do not wait for the browsers. Every
+ * stream's "turn" event is checked as often. */
 #define HTTP_WATCH_BATCH_MS 50
+/* A "turn" event's deadline moved by less than this: not sent again. */
+#define HTTP_TURN_SLACK_MS 500
+/* The "turn" event's player before the first one was sent. */
+#define HTTP_TURN_UNSENT (-3)
 /* How long an ended stream's browser gets to take its last bytes. */
 #define HTTP_LINGER_SEC 5
 /* A request must arrive whole within this many seconds (or --timeout,
@@ -81,6 +86,8 @@ struct stream {
 	int player;                        /* play: from its Session line, -1 before */
 	char secret[PROTO_SECRET_HEX + 1]; /* play: "" before its Session line */
 	char *me;                          /* play: the last "me" event sent */
+	int turn_player;                   /* the last "turn" event's player */
+	long long turn_deadline_ms;        /* its deadline (ms, gettimeofday), -1: none */
 	struct stream *prev, *next;
 };
 
@@ -95,7 +102,7 @@ struct http {
 	struct event_base *base;  /* srv's */
 	struct evhttp *evh;
 	struct event *keepalive;
-	struct event *watch_batch;  /* lets the watchers' streams read (HTTP_WATCH_BATCH_MS) */
+	struct event *watch_batch;  /* the streams' tick: watchers read, turns */
 	struct event *accept_retry; /* re-enables the listener after EMFILE */
 	struct evconnlistener *listener;
 	struct event *sigchld;
@@ -287,25 +294,6 @@ static void stream_chunk_sent(struct evhttp_connection *evcon, void *arg)
 		bufferevent_enable(st->bev, EV_READ);
 }
 
-/* Every HTTP_WATCH_BATCH_MS while watchers stream: each reads what the
- * server sent it meanwhile (unless its browser is behind). */
-static void watch_batch_cb(evutil_socket_t fd, short what, void *arg)
-{
-	(void)fd;
-	(void)what;
-	struct http *h = arg;
-	bool any = false;
-	for (struct stream *st = h->streams; st; st = st->next) {
-		if (st->play || !st->bev)
-			continue;
-		any = true;
-		if (stream_unsent(st) < HTTP_STREAM_HIGH)
-			bufferevent_enable(st->bev, EV_READ);
-	}
-	if (!any)
-		event_del(h->watch_batch);
-}
-
 /* Send b (emptied) on the stream; above the mark stop reading its
  * connection until the browser took it. */
 static void stream_send(struct stream *st, struct evbuffer *b)
@@ -315,6 +303,61 @@ static void stream_send(struct stream *st, struct evbuffer *b)
 	evhttp_send_reply_chunk_with_cb(st->req, b, stream_chunk_sent, st);
 	if (st->bev && stream_unsent(st) >= HTTP_STREAM_HIGH)
 		bufferevent_disable(st->bev, EV_READ);
+}
+
+/* Whose turn it is and how long it has left, as an event "turn" into out:
+ * {"player":P,"msLeft":M} (P: the player the game waits for, -1 during the
+ * registration, -2 once it is over; M: milliseconds until the --timeout
+ * expires, -1 when none runs) -- when P changed or the deadline moved since
+ * the stream's last one. */
+static void stream_turn(struct stream *st, struct evbuffer *out)
+{
+	struct http *h = st->h;
+	int player = game_waiting_for(h->game);
+	int left = server_timeout_left_ms(h->srv);
+	long long deadline = -1;
+	if (left >= 0) {
+		struct timeval now;
+		evutil_gettimeofday(&now, NULL);
+		deadline = (long long)now.tv_sec * 1000 + now.tv_usec / 1000 + left;
+	}
+	long long moved = deadline - st->turn_deadline_ms;
+	if (player == st->turn_player && (deadline < 0) == (st->turn_deadline_ms < 0) &&
+	    moved < HTTP_TURN_SLACK_MS && moved > -HTTP_TURN_SLACK_MS)
+		return;
+	st->turn_player = player;
+	st->turn_deadline_ms = deadline;
+	evbuffer_add_printf(out, "event: turn\ndata: {\"player\":%d,\"msLeft\":%d}\n\n", player,
+	                    left);
+}
+
+/* Every HTTP_WATCH_BATCH_MS while streams are open: each watcher reads what
+ * the server sent it meanwhile (unless its browser is behind), and every
+ * stream gets a "turn" event when the turn changed (a turn can pass with no
+ * line to a seat or a watcher). */
+static void watch_batch_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct http *h = arg;
+	bool any = false;
+	struct evbuffer *out = evbuffer_new();
+	if (!out)
+		xalloc_die(64);
+	for (struct stream *st = h->streams; st; st = st->next) {
+		if (!st->bev)
+			continue;
+		any = true;
+		if (stream_unsent(st) >= HTTP_STREAM_HIGH)
+			continue;
+		stream_turn(st, out);
+		stream_send(st, out);
+		if (!st->play)
+			bufferevent_enable(st->bev, EV_READ);
+	}
+	evbuffer_free(out);
+	if (!any)
+		event_del(h->watch_batch);
 }
 
 /* A seat's Session line: {"event":"Session","player":P,"secret":"..."}. */
@@ -411,6 +454,7 @@ static void stream_read_cb(struct bufferevent *bev, void *arg)
 		evbuffer_add(out, "\n\n", 2);
 		free(line);
 	}
+	stream_turn(st, out);
 	send_me(st, out);
 	stream_send(st, out);
 	evbuffer_free(out);
@@ -465,6 +509,8 @@ static struct stream *stream_open(struct http *h, struct evhttp_request *req, bo
 	st->evcon = evcon;
 	st->play = play;
 	st->player = -1;
+	st->turn_player = HTTP_TURN_UNSENT;
+	st->turn_deadline_ms = -1;
 	st->bev = bufferevent_socket_new(h->base, sv[1], BEV_OPT_CLOSE_ON_FREE);
 	if (!st->bev) {
 		close(sv[1]);
@@ -474,7 +520,7 @@ static struct stream *stream_open(struct http *h, struct evhttp_request *req, bo
 	}
 	bufferevent_setcb(st->bev, stream_read_cb, NULL, stream_event_cb, st);
 	bufferevent_enable(st->bev, EV_READ | EV_WRITE);
-	if (!play && !event_pending(h->watch_batch, EV_TIMEOUT, NULL)) {
+	if (!event_pending(h->watch_batch, EV_TIMEOUT, NULL)) {
 		struct timeval tv = {0, (suseconds_t)HTTP_WATCH_BATCH_MS * 1000};
 		event_add(h->watch_batch, &tv);
 	}
