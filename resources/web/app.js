@@ -100,6 +100,21 @@ function removeFromHand(b, cardId) {
   return c;
 }
 
+// Character id dies (killed or bitten, behaviour.md 7): it leaves the
+// board; a player with no character left loses the hand (a new character
+// may spawn for it with the next event).
+function die(b, id) {
+  const ch = b.chars[id];
+  Object.assign(ch, { alive: false, dead: true, loc: null });
+  const owner = b.players[ch.owner];
+  if (owner && !Object.values(b.chars).some((c) => c.alive && c.owner === ch.owner)) dropHand(b, owner);
+}
+
+function dropHand(b, p) {
+  for (const id of p.hand) if (b.cards[id]) b.cards[id].holder = -1;
+  p.hand = [];
+}
+
 function heal(ch) {
   if (ch.frost > 0) ch.frost--;
   else if (ch.wounds > 0) ch.wounds--;
@@ -147,10 +162,22 @@ const fold = {
     return `${ch.name} uses the ${ch.ability} ability` + ("target" in e ? ` (${e.target})` : "");
   },
   Barricaded(b, e) { b.locById[e.locationId].barricades[e.entrance]++; return `${charName(b, e.characterId)} barricades ${locName(b, e.locationId)}, entrance ${e.entrance}`; },
-  Moved(b, e) { b.chars[e.characterId].loc = e.locationId; return `${charName(b, e.characterId)} moves to ${locName(b, e.locationId)}` + (e.fuel ? " with fuel" : ""); },
+  Moved(b, e) {
+    const ch = b.chars[e.characterId];
+    ch.loc = e.locationId;
+    // base rules: the owner's FUEL card with the lowest id goes to waste
+    const hand = e.fuel && b.players[ch.owner] ? b.players[ch.owner].hand : [];
+    const fuel = hand.filter((id) => b.cards[id] && b.cards[id].type === "fuel");
+    if (fuel.length) removeFromHand(b, Math.min(...fuel));
+    return `${charName(b, e.characterId)} moves to ${locName(b, e.locationId)}` + (e.fuel ? " with fuel" : "");
+  },
   Frostbitten(b, e) { b.chars[e.characterId].frost++; return `${charName(b, e.characterId)} is frostbitten`; },
   Wounded(b, e) { b.chars[e.characterId].wounds++; return `${charName(b, e.characterId)} is wounded`; },
-  Bitten(b, e) { return "characterId" in e ? `${charName(b, e.characterId)} is bitten` : "A child is bitten"; },
+  Bitten(b, e) {
+    if (!("characterId" in e)) { b.children--; return "A child is bitten and dies"; }
+    die(b, e.characterId);
+    return `${charName(b, e.characterId)} is bitten and dies`;
+  },
   Contributed(b, e) { removeFromHand(b, e.cardId); b.contributed++; return `${playerName(b, e.player)} contributes ${cardName(b, e.cardId)} to the crisis`; },
   CardUsed(b, e) {
     const c = removeFromHand(b, e.cardId);
@@ -167,13 +194,13 @@ const fold = {
   ColonyPhaseStarted(b) { b.colonyPhase = true; for (const p of b.players) if (p) p.dice = []; return "The colony phase"; },
   StarvationTokenAdded(b) { b.starvation++; return "Starvation token"; },
   MoralChanged(b, e) { b.moral += e.amount; return `Morale ${e.amount > 0 ? "+" : ""}${e.amount} (${e.reason.toLowerCase().replace("_", " ")})`; },
-  SurvivorKilled(b, e) { Object.assign(b.chars[e.characterId], { alive: false, dead: true, loc: null }); return `${charName(b, e.characterId)} dies`; },
+  SurvivorKilled(b, e) { die(b, e.characterId); return `${charName(b, e.characterId)} dies`; },
   ChildKilled(b) { b.children--; return "A child dies"; },
   BarricadeDestroyed(b, e) { b.locById[e.locationId].barricades[e.entrance]--; return `A barricade at ${locName(b, e.locationId)} falls`; },
   WasteChanged(b, e) { b.waste = b.rules === "revised" ? b.waste + e.amount : e.amount; return `Waste: ${b.waste}`; },
   ZombieKilled(b, e) { b.locById[e.locationId].zombies[e.entrance]--; return `${charName(b, e.characterId)} kills a zombie at ${locName(b, e.locationId)}`; },
   Searched(b, e) { return `${charName(b, e.characterId)} searches ${locName(b, e.locationId)}`; },
-  Left(b, e) { player(b, e.player).left = true; return `${playerName(b, e.player)} leaves the game`; },
+  Left(b, e) { const p = player(b, e.player); p.left = true; dropHand(b, p); return `${playerName(b, e.player)} leaves the game`; },
 };
 
 function crisisText(b, id) {
@@ -196,7 +223,7 @@ const S = {
   source: null,
   myTurn: false,
   offered: null,
-  deadline: 0,
+  turn: null,        // the server's "turn" event: {player, deadline} (live only)
   failed: null,
 };
 
@@ -224,7 +251,6 @@ function onLine(line) {
       break;
     case "ActNow":
       S.myTurn = true;
-      S.deadline = Date.now() + (S.info ? S.info.timeout : 30) * 1000;
       break;
     case "Characters":
       S.offered = [e.characterId0, e.characterId1, e.characterId2, e.characterId3];
@@ -302,13 +328,35 @@ function renderStats(b) {
     stat("Waste", b.waste, "st-waste"), stat("Starvation", b.starvation, "st-starvation"),
     stat("Children", b.children, "st-children"), stat("Crisis", crisis, "st-crisis"),
     stat("Goal", goal, "st-goal"));
-  let turn = "";
-  if (b.over) turn = b.result === "won" ? "The colony has won!" : b.result === "lost" ? "The colony has lost." : "The registration was aborted.";
-  else if (!b.started) turn = "Waiting for players…";
-  else if (S.mode === "play" && S.myTurn) turn = "Your turn";
-  else turn = b.colonyPhase ? "Colony phase" : "Another player is acting";
-  $("turn").textContent = turn;
-  $("turn").className = S.mode === "play" && S.myTurn && !b.over ? "mine" : "";
+  const mine = S.mode === "play" && S.myTurn && !b.over && S.step === null;
+  // a step back: whose turn it is now in the live game
+  const past = S.step !== null && S.mode !== "replay" && S.live;
+  $("turn").textContent = past ? "Live: " + turnText(S.live, S.turn)
+    : turnText(b, S.mode === "replay" ? null : S.turn);
+  $("turn").className = mine ? "mine" : "";
+  renderCountdown();
+}
+
+// Whose turn it is on board b: from the server's "turn" event t (the
+// player the game waits for; null in a replay) if there is one, else what
+// the board tells.
+function turnText(b, t) {
+  if (b.over) return b.result === "won" ? "The colony has won!" : b.result === "lost" ? "The colony has lost." : "The registration was aborted.";
+  if (t && t.player >= 0) {
+    if (S.mode === "play" && S.me && t.player === S.me.player) return "Your turn";
+    return `${playerName(b, t.player)}'s turn` + (b.round === null ? " (choosing characters)" : "");
+  }
+  if ((t && t.player === -1) || !b.started) return "Waiting for players…";
+  return b.colonyPhase ? "Colony phase" : "A player is acting";
+}
+
+// The seconds left of the --timeout for the live wait (every mode but a
+// replay; the server's "turn" event gives them).
+function renderCountdown() {
+  const t = S.turn;
+  const show = t && t.deadline && S.mode !== "replay" && S.live && !S.live.over;
+  const left = show ? Math.max(0, Math.round((t.deadline - Date.now()) / 1000)) : 0;
+  $("countdown").textContent = show ? `${left} s left` : "";
 }
 
 function renderBoard(b) {
@@ -571,6 +619,11 @@ function openStream(url, mode) {
   S.source = es;
   es.onopen = () => setStatus(mode === "play" ? "playing" : "watching");
   es.onmessage = (m) => onLine(m.data);
+  es.addEventListener("turn", (m) => {
+    const t = JSON.parse(m.data);
+    S.turn = { player: t.player, deadline: t.msLeft >= 0 ? Date.now() + t.msLeft : 0 };
+    scheduleRender();
+  });
   es.addEventListener("me", (m) => {
     S.me = JSON.parse(m.data);
     S.myTurn = S.me.yourTurn;
@@ -638,8 +691,5 @@ async function start() {
   const params = new URLSearchParams(location.search);
   if (params.has("watch")) openStream("/api/watch", "watch");
 }
-setInterval(() => {
-  const left = Math.max(0, Math.round((S.deadline - Date.now()) / 1000));
-  $("countdown").textContent = S.mode === "play" && S.myTurn && S.live && !S.live.over ? `${left} s left` : "";
-}, 500);
+setInterval(renderCountdown, 500);
 start();
