@@ -458,7 +458,9 @@ static void stream_read_cb(struct bufferevent *bev, void *arg)
 	send_me(st, out);
 	stream_send(st, out);
 	evbuffer_free(out);
-	if (!st->play && st->bev) /* until the next batch */
+	/* a watcher: until the next batch, unless a line is still incomplete
+	 * (a long Config line comes whole before the next batch) */
+	if (!st->play && st->bev && evbuffer_get_length(in) == 0)
 		bufferevent_disable(st->bev, EV_READ);
 }
 
@@ -519,6 +521,9 @@ static struct stream *stream_open(struct http *h, struct evhttp_request *req, bo
 		return NULL;
 	}
 	bufferevent_setcb(st->bev, stream_read_cb, NULL, stream_event_cb, st);
+	/* a batch takes what came since the last one (libevent's default is
+	 * 16 KiB a read; the mark bounds what waits for the browser anyway) */
+	bufferevent_set_max_single_read(st->bev, HTTP_STREAM_HIGH);
 	bufferevent_enable(st->bev, EV_READ | EV_WRITE);
 	if (!event_pending(h->watch_batch, EV_TIMEOUT, NULL)) {
 		struct timeval tv = {0, (suseconds_t)HTTP_WATCH_BATCH_MS * 1000};
