@@ -5,14 +5,26 @@ Chromium through Selenium; docs/web.md).
   web_test.py --server PATH --replay PATH --artifacts DIR
 
 1. A person opens the page, registers, adds two bot team mates with the
-   page's button, starts the game and plays it to its end clicking only the
-   buttons the page shows (the legal commands the server lists).
+   page's button, starts the game and plays it to its end (the 8 rounds of
+   resources/example.json, or a loss before) clicking only the buttons the
+   page shows (the legal commands the server lists); the game must last at
+   least 3 rounds.
 2. A second browser watches from the start and ends with the same board.
+   On the person's turn both pages say whose turn it is ("Your turn" /
+   "Anna's turn") and count the seconds of the --timeout down.
 3. Mid-game the person's page is reloaded: it comes back to its seat
    (Reconnect with the secret the page kept) with the same board.
-4. The game's journal, as `sopra-replay --watch` prints it, is replayed in
-   the page: the board after entry N equals `sopra-replay --at N`.
-5. The page at phone width has no horizontal scrolling.
+4. Time travel while the game goes on (round 3 or later, on the person's
+   turn): the watcher steps back to the board after the events of each
+   journal entry N of the game so far (the journal read by `sopra-replay
+   --watch`), and it equals `sopra-replay --at N`; the person jumps to
+   round 1 (no action buttons in the past) and both return to the live
+   board with *Live*.
+5. The game's journal, as `sopra-replay --watch` prints it, is replayed in
+   the page: the board after every entry N equals `sopra-replay --at N`.
+   (Compared: food, morale, waste, starvation tokens, each location's
+   entrances, characters and cards left, the children, every hand.)
+6. The page at phone width has no horizontal scrolling.
 
 Each state is kept as a screenshot in DIR (with the board's elements
 checked first). Without Chromium, chromedriver or python3-selenium the test
@@ -28,14 +40,11 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "systemtests"))
 sys.path.insert(0, HERE)
-import sopratest  # noqa: E402
-from sopratest import Failure, check  # noqa: E402
-from webutil import page_port  # noqa: E402
+from webutil import (HANG_SEC, check, info, page_port, run, sopratest, wait_for,  # noqa: E402
+                     watcher_lines)
 
 SKIP = 77
 
@@ -84,16 +93,6 @@ def browser(chromium, driver, width=1280, height=1000):
     return webdriver.Chrome(service=Service(driver), options=opts)
 
 
-def wait_for(what, fn, timeout=30, every=0.05):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = fn()
-        if v:
-            return v
-        time.sleep(every)
-    raise Failure("timed out waiting for " + what)
-
-
 def js(d, script, *args):
     return d.execute_script(script, *args)
 
@@ -109,8 +108,11 @@ def board_facts(d):
           chars: [...l.querySelectorAll('.character')].map(c => Number(c.dataset.id)).sort((a, b) => a - b),
           pile: l.querySelector('.pile').textContent };
       }
+      const hands = {};
+      for (const p of document.querySelectorAll('#players .player'))
+        hands[p.dataset.player] = [...p.querySelectorAll('.card')].map(c => Number(c.dataset.card));
       const stat = id => document.querySelector('#' + id + ' b').textContent;
-      return { locs, food: stat('st-food'), morale: stat('st-morale'), waste: stat('st-waste'),
+      return { locs, hands, food: stat('st-food'), morale: stat('st-morale'), waste: stat('st-waste'),
                starvation: stat('st-starvation'), round: stat('st-round'),
                events: S.events.length };""")
 
@@ -147,11 +149,6 @@ def shot(d, cfg, artifacts, name, board=True):
     print("web_test: screenshot %s (%dx%d)" % (path, w, h), flush=True)
 
 
-def info(port):
-    with urllib.request.urlopen("http://127.0.0.1:%d/api/info" % port, timeout=5) as r:
-        return json.load(r)
-
-
 def buttons(d):
     """The action buttons the page shows: [(label, command object)]."""
     return [(b["label"], json.loads(b["command"])) for b in js(d, """
@@ -172,20 +169,123 @@ def over(d):
     return js(d, "return !!(S.live && S.live.over)")
 
 
-def play_game(d, watcher, cfg, srv, artifacts, rnd):
-    """Click through the game; reload once in round 2. Returns the number
-    of commands clicked."""
+def text_of(d, element_id):
+    return js(d, "return document.getElementById(arguments[0]).textContent", element_id)
+
+
+def check_turn(person, watcher):
+    """On the person's turn: the person's page says so, the watcher's names
+    the person, and both count the --timeout (60 s) down."""
+    wait_for("'Your turn' on the person's page", lambda: text_of(person, "turn") == "Your turn")
+    wait_for("'Anna's turn' on the watcher's page",
+             lambda: text_of(watcher, "turn") == "Anna's turn")
+    for d, who in ((person, "person"), (watcher, "watcher")):
+        left = wait_for("the %s's countdown" % who,
+                        lambda: re.fullmatch(r"(\d+) s left", text_of(d, "countdown")))
+        check(0 <= int(left.group(1)) <= 60, "the %s's countdown says %r of a 60 s timeout" %
+              (who, left.group(0)))
+    print("web_test: on the person's turn: 'Your turn' / 'Anna's turn', countdown %r" %
+          text_of(watcher, "countdown"), flush=True)
+
+
+def set_slider(d, step):
+    js(d, "const s = document.getElementById('slider'); s.value = arguments[0];"
+          "s.dispatchEvent(new Event('input'));", step)
+
+
+def live_time_travel(person, watcher, cfg, replay, journal, artifacts):
+    """While the game waits for the person: the watcher steps back to the
+    board after several journal entries (the journal so far), each equal to
+    sopra-replay --at N; the person jumps to round 1 and back; both return
+    to live."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+    n_live = js(person, "return S.events.length")
+    wait_for("the watcher at the person's event %d" % n_live,
+             lambda: js(watcher, "return S.events.length") == n_live)
+    live_board = board_facts(person)
+    live_buttons = buttons(person)
+    snap = journal + ".snapshot"
+    shutil.copyfile(journal, snap)
+    lines, _, marks = watcher_lines(replay, snap)
+    # a step of the page is an event it folds: the lines after the Config
+    folded = set(js(watcher, "return Object.keys(fold)"))
+    steps = [sum(1 for line in lines[:m] if json.loads(line).get("event") in folded)
+             for m in marks]
+    check(steps[-1] == n_live, "the journal so far has %d events for the page, the page %d" %
+          (steps[-1], n_live))
+    entries = len(marks)
+    for n in range(1, entries + 1):
+        set_slider(watcher, steps[n - 1])
+        # the last step is the live board
+        at = steps[n - 1] if steps[n - 1] < n_live else None
+        check(js(watcher, "return S.step") == at, "the watcher is not at step %s" % at)
+        text = subprocess.run([replay, "--at", str(n), snap], capture_output=True, check=True,
+                              text=True).stdout
+        compare_with_describe(board_facts(watcher), text, n)
+        if steps[n - 1] < n_live:
+            check(text_of(watcher, "turn") == "Live: Anna's turn",
+                  "a step back, the watcher's page says %r" % text_of(watcher, "turn"))
+        if n == entries // 2:
+            shot(watcher, cfg, artifacts, "5-travel-watcher-entry-%d" % n)
+    # the person: Jump to round 1, no buttons in the past, then Live
+    Select(person.find_element(By.ID, "round-jump")).select_by_visible_text("1")
+    first_round = js(person, "return S.events.findIndex(x => x.e.event === 'NextRound') + 1")
+    wait_for("the person's page in round 1", lambda: js(person, "return S.step") == first_round)
+    check(buttons(person) == [], "the person's page offers actions in the past: %s" %
+          buttons(person))
+    set_slider(watcher, first_round)
+    check(board_facts(person) == board_facts(watcher),
+          "at step %d the person's and the watcher's boards differ" % first_round)
+    shot(person, cfg, artifacts, "5-travel-person-round-1")
+    for d in (person, watcher):
+        d.find_element(By.ID, "live").click()
+        wait_for("the live board", lambda: js(d, "return S.step") is None)
+        check(board_facts(d) == live_board, "back to live, the board is not the live one")
+    check(buttons(person) == live_buttons, "back to live, the person's actions differ: %s / %s"
+          % (buttons(person), live_buttons))
+    os.unlink(snap)
+    print("web_test: live time travel: the watcher's board after journal entries 1..%d of the "
+          "game so far matches sopra-replay --at; both pages returned to live" % entries,
+          flush=True)
+
+
+# What the person clicks: mostly what defends the colony, and a turn ends
+# only now and then before its dice are used (a person who only ends turns
+# loses within a few rounds).
+DEFENCE = ("Barricade", "Attack", "ContributeCard", "CleanWaste", "Search")
+
+
+def choose(bs, rnd):
+    """The label of the button to click among bs [(label, command)]."""
+    good = [l for l, c in bs if c["command"] in DEFENCE]
+    other = [l for l, c in bs if c["command"] not in ("Leave", "EndTurn")]
+    end = [l for l, c in bs if c["command"] == "EndTurn"]
+    if good and rnd.random() < 0.8:
+        return rnd.choice(good)
+    if other and (not end or rnd.random() < 0.5):
+        return rnd.choice(other)
+    return end[0] if end else rnd.choice([l for l, c in bs if c["command"] != "Leave"])
+
+
+def play_game(d, watcher, cfg, srv, artifacts, rnd, replay, journal):
+    """Click through the game; reload once in round 2, travel in time once
+    in round 3 or later. Returns (the number of commands clicked, the last
+    round)."""
     clicks = 0
     reloaded = False
     shots = set()
-    last_events = -1
-    stall_since = time.monotonic()
+    last_events, progress_at = -1, time.monotonic()
     while not over(d):
         bs = buttons(d)
         facts = js(d, "return [S.events.length, S.live ? S.live.round : null]")
         if facts[0] != last_events:
-            last_events, stall_since = facts[0], time.monotonic()
-        check(time.monotonic() - stall_since < 60, "the game made no progress for 60 s")
+            last_events, progress_at = facts[0], time.monotonic()
+        check(bs or time.monotonic() - progress_at < HANG_SEC,
+              "no event and no action for %d s (the guard against a hang); the page: %s, %s; "
+              "its last events %s; the server: %s" % (
+                  HANG_SEC, text_of(d, "status"), text_of(d, "turn"),
+                  js(d, "return S.events.slice(-5).map(x => x.text)"), srv.text()[-1500:]))
         if "selection" not in shots and any(c["command"] == "SelectCharacters" for _, c in bs):
             shot(d, cfg, artifacts, "2-selection")
             shots.add("selection")
@@ -207,36 +307,45 @@ def play_game(d, watcher, cfg, srv, artifacts, rnd):
         if not bs:
             time.sleep(0.05)
             continue
-        labels = [l for l, c in bs if c["command"] != "Leave"]
-        end = [l for l, c in bs if c["command"] == "EndTurn"]
-        pick = end[0] if end and rnd.random() < 0.7 else rnd.choice(labels)
-        before_n = len(bs)
+        if "travel" not in shots and facts[1] and facts[1] >= 3 and bs[0][1]["command"] not in (
+                "StartGame", "SelectCharacters"):
+            check_turn(d, watcher)
+            live_time_travel(d, watcher, cfg, replay, journal, artifacts)
+            shots.add("travel")
+            continue
+        pick = choose(bs, rnd)
+        seen = js(d, "return [S.events.length, JSON.stringify(S.me)]")
         if click_action(d, pick):
             clicks += 1
-            # the next buttons come with the server's next "me" event
-            wait_for("an answer to " + pick,
-                     lambda: over(d) or buttons(d) != bs or not buttons(d), timeout=30)
+            # the answer: events, the server's next "me" event (the
+            # buttons may be the same ones) or a refusal
+            wait_for("an answer to " + pick, lambda: over(d) or js(
+                d, "return [S.events.length, JSON.stringify(S.me)]") != seen or js(
+                    d, "return S.failed"))
+            check(not js(d, "return S.failed"), "the server refused %r, a button of the page: %s"
+                  % (pick, js(d, "return S.failed")))
         if "midgame" not in shots and facts[1] and facts[1] >= 3:
             shot(d, cfg, artifacts, "5-midgame")
             shot(watcher, cfg, artifacts, "5-midgame-watcher")
             shots.add("midgame")
-        del before_n
     check(reloaded, "the game ended before round 2: no reload was tried")
-    return clicks
+    check("travel" in shots, "the game ended before the person's turn in round 3: no live "
+          "time travel was tried")
+    return clicks, js(d, "return S.live.round")
 
 
 def replay_check(d, cfg, replay, journal, artifacts, port):
-    out = subprocess.run([replay, "--watch", journal], capture_output=True, check=True).stdout
+    _, out, marks = watcher_lines(replay, journal)
     path = os.path.join(artifacts, "game.ndjson")
     with open(path, "wb") as f:
         f.write(out)
-    entries = sum(1 for line in out.splitlines() if line.startswith(b'{"entry":'))
+    entries = len(marks)
     check(entries > 10, "the journal has only %d entries" % entries)
     d.get("http://127.0.0.1:%d/" % port)
     from selenium.webdriver.common.by import By
     d.find_element(By.ID, "replay-file").send_keys(path)
     wait_for("the replay", lambda: js(d, "return S.mode === 'replay' && S.marks.length") == entries)
-    for n in sorted({1, entries // 3, entries // 2, entries - 1, entries}):
+    for n in range(1, entries + 1):
         js(d, "const s = document.getElementById('slider'); s.value = S.marks[arguments[0] - 1];"
               "s.dispatchEvent(new Event('input'));", n)
         page = board_facts(d)
@@ -258,6 +367,15 @@ def compare_with_describe(page, text, n):
           "entry %d: the page shows food/morale/waste/starvation %s, sopra-replay %s" %
           (n, [page["food"], page["morale"], page["waste"], page["starvation"]],
            [food, morale, waste, starv]))
+    players = text.split("players:\n")[1].split("locations (per entrance")[0]
+    for line in players.splitlines():
+        pm = re.match(r"\s+(\d+) .*; hand: ?(.*)$", line)
+        check(pm, "cannot read %r" % line)
+        want = sorted(int(c.split()[0]) for c in pm.group(2).split(", ")) if pm.group(2) != \
+            "empty" else []
+        got = sorted(page["hands"].get(pm.group(1), []))
+        check(got == want, "entry %d, player %s: hand %s on the page, %s in sopra-replay" %
+              (n, pm.group(1), got, want))
     locs = text.split("locations (per entrance: zombies/barricades):\n")[1].split("characters in play:")[0]
     for line in locs.splitlines():
         lm = re.match(r"\s+(\d+) .*?:((?: \d+/\d+)+);(?: children (\d+);)? (\d+) cards to search; "
@@ -318,16 +436,20 @@ def main():
         wait_for("two bots registered", lambda: info(port)["players"] == 3)
         shot(person, cfg, a.artifacts, "1-joined")
         wait_for("the start button", lambda: click_action(person, "Start the game"))
-        clicks = play_game(person, watcher, cfg, srv, a.artifacts, random.Random(a.seed))
+        clicks, rounds = play_game(person, watcher, cfg, srv, a.artifacts,
+                                   random.Random(a.seed), a.replay, journal)
         wait_for("the watcher's end", lambda: over(watcher))
-        time.sleep(0.5)
+        wait_for("the watcher's last event",
+                 lambda: board_facts(watcher)["events"] == board_facts(person)["events"])
         pf, wf = board_facts(person), board_facts(watcher)
         check(pf == wf, "the watcher's board differs from the player's:\n%s\n%s" % (pf, wf))
         result = js(person, "return S.live.result")
         shot(person, cfg, a.artifacts, "6-end")
         shot(watcher, cfg, a.artifacts, "6-end-watcher")
-        print("web_test: the game ended (%s) after %d clicks; %d events; the watcher saw the "
-              "same board" % (result, clicks, pf["events"]), flush=True)
+        print("web_test: the game ended (%s) in round %s of %d after %d clicks; %d events; the "
+              "watcher saw the same board" % (result, rounds, cfg["goal"]["rounds"], clicks,
+                                              pf["events"]), flush=True)
+        check(rounds >= 3, "the game lasted %s rounds only" % rounds)
         rc = srv.wait(20)
         check(rc == 0, "the server exited %s" % rc)
         # the replay and the phone width need a server for the page only
@@ -353,8 +475,4 @@ def main():
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except Failure as e:
-        print("web_test: FAILED: %s" % e, flush=True)
-        sys.exit(1)
+    run("web_test", main)
