@@ -224,6 +224,7 @@ const S = {
   myTurn: false,
   offered: null,
   turn: null,        // the server's "turn" event: {player, deadline} (live only)
+  actionsKey: null,  // the legal commands the action buttons show, as JSON
   failed: null,
 };
 
@@ -496,6 +497,10 @@ function renderSeat(b) {
 function renderActions(b) {
   const box = $("actions");
   const legal = S.me && S.step === null && !b.over ? S.me.legal : [];
+  // the same buttons stay (a click is not lost to a render in between)
+  const shown = JSON.stringify(legal);
+  if (shown === S.actionsKey) return;
+  S.actionsKey = shown;
   const groups = new Map();
   legal.forEach((c, i) => {
     if (c.command === "SelectCharacters" && c.characterId0 > c.characterId1) return; // one order suffices

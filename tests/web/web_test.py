@@ -156,11 +156,18 @@ def buttons(d):
 
 
 def click_action(d, label):
+    """Click the action button labelled label; False if there is none."""
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
-    for b in d.find_elements(By.CSS_SELECTOR, "#actions button.action"):
-        if b.text == label:
-            b.click()
-            return True
+    for _ in range(10):
+        try:
+            for b in d.find_elements(By.CSS_SELECTOR, "#actions button.action"):
+                if b.text == label:
+                    b.click()
+                    return True
+            return False
+        except StaleElementReferenceException:
+            continue  # the page drew its buttons anew meanwhile: look again
     return False
 
 
