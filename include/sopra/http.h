@@ -8,11 +8,13 @@
  *   GET  /                    the page (also /app.js, /style.css)
  *   GET  /api/info            what the page needs to know of the server
  *   GET  /api/watch           Server-Sent Events: what a --watch-port
- *                             watcher gets, one protocol line per event
+ *                             watcher gets, one protocol line per event,
+ *                             and "turn" events (whose turn, time left)
  *   GET  /api/play?name=N     Server-Sent Events: a seat -- registers N,
  *   GET  /api/play?secret=S   or takes seat S back (Reconnect) -- with the
- *                             player's lines, and a "me" event (its legal
- *                             commands, dice, characters offered)
+ *                             player's lines, a "me" event (its legal
+ *                             commands, dice, characters offered) and
+ *                             "turn" events
  *   POST /api/command         one command line for the seat whose secret
  *                             the X-Sopra-Secret header names
  *   POST /api/bots            start one sopra-bot team mate (--http-bots)
@@ -25,7 +27,9 @@
  * like those of --watch-port, under the same limit. What this module adds
  * is the HTTP framing, and for a seat the legal commands of its player
  * (game_legal_commands) and its private facts (game_view_of), read from
- * the game after each batch of lines it got.
+ * the game after each batch of lines it got, and for every stream whose
+ * turn it is and the time left of the --timeout (game_waiting_for,
+ * server_timeout_left_ms) when that changes.
  *
  * Bad requests get clear answers: 404 for an unknown path, 405 for a wrong
  * method, 413 for a body over 64 KiB, 400 for a command that is not one
