@@ -88,7 +88,15 @@ static const char usage_text[] =
         "                     player's private events), the game so far first\n"
         "  --max-strangers N  connections that have not registered allowed at once\n"
         "                     (default 16 x maxPlayers, at least 64); a new one\n"
-        "                     beyond it replaces the one idle longest\n"
+        "                     beyond it replaces the one idle longest of the\n"
+        "                     address that has the most\n"
+        "  --max-strangers-per-address N  of those, from one address (an IPv6 /64)\n"
+        "                     at once (default: a quarter of --max-strangers); a new\n"
+        "                     one beyond it replaces that address's idlest\n"
+        "  --max-watchers-per-address N  watchers from one address at once, 1..64\n"
+        "                     (default 16; 64 in all); beyond it, or on a full watch\n"
+        "                     port, a new one replaces the watcher that has not read\n"
+        "                     for longest, or is refused if every watcher reads\n"
         "  --http-port N      also serve the game in a browser on port N: the page\n"
         "                     to play, watch and replay, its event streams and\n"
         "                     its seats (docs/web.md); turns sessions on, with a\n"
@@ -143,6 +151,8 @@ enum opt_id {
 	OPT_TIMEOUT,
 	OPT_RULES,
 	OPT_MAX_STRANGERS,
+	OPT_MAX_STRANGERS_PER_ADDRESS,
+	OPT_MAX_WATCHERS_PER_ADDRESS,
 	OPT_BIND,
 	OPT_WATCH_PORT,
 	OPT_HELP,
@@ -168,7 +178,10 @@ struct options {
 	int timeout;
 	enum game_rules rules;
 	int max_strangers; /* 0: server_default_max_strangers */
-	const char *bind;  /* NULL: dual-stack, every address */
+	/* 0: the defaults (server_default_max_strangers_per_address,
+	 * NET_WATCHERS_PER_ADDRESS) */
+	int max_strangers_per_address, max_watchers_per_address;
+	const char *bind; /* NULL: dual-stack, every address */
 	int watch_port;
 	const char *journal;
 	enum journal_sync journal_sync;
@@ -286,6 +299,12 @@ static const struct opt_def {
         [OPT_RULES] = {"rules", OK_WORD, 0, 0, "base or revised", parse_rules, ST_NONE, 0},
         [OPT_MAX_STRANGERS] = {"max-strangers", OK_INT, 1, 1000000, "an integer 1..1000000", NULL,
                                ST_INT, offsetof(struct options, max_strangers)},
+        [OPT_MAX_STRANGERS_PER_ADDRESS] = {"max-strangers-per-address", OK_INT, 1, 1000000,
+                                           "an integer 1..1000000", NULL, ST_INT,
+                                           offsetof(struct options, max_strangers_per_address)},
+        [OPT_MAX_WATCHERS_PER_ADDRESS] = {"max-watchers-per-address", OK_INT, 1, NET_MAX_WATCHERS,
+                                          "an integer 1..64", NULL, ST_INT,
+                                          offsetof(struct options, max_watchers_per_address)},
         [OPT_BIND] = {"bind", OK_TEXT, 0, 0, "address", NULL, ST_TEXT,
                       offsetof(struct options, bind)},
         [OPT_WATCH_PORT] = {"watch-port", OK_INT, 0, 65535, "an integer 0..65535", NULL, ST_INT,
@@ -530,6 +549,16 @@ static struct config *load_config(const struct options *o, struct config_errors 
 	return config_parse((const char *)sopra_default_config, sopra_default_config_len, errs);
 }
 
+/* The admission limits of o (--max-strangers and the per-address limits;
+ * their defaults for a game of max_players) into so. */
+static void set_admission(struct server_opts *so, const struct options *o, int max_players)
+{
+	so->max_strangers =
+	        o->max_strangers > 0 ? o->max_strangers : server_default_max_strangers(max_players);
+	so->max_strangers_per_address = o->max_strangers_per_address;
+	so->max_watchers_per_address = o->max_watchers_per_address;
+}
+
 /* --resume FILE: rebuild the game from its journal through the server's
  * own dispatcher, reopen the journal for appending, and wait for the
  * players to reconnect (docs/journal.md, "Resuming"). */
@@ -576,10 +605,6 @@ static int run_resume(const struct options *o)
 	                         .adopted_watchers = o->given[OPT_HTTP_PORT],
 	                         .port = o->port,
 	                         .timeout_sec = jf.timeout_sec,
-	                         .max_strangers =
-	                                 o->max_strangers > 0
-	                                         ? o->max_strangers
-	                                         : server_default_max_strangers(cfg->max_players),
 	                         .core = {.cfg = cfg,
 	                                  .seed = jf.seed,
 	                                  .rules = jf.rules,
@@ -587,6 +612,7 @@ static int run_resume(const struct options *o)
 	                                  .sessions = {.secret = journal_session_secret,
 	                                               .secret_ctx = jf.session_key,
 	                                               .grace_sec = jf.grace_sec}}};
+	set_admission(&so, o, cfg->max_players);
 	srv = server_new(&so, stderr);
 	if (!srv)
 		goto out;
@@ -755,10 +781,6 @@ int main(int argc, char **argv)
 	                         .adopted_watchers = o.given[OPT_HTTP_PORT],
 	                         .port = o.port,
 	                         .timeout_sec = o.timeout,
-	                         .max_strangers =
-	                                 o.max_strangers > 0
-	                                         ? o.max_strangers
-	                                         : server_default_max_strangers(cfg->max_players),
 	                         .core = {.cfg = cfg,
 	                                  .seed = o.seed,
 	                                  .rules = o.rules,
@@ -767,6 +789,7 @@ int main(int argc, char **argv)
 		so.core.sessions = (struct session_opts){.secret = journal_session_secret,
 		                                         .secret_ctx = session_key,
 		                                         .grace_sec = o.grace};
+	set_admission(&so, &o, cfg->max_players);
 	srv = server_new(&so, stderr);
 	if (!srv)
 		goto out; /* server_new said why */

@@ -387,7 +387,13 @@ struct server *server_new(const struct server_opts *opts, FILE *log)
 	s->rules = opts->core.rules;
 	s->timeout_sec = opts->timeout_sec > 0 ? opts->timeout_sec : 1;
 	s->max_strangers = opts->max_strangers > 0 ? opts->max_strangers : 1;
-	s->max_watchers = opts->max_watchers > 0 ? opts->max_watchers : 64;
+	int per_address = opts->max_strangers_per_address;
+	s->max_strangers_per_origin =
+	        per_address > 0 ? per_address
+	                        : server_default_max_strangers_per_address(s->max_strangers);
+	s->max_watchers = opts->max_watchers > 0 ? opts->max_watchers : NET_MAX_WATCHERS;
+	per_address = opts->max_watchers_per_address;
+	s->max_watchers_per_origin = per_address > 0 ? per_address : NET_WATCHERS_PER_ADDRESS;
 	s->config_text = opts->core.cfg->text;
 	s->log = log;
 	s->reserve_fd = -1;
@@ -420,14 +426,17 @@ struct server *server_new(const struct server_opts *opts, FILE *log)
 		goto fail;
 	if (!net_reserve_fd_open(s))
 		net_log(s, "no spare descriptor: connections are refused once none are left");
-	net_log(s, "listening on %s (rules %s, timeout %d s, at most %d stranger(s))", where,
-	        game_rules_name(s->rules), s->timeout_sec, s->max_strangers);
+	net_log(s,
+	        "listening on %s (rules %s, timeout %d s, at most %d stranger(s), %d per address)",
+	        where, game_rules_name(s->rules), s->timeout_sec, s->max_strangers,
+	        s->max_strangers_per_origin);
 	s->keep_history = opts->watch || opts->adopted_watchers;
 	if (opts->watch) {
 		int wp = net_listen(s, opts->bind, opts->watch_port, true, where, sizeof where);
 		if (wp < 0)
 			goto fail;
-		net_log(s, "watchers on %s (at most %d)", where, s->max_watchers);
+		net_log(s, "watchers on %s (at most %d, %d per address)", where, s->max_watchers,
+		        s->max_watchers_per_origin);
 	}
 	return s;
 
@@ -440,6 +449,12 @@ int server_default_max_strangers(int max_players)
 {
 	int n = 16 * max_players;
 	return n < 64 ? 64 : n;
+}
+
+int server_default_max_strangers_per_address(int max_strangers)
+{
+	assert(max_strangers >= 1);
+	return max_strangers / 4 + (max_strangers % 4 != 0);
 }
 
 void server_set_taps(struct server *s, const struct dispatch_hooks *hooks, server_line_tap on_line,

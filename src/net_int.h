@@ -96,9 +96,13 @@ struct net_origin {
 	bool own;
 };
 
-/* When the stranger list (--max-strangers) is full, the origin with the
- * most strangers gives up its idlest one: a flood from one address evicts
- * its own connections and never crowds out a client from another. */
+/* Admission by origin (net_listen.c): a new stranger from an origin that
+ * holds --max-strangers-per-address strangers replaces that origin's
+ * idlest; when the stranger list (--max-strangers) is full, the origin with
+ * the most strangers gives up its idlest one. A flood from one address so
+ * evicts its own connections and never crowds out a client from another.
+ * Watchers likewise, per --max-watchers-per-address and the watch port's
+ * limit, but only a silent watcher is ever replaced. */
 
 struct conn {
 	struct server *srv;
@@ -146,6 +150,7 @@ struct server {
 	int timeout_sec;
 	int port;
 	int max_strangers;
+	int max_strangers_per_origin; /* --max-strangers-per-address */
 	FILE *log;
 	int reserve_fd; /* a spare descriptor, given up to accept when none are left */
 	int accepts_this_event;
@@ -161,7 +166,8 @@ struct server {
 	uint64_t own_origins;  /* the origins given to adopted connections so far */
 	int nwatchers;         /* OPEN watch connections */
 	int max_watchers;
-	bool keep_history; /* a watch port is open: lines to all are kept */
+	int max_watchers_per_origin; /* --max-watchers-per-address */
+	bool keep_history;           /* a watch port is open: lines to all are kept */
 	/* every line sent to all players so far, for watchers who join late */
 	struct evbuffer *history;
 	const char *config_text; /* borrowed; the Config watchers get first */

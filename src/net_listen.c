@@ -5,10 +5,14 @@
  * Players (and strangers, the connections that have not registered yet)
  * come in on the game's port, read-only watchers on the watch port; a
  * connection made inside the process (server_adopt: the HTTP port's
- * streams) is admitted as if it had been accepted on one of them. A full
- * stranger list makes room by dropping the idlest stranger of the address
- * (an IPv6 /64) that holds the most; a full watcher list refuses the
- * newcomer. When no descriptor is left, a spare one is given up to accept
+ * streams) is admitted as if it had been accepted on one of them.
+ * Fairness between addresses (an IPv6 /64 counts as one): a new stranger
+ * from an address at --max-strangers-per-address replaces that address's
+ * idlest stranger, and a full stranger list drops the idlest stranger of
+ * the address that holds the most. A new watcher from an address at
+ * --max-watchers-per-address, or on a full watch port, replaces the
+ * watcher silent longest (of its address, or of all), or is refused when
+ * none is silent. When no descriptor is left, a spare one is given up to accept
  * the waiting connection and make room. A burst of connects is taken
  * NET_ACCEPTS_PER_EVENT at a time, so that the connections the server has
  * are read in between.
@@ -26,6 +30,8 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include <event2/buffer.h>
@@ -136,6 +142,19 @@ static int by_origin(const void *pa, const void *pb)
 	return a->prefix < b->prefix ? -1 : a->prefix > b->prefix;
 }
 
+/* Whether c is a stranger: OPEN, not registered, not a watcher. */
+static bool is_stranger(const struct conn *c)
+{
+	return c->state == CONN_OPEN && !c->registered && !c->watcher;
+}
+
+/* Whether stranger a has gone longer without a complete line than b (the
+ * older connection when both last had one in the same millisecond). */
+static bool idler(const struct conn *a, const struct conn *b)
+{
+	return a->line_ms < b->line_ms || (a->line_ms == b->line_ms && a->id < b->id);
+}
+
 /* The stranger to drop for a newcomer: of the origin with the most
  * strangers, the one that has gone longest without a complete line (an
  * origin's idlest breaks a tie between origins); NULL if there is no
@@ -146,7 +165,7 @@ static struct conn *stranger_to_evict(const struct server *s)
 	struct conn **v = xmalloc(((size_t)s->nconns + 1) * sizeof(struct conn *));
 	size_t n = 0;
 	for (struct conn *c = s->conns; c; c = c->next)
-		if (c->state == CONN_OPEN && !c->registered && !c->watcher)
+		if (is_stranger(c))
 			v[n++] = c;
 	qsort(v, n, sizeof(struct conn *), by_origin);
 	struct conn *best = NULL;
@@ -154,11 +173,10 @@ static struct conn *stranger_to_evict(const struct server *s)
 	for (size_t i = 0, j; i < n; i = j) {
 		struct conn *idlest = v[i];
 		for (j = i + 1; j < n && same_origin(&v[j]->origin, &v[i]->origin); j++)
-			if (v[j]->line_ms < idlest->line_ms)
+			if (idler(v[j], idlest))
 				idlest = v[j];
 		size_t run = j - i;
-		if (!best || run > best_run ||
-		    (run == best_run && idlest->line_ms < best->line_ms)) {
+		if (!best || run > best_run || (run == best_run && idler(idlest, best))) {
 			best = idlest;
 			best_run = run;
 		}
@@ -178,20 +196,118 @@ static bool evict_stranger(struct server *s, const char *why)
 	return true;
 }
 
+/* How many strangers come from origin o; *idlest gets the one of them that
+ * has gone longest without a complete line (NULL if none). */
+static int origin_strangers(const struct server *s, const struct net_origin *o,
+                            struct conn **idlest)
+{
+	int n = 0;
+	*idlest = NULL;
+	for (struct conn *c = s->conns; c; c = c->next) {
+		if (!is_stranger(c) || !same_origin(&c->origin, o))
+			continue;
+		n++;
+		if (!*idlest || idler(c, *idlest))
+			*idlest = c;
+	}
+	return n;
+}
+
+/* Room for one more stranger from origin o: an origin at
+ * --max-strangers-per-address gives up its own idlest stranger; else a
+ * full list gives up the idlest of the origin with the most. */
+static void make_room_for_stranger(struct server *s, const struct net_origin *o)
+{
+	struct conn *own;
+	if (origin_strangers(s, o, &own) >= s->max_strangers_per_origin)
+		net_conn_lost(own, "evicted: too many strangers from its address");
+	else if (s->nstrangers >= s->max_strangers)
+		evict_stranger(s, "evicted: stranger limit reached");
+}
+
+/* Bytes the kernel holds for c's peer that it has not acknowledged (sent
+ * and not yet acked, or not sent for a closed window); 0 where the kernel
+ * cannot tell. */
+static int unacked_bytes(const struct conn *c)
+{
+	int n = 0;
+#ifdef SIOCOUTQ
+	if (ioctl(c->fd, SIOCOUTQ, &n) != 0)
+		n = 0;
+#endif
+	return n;
+}
+
+/* Whether watcher c is silent at now: none of its output has moved for
+ * NET_STALL_MS, and what it was sent still waits -- in the server (its
+ * socket takes no more) or in the kernel (the peer has not acknowledged
+ * it: its receive window is closed because it does not read). It has been
+ * silent since progress_ms, the last time its output moved. A watcher that
+ * has taken everything sent to it is never silent, however long ago that
+ * was. */
+static bool watcher_silent(const struct conn *c, long now)
+{
+	if (now - c->progress_ms < NET_STALL_MS)
+		return false;
+	return evbuffer_get_length(c->out) > 0 || unacked_bytes(c) > 0;
+}
+
+/* Whether silent watcher a has been silent longer than b (or b is NULL). */
+static bool more_silent(const struct conn *a, const struct conn *b)
+{
+	return !b || a->progress_ms < b->progress_ms ||
+	       (a->progress_ms == b->progress_ms && a->id < b->id);
+}
+
+/*
+ * Room for one more watcher from origin o, or false to refuse it. An
+ * origin at --max-watchers-per-address gives up its own watcher that has
+ * been silent longest; a full watch port (max_watchers) gives up the one of
+ * all. When the watchers that hold the slots all read, the newcomer is the
+ * one refused: a reconnecting loop never displaces a reader.
+ */
+static bool make_room_for_watcher(struct server *s, const struct net_origin *o)
+{
+	int own = 0;
+	for (struct conn *c = s->conns; c; c = c->next)
+		own += c->state == CONN_OPEN && c->watcher && same_origin(&c->origin, o);
+	bool own_full = own >= s->max_watchers_per_origin;
+	if (!own_full && s->nwatchers < s->max_watchers)
+		return true;
+	long now = now_ms();
+	struct conn *victim = NULL;
+	for (struct conn *c = s->conns; c; c = c->next) {
+		bool candidate = c->state == CONN_OPEN && c->watcher &&
+		                 (!own_full || same_origin(&c->origin, o));
+		if (candidate && more_silent(c, victim) && watcher_silent(c, now))
+			victim = c;
+	}
+	if (!victim) {
+		net_log(s, "refused a watcher: %d watch, %d from its address, none silent",
+		        s->nwatchers, own);
+		return false;
+	}
+	net_log(s, "conn %d: silent for %ld ms, %zu bytes waiting", victim->id,
+	        now - victim->progress_ms, evbuffer_get_length(victim->out));
+	bool port_full = s->nwatchers >= s->max_watchers;
+	net_conn_lost(victim, port_full ? "evicted: the watch port is full; silent longest"
+	                                : "evicted: its address is at its limit; silent longest");
+	return true;
+}
+
 /* Set up accepted socket fd as a new OPEN connection (it owns fd from now
- * on); peer names it in the log, origin is where it comes from. A full
- * stranger list makes room (stranger_to_evict); a full watcher list
- * refuses the newcomer. Returns the new commId, or 0 when refused. */
+ * on); peer names it in the log, origin is where it comes from. A stranger
+ * gets room (make_room_for_stranger), a watcher gets it or is refused
+ * (make_room_for_watcher). Returns the new commId, or 0 when refused. */
 static int admit_peer(struct server *s, evutil_socket_t fd, const char *peer,
                       const struct net_origin *origin, bool watch)
 {
-	if (watch && s->nwatchers >= s->max_watchers) {
-		net_log(s, "refused a watcher: %d watch already", s->nwatchers);
+	if (watch && !make_room_for_watcher(s, origin)) {
 		evutil_closesocket(fd);
 		return 0;
 	}
-	if (!watch && s->nstrangers >= s->max_strangers)
-		evict_stranger(s, "evicted: stranger limit reached");
+	if (!watch)
+		make_room_for_stranger(s, origin);
 	int one = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 	struct conn *c = net_conn_open(s, fd, watch);
@@ -242,7 +358,15 @@ int server_adopt(struct server *s, int fd, bool watch, const char *peer,
 
 bool server_watcher_room(const struct server *s)
 {
-	return !s->stopping && s->nwatchers < s->max_watchers;
+	if (s->stopping)
+		return false;
+	if (s->nwatchers < s->max_watchers)
+		return true;
+	long now = now_ms();
+	for (const struct conn *c = s->conns; c; c = c->next)
+		if (c->state == CONN_OPEN && c->watcher && watcher_silent(c, now))
+			return true;
+	return false;
 }
 
 static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,

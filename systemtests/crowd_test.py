@@ -223,8 +223,13 @@ def finish(a, b, srv):
 
 # ---- cases ------------------------------------------------------------------
 
+# Options for the cases whose crowd comes from 127.0.0.1 alone and must not
+# be thinned out by the per-address limit (what they test is another bound).
+ONE_ADDRESS_CROWD = ("--max-strangers-per-address", "100000")
+
+
 def case_strangers_flood(args):
-    srv = Server(args, args.config)
+    srv = Server(args, args.config, extra=ONE_ADDRESS_CROWD)
     try:
         a, b = start_two(srv)
         idle = rtt(b)
@@ -264,7 +269,8 @@ def case_strangers_flood(args):
 
 
 def case_half_lines(args):
-    srv = Server(args, args.config, nofile=1024, extra=("--max-strangers", "5000"))
+    srv = Server(args, args.config, nofile=1024,
+                 extra=("--max-strangers", "5000") + ONE_ADDRESS_CROWD)
     try:
         a = Client(srv.port)
         register(a, "A")
@@ -330,7 +336,7 @@ def case_half_lines(args):
 
 
 def case_free_seat(args):
-    srv = Server(args, args.config, nofile=64)
+    srv = Server(args, args.config, nofile=64, extra=ONE_ADDRESS_CROWD)
     try:
         idle = []
         for _ in range(200):
@@ -562,28 +568,73 @@ class ConnectFlood:
         self.t.join(10)
 
 
+def answered(s, timeout=3.0):
+    """Whether the connection s answers a bad line with CommandFailed (False
+    when the server has closed it)."""
+    c = Client.__new__(Client)
+    c.s, c.buf, c.eof = s, b"", False
+    try:
+        c.send("not json")
+        ev = c.event(timeout)
+    except OSError:
+        return False
+    return ev is not None and ev["event"] == "CommandFailed"
+
+
+def case_address_limit(args):
+    """Silent strangers from one address beyond --max-strangers-per-address
+    (default: a quarter of --max-strangers, here 64 / 4 = 16; then 5 when
+    given): each newcomer replaces that address's idlest, so the first ones
+    are closed and the last 16 (5) answer; a stranger from another address
+    is untouched. Before the limit, all 20 answered."""
+    for extra, limit in (((), 16), (("--max-strangers-per-address", "5"), 5)):
+        srv = Server(args, args.config, extra=extra)
+        try:
+            flood = []
+            for _ in range(20):
+                flood.append(connect_from("127.0.0.2", srv.port))
+                time.sleep(0.005)  # accepted in this order
+            other = connect_from("127.0.0.3", srv.port)
+            time.sleep(0.3)
+            alive = [answered(x) for x in flood]
+            want = [False] * (20 - limit) + [True] * limit
+            evicted = srv.text().count("evicted: too many strangers from its address")
+            print("    address_limit: %d silent strangers from 127.0.0.2, limit %d: %d still "
+                  "answer, %d evicted" % (len(flood), limit, sum(alive), evicted))
+            check(alive == want, "answering strangers %s, expected the last %d" %
+                  ("".join("1" if a else "0" for a in alive), limit))
+            check(evicted == 20 - limit, "%d evictions logged" % evicted)
+            check(answered(other), "the stranger from 127.0.0.3 was not answered")
+            for x in flood + [other]:
+                x.close()
+        finally:
+            srv.close()
+
+
 def case_address_flood(args):
-    """A connect flood from 127.0.0.2 (never a byte; --max-strangers 16, so
-    that even a Python flood renews the whole stranger list within 100 ms)
-    cannot keep a client from 127.0.0.3 out: it answers a line sent 100 ms
-    after connecting every time, and registers."""
-    srv = Server(args, args.config, extra=("--max-strangers", "16"))
+    """A connect flood from 127.0.0.2 (three threads, never a byte) at the
+    default --max-strangers cannot keep a client from 127.0.0.3 out: it
+    answers a line sent 100 ms after connecting 20 times of 20, and
+    registers. A registered player's round trip is printed next to its
+    idle one."""
+    srv = Server(args, args.config)
     try:
         a = Client(srv.port)
         register(a, "A")
-        idle = rtt_register(a)
-        floods = [ConnectFlood("127.0.0.2", srv.port) for _ in range(2)]
+        idle = rtt_register(a, 50)
+        floods = [ConnectFlood("127.0.0.2", srv.port) for _ in range(3)]
         time.sleep(0.5)
         got = 0
-        for i in range(8):
-            c = Client.__new__(Client)
-            c.s, c.buf, c.eof = connect_from("127.0.0.3", srv.port), b"", False
+        busy = []
+        t0 = time.monotonic()
+        c0 = sum(f.connects for f in floods)
+        for i in range(20):
+            s = connect_from("127.0.0.3", srv.port)
             time.sleep(0.1)
-            c.send("not json")
-            ev = c.event()
-            got += ev is not None and ev["event"] == "CommandFailed"
-            c.close()
-        busy = rtt_register(a)
+            got += answered(s)
+            s.close()
+            busy += rtt_register(a, 5)
+        rate = (sum(f.connects for f in floods) - c0) / (time.monotonic() - t0)
         b = Client.__new__(Client)
         b.s, b.buf, b.eof = connect_from("127.0.0.3", srv.port), b"", False
         time.sleep(0.1)
@@ -591,13 +642,137 @@ def case_address_flood(args):
         connects = sum(f.connects for f in floods)
         for f in floods:
             f.close()
-        print("    address_flood: %d connects from 127.0.0.2; 127.0.0.3 answered %d of 8 "
-              "times, then registered" % (connects, got))
-        report("address_flood", idle, busy)
-        check(got == 8, "127.0.0.3 was answered %d of 8 times" % got)
+        print("    address_flood: %d connects from 127.0.0.2 (%.0f/s); 127.0.0.3 answered "
+              "%d of 20 times, then registered; load average %s" %
+              (connects, rate, got, os.getloadavg()[0]))
+        report("address_flood", idle, sorted(busy))
+        check(got == 20, "127.0.0.3 was answered %d of 20 times" % got)
         check(connects > 200, "the flood made only %d connects" % connects)
     finally:
         srv.close()
+
+
+class Watcher:
+    """A watch-port connection from `host`; rcvbuf: its receive buffer."""
+
+    def __init__(self, host, port, rcvbuf=None):
+        self.s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        if rcvbuf:
+            self.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        self.s.bind((host, 0))
+        self.s.connect(("127.0.0.1", port))
+        self.got = b""
+        self.eof = False
+
+    def read_line(self, timeout=10.0):
+        """Read until a complete line (True) or EOF (False)."""
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.got:
+            left = deadline - time.monotonic()
+            check(left > 0, "a watcher got no line within %.0f s" % timeout)
+            if readable(self.s, left):
+                try:
+                    d = self.s.recv(1 << 20)
+                except ConnectionResetError:
+                    d = b""
+                if not d:
+                    self.eof = True
+                    return False
+                self.got += d
+        return True
+
+    def at_eof(self, timeout=5.0):
+        """Read (and drop) until EOF; whether it came within timeout."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if readable(self.s, deadline - time.monotonic()):
+                try:
+                    d = self.s.recv(1 << 20)
+                except ConnectionResetError:
+                    d = b""
+                if not d:
+                    return True
+        return False
+
+    def close(self):
+        self.s.close()
+
+
+def case_watch_limit(args):
+    """Watchers that read: 16 from 127.0.0.2 (the default
+    --max-watchers-per-address) get the Config; a 17th from there is refused
+    (EOF without a byte: no watcher of that address is silent); one from
+    127.0.0.3 gets the Config. Before the limit, the 17th was admitted."""
+    srv = Server(args, args.config, extra=("--watch-port", "0"))
+    try:
+        ws = [Watcher("127.0.0.2", srv.watch_port) for _ in range(16)]
+        for w in ws:
+            check(w.read_line(), "a watcher within the limit was closed")
+        extra = Watcher("127.0.0.2", srv.watch_port)
+        refused = not extra.read_line() and extra.got == b""
+        other = Watcher("127.0.0.3", srv.watch_port)
+        print("    watch_limit: 16 reading watchers from 127.0.0.2; the 17th %s; one from "
+              "127.0.0.3 %s" % ("refused" if refused else "admitted",
+                                "admitted" if other.read_line() else "refused"))
+        check(refused, "the 17th watcher from 127.0.0.2 was admitted")
+        check(not other.eof and other.got.startswith(b'{"event":"Config"'),
+              "the watcher from 127.0.0.3 got no Config")
+        for w in ws + [extra, other]:
+            w.close()
+    finally:
+        srv.close()
+
+
+def padded_config(path, nbytes):
+    """h_basic.json with a character's name that makes it about nbytes long
+    (the Config event carries the whole file)."""
+    with open(args_global.config) as f:
+        cfg = json.load(f)
+    cfg["characters"][0]["name"] = "p" * nbytes
+    with open(path, "w") as f:
+        json.dump(cfg, f)
+
+
+def case_watch_evict(args):
+    """A full watch port (64 watchers, 16 from each of 127.0.0.2 to
+    127.0.0.5) of watchers that do not read (4 KiB receive buffers; a 64 KiB
+    Config that their sockets cannot take): a newcomer from 127.0.0.6 that
+    reads gets the whole Config, and the watcher silent longest -- the
+    first -- is closed instead, the others not. Once every watcher has read
+    all it was sent, a newcomer is refused (EOF without a byte). Before,
+    the newcomer was always refused."""
+    work = tempfile.mkdtemp()
+    cfg = os.path.join(work, "padded.json")
+    padded_config(cfg, 1 << 16)
+    size = os.path.getsize(cfg)
+    srv = Server(args, cfg, extra=("--watch-port", "0"), env=small_quarantine_env())
+    try:
+        ws = []
+        for i in range(64):
+            ws.append(Watcher("127.0.0.%d" % (2 + i // 16), srv.watch_port, rcvbuf=4096))
+            time.sleep(0.01)  # silent from this order on
+        time.sleep(0.5)  # every one of them silent (no progress for 200 ms)
+        new = Watcher("127.0.0.6", srv.watch_port)
+        check(new.read_line(30), "the newcomer was refused although 64 watchers are silent: " + srv.text()[-1500:])
+        check(len(new.got) > size, "the newcomer's Config is %d bytes" % len(new.got))
+        check(ws[0].at_eof(), "the watcher silent longest was not closed")
+        for w in ws[1:]:
+            check(w.read_line(30), "a watcher other than the one silent longest was closed")
+        time.sleep(0.3)  # nothing waits for any watcher now
+        late = Watcher("127.0.0.6", srv.watch_port)
+        refused = not late.read_line() and late.got == b""
+        evicted = srv.text().count("evicted: the watch port is full")
+        print("    watch_evict: 64 silent watchers, a %d-byte Config: the newcomer got it, "
+              "%d evicted (the first); once all read, a newcomer %s; server peak %d KiB" %
+              (size, evicted, "refused" if refused else "admitted", srv.status("VmHWM")))
+        check(evicted == 1, "%d watchers evicted, expected 1" % evicted)
+        check(refused, "a newcomer displaced a watcher that reads")
+        for w in ws + [new, late]:
+            w.close()
+    finally:
+        srv.close()
+        os.unlink(cfg)
+        os.rmdir(work)
 
 
 def vm_hwm_kib(pid):
@@ -688,7 +863,9 @@ def case_journal_flood(args):
 CASES = [("strangers_flood", case_strangers_flood), ("half_lines", case_half_lines),
          ("free_seat", case_free_seat), ("big_names", case_big_names),
          ("signals", case_signals), ("stranger_no_restart", case_stranger_no_restart),
-         ("address_flood", case_address_flood), ("journal_flood", case_journal_flood)]
+         ("address_limit", case_address_limit), ("address_flood", case_address_flood),
+         ("watch_limit", case_watch_limit), ("watch_evict", case_watch_evict),
+         ("journal_flood", case_journal_flood)]
 
 
 def main():

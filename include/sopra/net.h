@@ -59,9 +59,14 @@ struct server_opts {
 	int port;          /* 0..65535; 0 = an ephemeral port */
 	int timeout_sec;   /* >= 1: the --timeout, also the idle limit of strangers */
 	int max_strangers; /* >= 1: connections that have not registered, at once */
-	bool watch;        /* open a port for read-only watchers */
-	int watch_port;    /* its port (0: ephemeral) */
-	int max_watchers;  /* watchers at once (0: 64) */
+	/* strangers from one address (an IPv6 /64) at once (0: the default,
+	 * server_default_max_strangers_per_address) */
+	int max_strangers_per_address;
+	bool watch;       /* open a port for read-only watchers */
+	int watch_port;   /* its port (0: ephemeral) */
+	int max_watchers; /* watchers at once (0: NET_MAX_WATCHERS) */
+	/* watchers from one address at once (0: NET_WATCHERS_PER_ADDRESS) */
+	int max_watchers_per_address;
 	/* watchers also come through server_adopt (the HTTP port): keep the
 	 * lines sent to all for the late ones even without a watch port */
 	bool adopted_watchers;
@@ -74,8 +79,16 @@ struct server_opts {
 	struct core_params core;
 };
 
+/* Watchers at once, and from one address (an IPv6 /64) at once, unless
+ * the server_opts say otherwise (--max-watchers-per-address). */
+#define NET_MAX_WATCHERS         64
+#define NET_WATCHERS_PER_ADDRESS 16
+
 /* The default --max-strangers for a game of max_players. */
 int server_default_max_strangers(int max_players);
+/* The default --max-strangers-per-address for a stranger list of
+ * max_strangers: a quarter of it (rounded up). */
+int server_default_max_strangers_per_address(int max_strangers);
 
 struct server;
 
