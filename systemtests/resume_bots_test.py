@@ -33,6 +33,15 @@ are gone, so that server waits out its --timeout: once every bot has ended,
 the test stops it with SIGTERM. A resumed game that ends while a bot is
 still away waits for it the same way, and exits by itself when it is back.
 
+With --disk-full each game is played a third time with its journal on a disk
+that fills up in the middle of play: a tmpfs of a few pages when the test
+runs as root and may mount one (ENOSPC), else a file size limit (EFBIG). The
+server must exit 1 with "JOURNAL FAILED: write to ...: <the cause>"; what
+every bot had received by then must be a prefix of its reference stream
+(nothing it saw is rolled back); then, with room again, --resume on the same
+port, and the bots come back and finish with streams equal to the reference
+(and the replay checks above).
+
 Per kill the test notes what was in flight: a journal whose last line is
 torn, a bot whose connection dropped inside a line (cut), a bot whose last
 command was lost and sent again (resent), a bot whose last command was taken
@@ -41,7 +50,7 @@ printed at the end (also how many kills left a finished journal and how many
 bots came back for the end), then "N passed, M failed".
 
 Usage: resume_bots_test.py --server PATH --bot PATH --replay PATH --config PATH
-                           [--games N] [--kills K] [--seed S] [--keep]
+                           [--games N] [--kills K] [--seed S] [--keep] [--disk-full]
 """
 import argparse
 import json
@@ -259,6 +268,63 @@ class Game:
         self.compare(args, journal, bots)
         return kills
 
+    def disk_full(self, args, stats):
+        """The same game with its journal on a disk that fills up mid-game:
+        a tmpfs of a few pages when the test runs as root and may mount one
+        (ENOSPC), else a file size limit (EFBIG). The server must exit 1
+        saying why; every bot's stream so far must be a prefix of the
+        reference; once there is room, --resume on the same port and the
+        bots (--reconnect) finish the game with the reference streams."""
+        wd = os.path.join(self.dir, "full")
+        disk = os.path.join(wd, "disk")
+        os.makedirs(disk)
+        ref = read(os.path.join(self.dir, "reference", "game.jnl"))
+        header = ref.index(b"\n") + 1
+        limit = header + (len(ref) - header) // 2
+        how = full_disk(disk, limit, wd, args.server)
+        journal = os.path.join(disk, "game.jnl")
+        self.args = argparse.Namespace(**vars(args))
+        self.args.server = how["server"]
+        try:
+            srv, bots = self.start(os.path.join(wd, "run"), journal)
+        finally:
+            self.args = args
+        port = srv.port
+        try:
+            rc = srv.p.wait(60)
+            text = srv.text()
+            check(rc == 1, "the server exited %d on a full disk, not 1: %s" % (rc, text[-1500:]))
+            check("JOURNAL FAILED: write to" in text and how["error"] in text,
+                  "no JOURNAL FAILED ... %s in the log: %s" % (how["error"], text[-1500:]))
+            srv.sanitizer_clean()
+            seen = [game_lines(b.lines()) for b in bots]
+            for i, b in enumerate(bots):
+                check(seen[i] == self.ref[i][:len(seen[i])], "%s: what it saw before the "
+                      "failure is no prefix of the reference" % b.name)
+            check(any(len(seen[i]) < len(self.ref[i]) for i in range(len(bots))),
+                  "the journal did not fail before the end of the game")
+            how["make_room"]()
+            srv = Server(args, os.path.join(wd, "resumed.err"), port, "--resume", journal,
+                         "--journal-sync", self.sync)
+            check(srv.port == port, "resumed on port %s, not %d: %s" %
+                  (srv.port, port, srv.text()[-1500:]))
+            self.settle(bots, 1)
+            self.finish_bots(bots)
+            self.server_end(srv, stats)
+            self.compare(args, journal, bots)
+        except BaseException:
+            for b in bots:
+                b.p.kill()
+            raise
+        finally:
+            srv.kill()
+            if os.path.exists(journal):  # kept for a look when the test fails
+                shutil.copy(journal, os.path.join(wd, "game.jnl"))
+            how["release"]()
+        stats.disk_full += 1
+        stats.disk_full_how = how["what"]
+        return min(len(x) for x in seen)
+
     @staticmethod
     def server_end(srv, stats):
         """Every bot has ended; the server ends too (exit 0). Only in the
@@ -309,12 +375,43 @@ class Game:
                               (b.name, k + 1, len(got), len(ref), got[k:k + 1], ref[k:k + 1]))
 
 
+def full_disk(disk, limit, wd, server):
+    """Make the directory disk hold at most about `limit` bytes of journal:
+    a tmpfs of that size, rounded up to pages (as root where mount works),
+    else a wrapper around the server that sets the file size limit. Returns
+    the server to run, the error its log names, what was used, and
+    make_room() (the tmpfs grown, or the limit gone: the server as given)
+    and release() (the tmpfs unmounted)."""
+    page = 4096
+    size = (limit + page - 1) // page * page
+    if os.geteuid() == 0 and subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=%d" % size, "tmpfs", disk],
+            capture_output=True).returncode == 0:
+        def grow():
+            subprocess.run(["mount", "-o", "remount,size=16m", disk], check=True)
+
+        def release():
+            subprocess.run(["umount", "-l", disk], capture_output=True)
+        return {"server": server, "error": "No space left on device",
+                "what": "a %d KiB tmpfs" % (size // 1024), "make_room": grow,
+                "release": release}
+    wrapper = os.path.join(wd, "limited-server.sh")
+    with open(wrapper, "w") as f:
+        f.write('#!/usr/bin/env bash\nulimit -f %d\nexec "%s" "$@"\n' % ((limit + 1023) // 1024, server))
+    os.chmod(wrapper, 0o755)
+    return {"server": wrapper, "error": "File too large",
+            "what": "a %d KiB file size limit" % ((limit + 1023) // 1024),
+            "make_room": lambda: None, "release": lambda: None}
+
+
 class Stats:
     def __init__(self):
         self.kills = self.torn = self.inflight = self.games_killed = 0
         self.over_at_kill = self.back_over = self.back_away = self.epilogues_stopped = 0
         self.returns = {"cut": 0, "resent": 0, "answered": 0, "none": 0}
         self.waits = []
+        self.disk_full = 0
+        self.disk_full_how = ""
 
     def kill(self, torn, returns):
         self.kills += 1
@@ -347,6 +444,9 @@ class Stats:
                 self.back_away += back
 
     def show(self):
+        if self.disk_full:
+            print("full disks: %d game(s) failed on %s, exited 1 and were resumed to the "
+                  "reference streams" % (self.disk_full, self.disk_full_how))
         print("kills=%d in-flight=%d (journal tail torn: %d; bot returns: %d with a cut "
               "line, %d resent their lost command, %d found its answer in the history, "
               "%d had nothing in doubt); waits: max %.2f s, total %.2f s" %
@@ -371,6 +471,8 @@ def main():
     ap.add_argument("--kills", type=int, default=4, help="at most this many per game")
     ap.add_argument("--seed", type=int, default=int(time.time()))
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
+    ap.add_argument("--disk-full", action="store_true",
+                    help="also play each game with its journal on a disk that fills up")
     args = ap.parse_args()
     print("seed", args.seed)
     rnd = random.Random(args.seed)
@@ -383,8 +485,11 @@ def main():
         try:
             game.reference(args)
             kills = game.killed(args, stats)
-            print("PASS %s: %.0f ms of play uninterrupted, %d kill(s)" %
-                  (game.describe(), game.duration * 1000, kills))
+            full = ""
+            if args.disk_full:
+                full = "; the disk full after %d lines, resumed" % game.disk_full(args, stats)
+            print("PASS %s: %.0f ms of play uninterrupted, %d kill(s)%s" %
+                  (game.describe(), game.duration * 1000, kills, full))
             passed += 1
             if not args.keep:
                 shutil.rmtree(game.dir, ignore_errors=True)
