@@ -85,6 +85,14 @@ def readable(sock, timeout):
     return bool(p.poll(max(0, int(timeout * 1000))))
 
 
+def recv_or_eof(sock):
+    """What one recv() gives; b"" at EOF or a reset."""
+    try:
+        return sock.recv(1 << 20)
+    except ConnectionResetError:
+        return b""
+
+
 def drain(c, quiet=0.3):
     """Read and drop events until none comes for `quiet` seconds."""
     while readable(c.s, quiet) or b"\n" in c.buf:
@@ -115,10 +123,7 @@ class Client:
             if left <= 0:
                 raise Failure("no event within %.1f s" % timeout)
             if readable(self.s, left):
-                try:
-                    d = self.s.recv(1 << 20)
-                except ConnectionResetError:
-                    d = b""
+                d = recv_or_eof(self.s)
                 if not d:
                     self.eof = True
                     return None
@@ -165,14 +170,14 @@ def start_two(srv):
     return a, b
 
 
-def rtt_register(c, n=20):
+def rtt_register(c, n=20, timeout=5.0):
     """n round trips of a second Register from a registered player during
     registration (CommandFailed only; nothing else changes); sorted ms."""
     out = []
     for _ in range(n):
         t0 = time.monotonic()
         c.send('{"command":"Register","playerName":"again"}')
-        c.expect("CommandFailed")
+        c.expect("CommandFailed", timeout)
         out.append((time.monotonic() - t0) * 1e3)
     return sorted(out)
 
@@ -682,8 +687,9 @@ def case_address_flood(args):
         register(b, "B")
         connects = sum(f.result() for f in floods)
         print("    address_flood: %d connects from 127.0.0.2 in %d s (%.0f/s); 127.0.0.3 "
-              "answered %d of 20 times, then registered; load average %.2f" %
-              (connects, seconds, connects / seconds, got, os.getloadavg()[0]))
+              "answered %d of 20 times, then registered; load average %.2f; server peak "
+              "%d KiB" % (connects, seconds, connects / seconds, got, os.getloadavg()[0],
+                          srv.status("VmHWM")))
         report("address_flood", idle, sorted(busy))
         check(got == 20, "127.0.0.3 was answered %d of 20 times" % got)
         check(connects > 200, "the flood made only %d connects" % connects)
@@ -710,10 +716,7 @@ class Watcher:
             left = deadline - time.monotonic()
             check(left > 0, "a watcher got no line within %.0f s" % timeout)
             if readable(self.s, left):
-                try:
-                    d = self.s.recv(1 << 20)
-                except ConnectionResetError:
-                    d = b""
+                d = recv_or_eof(self.s)
                 if not d:
                     self.eof = True
                     return False
@@ -724,13 +727,8 @@ class Watcher:
         """Read (and drop) until EOF; whether it came within timeout."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if readable(self.s, deadline - time.monotonic()):
-                try:
-                    d = self.s.recv(1 << 20)
-                except ConnectionResetError:
-                    d = b""
-                if not d:
-                    return True
+            if readable(self.s, deadline - time.monotonic()) and not recv_or_eof(self.s):
+                return True
         return False
 
     def close(self):
@@ -836,70 +834,73 @@ def watch_loop(host, port, seconds, rate=33):
     return n
 
 
+def flood_big_watch_game(args, flood):
+    """A game with a 15 MB configuration and a watch port: a registered
+    player measures its round trip idle, then while flood(srv) runs in a
+    process of its own. Returns the server (stopped; its log still there:
+    call close()), the idle and the busy round trips and flood's result."""
+    work = tempfile.mkdtemp()
+    cfg = os.path.join(work, "padded.json")
+    padded_config(cfg, 15 << 20)
+    srv = Server(args, cfg, extra=("--watch-port", "0"), env=small_quarantine_env())
+    try:
+        a = Client(srv.port)
+        a.send(json.dumps({"command": "Register", "playerName": "A"}))
+        check(a.event(30)["event"] == "Config", "no Config")
+        idle = rtt_register(a, 100)
+        # a generous limit: these round trips are printed, not judged
+        busy, n = rtt_while(Child(lambda: flood(srv)), lambda k: rtt_register(a, k, 60))
+        srv.peak_kib = srv.status("VmHWM")
+        srv.kill()
+        return srv, idle, busy, n
+    except BaseException:
+        srv.close()
+        raise
+    finally:
+        os.unlink(cfg)
+        os.rmdir(work)
+
+
 def case_watch_loop(args):
     """One client reconnects to the watch port about 33 times a second for
     5 s (a 15 MB configuration, so that every watcher's catch-up is large)
     while a registered player measures its round trip: the numbers are
     printed next to its idle ones (not asserted: the machine is shared)."""
-    work = tempfile.mkdtemp()
-    cfg = os.path.join(work, "padded.json")
-    padded_config(cfg, 15 << 20)
-    srv = Server(args, cfg, extra=("--watch-port", "0"), env=small_quarantine_env())
-    try:
-        a = Client(srv.port)
-        a.send(json.dumps({"command": "Register", "playerName": "A"}))
-        check(a.event(30)["event"] == "Config", "no Config")
-        idle = rtt_register(a, 100)
-        loop = Child(lambda: watch_loop("127.0.0.2", srv.watch_port, 5))
-        busy, connects = rtt_while(loop, lambda n: rtt_register(a, n))
-        print("    watch_loop: %d watch connects in 5 s; load average %.2f; server peak %d MiB"
-              % (connects, os.getloadavg()[0], srv.status("VmHWM") // 1024))
-        report("watch_loop", idle, busy)
-        check(connects > 20, "the loop made only %d connects" % connects)
-    finally:
-        srv.close()
-        os.unlink(cfg)
-        os.rmdir(work)
+    srv, idle, busy, connects = flood_big_watch_game(
+        args, lambda srv: watch_loop("127.0.0.2", srv.watch_port, 5))
+    srv.close()
+    print("    watch_loop: %d watch connects in 5 s; load average %.2f; server peak %d MiB"
+          % (connects, os.getloadavg()[0], srv.peak_kib // 1024))
+    report("watch_loop", idle, busy)
+    check(connects > 20, "the loop made only %d connects" % connects)
+
+
+def silent_watchers(port, seconds=3):
+    """64 watchers that never read (16 from each of 127.0.0.2 to 127.0.0.5,
+    4 KiB receive buffers) for `seconds`; returns how many connected."""
+    ws = [Watcher("127.0.0.%d" % (2 + i // 16), port, rcvbuf=4096) for i in range(64)]
+    time.sleep(seconds)
+    for w in ws:
+        w.close()
+    return len(ws)
 
 
 def case_watch_silent(args):
-    """64 watchers that never read (16 from each of 127.0.0.2 to
-    127.0.0.5, 4 KiB receive buffers) connect to a game with a 15 MB
-    configuration and stay, while a registered player measures its round
-    trip (printed next to its idle one); none of them is evicted (the port
-    is not over its limit) and the server's peak is printed."""
-    work = tempfile.mkdtemp()
-    cfg = os.path.join(work, "padded.json")
-    padded_config(cfg, 15 << 20)
-    srv = Server(args, cfg, extra=("--watch-port", "0"), env=small_quarantine_env())
-    try:
-        a = Client(srv.port)
-        a.send(json.dumps({"command": "Register", "playerName": "A"}))
-        check(a.event(30)["event"] == "Config", "no Config")
-        idle = rtt_register(a, 100)
-
-        def silent_watchers():
-            ws = [Watcher("127.0.0.%d" % (2 + i // 16), srv.watch_port, rcvbuf=4096)
-                  for i in range(64)]
-            time.sleep(3)
-            for w in ws:
-                w.close()
-            return len(ws)
-        crowd = Child(silent_watchers)
-        busy, n = rtt_while(crowd, lambda k: rtt_register(a, k))
-        text = srv.text()
-        evicted = text.count("evicted:")
-        dropped = text.count("(over the memory budget") + text.count("(output buffer overflow")
-        print("    watch_silent: %d watchers that do not read on a 15 MB configuration; "
-              "%d evicted, %d dropped for their backlog; load average %.2f; server peak %d MiB"
-              % (n, evicted, dropped, os.getloadavg()[0], srv.status("VmHWM") // 1024))
-        report("watch_silent", idle, busy)
-        check(n == 64, "only %d watchers connected" % n)
-        check(evicted == 0, "%d watchers were evicted below the limits" % evicted)
-    finally:
-        srv.close()
-        os.unlink(cfg)
-        os.rmdir(work)
+    """64 watchers that never read connect to a game with a 15 MB
+    configuration and stay for 3 s, while a registered player measures its
+    round trip (printed next to its idle one); none of them is evicted (no
+    limit is exceeded) and the server's peak is printed."""
+    srv, idle, busy, n = flood_big_watch_game(args, lambda srv: silent_watchers(srv.watch_port))
+    text = srv.text()
+    srv.close()
+    evicted = text.count("evicted:")
+    dropped = text.count("(over the memory budget") + text.count("(output buffer overflow")
+    print("    watch_silent: %d watchers that do not read on a 15 MB configuration; "
+          "%d evicted, %d dropped for their backlog; load average %.2f; server peak %d MiB"
+          % (n, evicted, dropped, os.getloadavg()[0], srv.peak_kib // 1024))
+    report("watch_silent", idle, busy)
+    check(n == 64, "only %d watchers connected" % n)
+    check(evicted == 0, "%d watchers were evicted below the limits" % evicted)
 
 
 def vm_hwm_kib(pid):
