@@ -210,8 +210,9 @@ class Child:
     """fn() in a forked process, so that a flood has an interpreter of its
     own and the honest client's round trips measure the server, not
     Python's threads; result() waits for it and returns fn's int. The
-    process runs at nice 19: it stands for clients on other machines, and
-    on the test's few cores it should take the CPU the server leaves."""
+    process runs at nice 10: it stands for clients on other machines, and
+    on the test's few cores it should rather take the CPU the server
+    leaves."""
 
     def __init__(self, fn):
         r, w = os.pipe()
@@ -220,7 +221,7 @@ class Child:
             os.close(r)
             n = -1
             try:
-                os.nice(19)
+                os.nice(10)
                 n = int(fn() or 0)
             finally:
                 os.write(w, str(n).encode())

@@ -279,9 +279,7 @@ class Game:
         disk = os.path.join(wd, "disk")
         os.makedirs(disk)
         ref = read(os.path.join(self.dir, "reference", "game.jnl"))
-        header = ref.index(b"\n") + 1
-        limit = header + (len(ref) - header) // 2
-        how = full_disk(disk, limit, wd, args.server)
+        how = full_disk(disk, ref.index(b"\n") + 1, len(ref), wd, args.server)
         journal = os.path.join(disk, "game.jnl")
         self.args = argparse.Namespace(**vars(args))
         self.args.server = how["server"]
@@ -375,17 +373,19 @@ class Game:
                               (b.name, k + 1, len(got), len(ref), got[k:k + 1], ref[k:k + 1]))
 
 
-def full_disk(disk, limit, wd, server):
-    """Make the directory disk hold at most about `limit` bytes of journal:
-    a tmpfs of that size, rounded up to pages (as root where mount works),
-    else a wrapper around the server that sets the file size limit. Returns
-    the server to run, the error its log names, what was used, and
-    make_room() (the tmpfs grown, or the limit gone: the server as given)
-    and release() (the tmpfs unmounted)."""
+def full_disk(disk, header, total, wd, server):
+    """Make the directory disk hold the journal's header (`header` bytes)
+    and some of its entries, but not all `total` bytes of the game's
+    journal: a tmpfs of whole pages between the two (as root where mount
+    works), else a wrapper around the server that sets the file size limit
+    (in KiB) halfway. Returns the server to run, the error its log names,
+    what was used, make_room() (the tmpfs grown, or the limit gone: the
+    server as given) and release() (the tmpfs unmounted)."""
     page = 4096
-    size = (limit + page - 1) // page * page
-    if os.geteuid() == 0 and subprocess.run(
-            ["mount", "-t", "tmpfs", "-o", "size=%d" % size, "tmpfs", disk],
+    pages = [p * page for p in range(header // page + 1, total // page + 1)
+             if header + 512 <= p * page <= total - 512]
+    if pages and os.geteuid() == 0 and subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=%d" % pages[len(pages) // 2], "tmpfs", disk],
             capture_output=True).returncode == 0:
         def grow():
             subprocess.run(["mount", "-o", "remount,size=16m", disk], check=True)
@@ -393,14 +393,14 @@ def full_disk(disk, limit, wd, server):
         def release():
             subprocess.run(["umount", "-l", disk], capture_output=True)
         return {"server": server, "error": "No space left on device",
-                "what": "a %d KiB tmpfs" % (size // 1024), "make_room": grow,
-                "release": release}
+                "what": "a tmpfs of a few pages", "make_room": grow, "release": release}
+    limit = header + (total - header) // 2
     wrapper = os.path.join(wd, "limited-server.sh")
     with open(wrapper, "w") as f:
         f.write('#!/usr/bin/env bash\nulimit -f %d\nexec "%s" "$@"\n' % ((limit + 1023) // 1024, server))
     os.chmod(wrapper, 0o755)
     return {"server": wrapper, "error": "File too large",
-            "what": "a %d KiB file size limit" % ((limit + 1023) // 1024),
+            "what": "a file size limit",
             "make_room": lambda: None, "release": lambda: None}
 
 
