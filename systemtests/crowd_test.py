@@ -249,13 +249,27 @@ class Child:
         return int(data or -1)
 
 
-def rtt_while(child, measure):
+def cpu_ticks(pid):
+    """User + system CPU time of pid in clock ticks."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def rtt_while(child, measure, srv=None):
     """Round trips (measure(5) at a time) until child ends; sorted, and the
-    child's result."""
+    child's result. With srv, prints the share of one CPU the server used
+    meanwhile (a server far from 100 % that still answers late was waiting
+    for a CPU, not working)."""
     busy = []
+    t0, c0 = time.monotonic(), cpu_ticks(srv.p.pid) if srv else 0
     while child.running():
         busy += measure(5)
         time.sleep(0.01)
+    if srv:
+        share = (cpu_ticks(srv.p.pid) - c0) / os.sysconf("SC_CLK_TCK") / (time.monotonic() - t0)
+        print("    the server used %.0f %% of one CPU during the flood (load average %.2f)" %
+              (100 * share, os.getloadavg()[0]))
     return sorted(busy), child.result()
 
 
@@ -670,7 +684,7 @@ def case_address_flood(args):
         register(a, "A")
         idle = rtt_register(a, 100)
         seconds = 6
-        t0 = time.monotonic()
+        t0, c0 = time.monotonic(), cpu_ticks(srv.p.pid)
         floods = [Child(lambda: connect_flood("127.0.0.2", srv.port, seconds)) for _ in range(3)]
         time.sleep(0.5)
         got = 0
@@ -681,7 +695,9 @@ def case_address_flood(args):
             got += answered(s)
             s.close()
             busy += rtt_register(a, 5)
-        check(time.monotonic() - t0 < seconds, "the 20 tries outlasted the flood")
+        t1 = time.monotonic()
+        share = (cpu_ticks(srv.p.pid) - c0) / os.sysconf("SC_CLK_TCK") / (t1 - t0)
+        check(t1 - t0 < seconds, "the 20 tries outlasted the flood")
         b = Client.__new__(Client)
         b.s, b.buf, b.eof = connect_from("127.0.0.3", srv.port), b"", False
         time.sleep(0.1)
@@ -689,8 +705,9 @@ def case_address_flood(args):
         connects = sum(f.result() for f in floods)
         print("    address_flood: %d connects from 127.0.0.2 in %d s (%.0f/s); 127.0.0.3 "
               "answered %d of 20 times, then registered; load average %.2f; server peak "
-              "%d KiB" % (connects, seconds, connects / seconds, got, os.getloadavg()[0],
-                          srv.status("VmHWM")))
+              "%d KiB, %.0f %% of one CPU" % (connects, seconds, connects / seconds, got,
+                                             os.getloadavg()[0], srv.status("VmHWM"),
+                                             100 * share))
         report("address_flood", idle, sorted(busy))
         check(got == 20, "127.0.0.3 was answered %d of 20 times" % got)
         check(connects > 200, "the flood made only %d connects" % connects)
@@ -850,7 +867,7 @@ def flood_big_watch_game(args, flood):
         check(a.event(30)["event"] == "Config", "no Config")
         idle = rtt_register(a, 100)
         # a generous limit: these round trips are printed, not judged
-        busy, n = rtt_while(Child(lambda: flood(srv)), lambda k: rtt_register(a, k, 60))
+        busy, n = rtt_while(Child(lambda: flood(srv)), lambda k: rtt_register(a, k, 60), srv)
         srv.peak_kib = srv.status("VmHWM")
         srv.kill()
         return srv, idle, busy, n
@@ -958,9 +975,11 @@ def case_journal_flood(args):
         idle = rtt(a, 100)
         base = len(open(jnl, "rb").read().rstrip(b"\0"))
         s = Client(srv.port)
-        busy_s, n_stranger = rtt_while(Child(lambda: flood_lines(s, "x", 5)), lambda n: rtt(a, n))
+        busy_s, n_stranger = rtt_while(Child(lambda: flood_lines(s, "x", 5)),
+                                       lambda n: rtt(a, n), srv)
         mid = len(open(jnl, "rb").read().rstrip(b"\0"))
-        busy_p, n_player = rtt_while(Child(lambda: flood_lines(b, "x", 5)), lambda n: rtt(a, n))
+        busy_p, n_player = rtt_while(Child(lambda: flood_lines(b, "x", 5)),
+                                     lambda n: rtt(a, n), srv)
         after = len(open(jnl, "rb").read().rstrip(b"\0"))
         b.close()
         time.sleep(0.3)
