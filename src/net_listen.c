@@ -12,8 +12,8 @@
  * the address that holds the most. A new watcher from an address at
  * --max-watchers-per-address, or on a full watch port, replaces the
  * watcher silent longest (of its address, or of all), or is refused when
- * none is silent. When no descriptor is left, a spare one is given up to accept
- * the waiting connection and make room. A burst of connects is taken
+ * none is silent. When no descriptor is left, a spare one is given up to
+ * accept the waiting connection and make room. A burst of connects is taken
  * NET_ACCEPTS_PER_EVENT at a time, so that the connections the server has
  * are read in between.
  */
