@@ -6,7 +6,8 @@ Every case starts the real sopra-server on a free port and checks exact
 outcomes (who got which event, who was dropped, exit code 0) plus the
 server's peak memory (VmHWM) against the documented bound. Round-trip
 numbers of an honest player during each flood are printed (not asserted:
-the machine is shared), next to the same player's idle numbers.
+the machine is shared), next to the same player's idle numbers; where a
+flood runs in a process of its own, also the server's CPU share.
 
   strangers_flood   256 strangers that never read pipeline junk lines
   half_lines        4000 connections each send half a line, server at
@@ -25,9 +26,21 @@ the machine is shared), next to the same player's idle numbers.
                     flood bad lines for 5 s each: the journal grows by 16
                     entries, the player's history keeps 16 failures, it
                     reconnects and gets them
+  address_limit     silent strangers from one address beyond
+                    --max-strangers-per-address: the newest stay, the first
+                    are closed; another address's stranger is untouched
   address_flood     a connect flood from 127.0.0.2 while a client from
                     127.0.0.3 sends its first line 100 ms after connecting:
-                    answered every time, then registers
+                    answered 20 of 20 times, then registers
+  watch_limit       a 17th reading watcher from one address is refused,
+                    another address's watcher admitted
+  watch_evict       a full watch port of silent watchers: a newcomer takes
+                    the place of the one silent longest; once all read, a
+                    newcomer is refused
+  watch_loop        a client reconnects to the watch port 33 times a second
+                    (15 MB configuration): the honest round trip is printed
+  watch_silent      64 watchers that never read (15 MB configuration): none
+                    evicted below the limits; the round trip is printed
 
 Usage: crowd_test.py --server PATH --config PATH [--only NAME] [--verbose]
 Ends with "N passed, M failed".
