@@ -6,18 +6,29 @@
  *                 [--period-ms MS] [--players P] [--rounds R] [--per-worker G]
  *                 [--base-port PORT] [--reserve-mib MIB] [--stop-on-p99]
  *                 [--client-nice N] [--server-nice N]
+ *                 [--client-sched batch|other] [--server-sched batch|other]
  *
  * Many sopra-server processes at once, one game each, every game paced like
  * people playing: one command every --period-ms (default 2000) per game, at
  * a random phase, so N games offer N/2 commands/s in all. The levels
  * (default 1000,2500,5000 games) are reached by adding servers to the ones
  * already running; at each level the games play for --seconds (default 20)
- * and the table gets a row: the command round trip (command -> the ActNow
- * that follows it) p50/p99/max, the servers' CPU time per game (precise:
- * /proc/PID/schedstat), the proportional memory (Pss) per server, the
- * kernel's memory per game (slab, page tables, kernel stacks: the growth of
- * /proc/meminfo since the start, both ends of every loopback connection
- * included), and what the machine as a whole was doing (other users').
+ * and the tables get a row each:
+ *   - the command round trip (command -> the ActNow that follows it)
+ *     p50/p99/max, and how late the clients sent (p99): the load
+ *     generator's own part of the tail;
+ *   - per command carried, from counters that a loaded machine does not
+ *     distort by queueing: the servers' CPU time (/proc/PID/schedstat), its
+ *     user/system split (utime/stime), their time runnable but waiting for
+ *     a CPU (schedstat: the run queue's part of the tail), how often they
+ *     were put on a CPU, their voluntary and involuntary context switches,
+ *     minor faults (/proc/PID/stat, status), and the clients' CPU and wait;
+ *   - memory: the proportional memory (Pss) per server and its page tables
+ *     (VmPTE), the kernel's memory per game (slab, page tables, kernel
+ *     stacks: the growth of /proc/meminfo since the start, both ends of
+ *     every loopback connection included) and TCP buffers (the growth of
+ *     /proc/net/sockstat's page count), and what the machine as a whole was
+ *     doing (other users').
  * --sweep goes on past the last level, 2,500 games at a time, until the
  * first limit: CPU (less than 90 % of the offered commands carried, or a
  * median round trip over 5 ms: saturated; this also ends a run of listed
@@ -32,6 +43,10 @@
  * generator, which stands for players on other machines, does not queue
  * behind other work on a shared machine; the servers at nice 0
  * (--server-nice; -10 approximates a node that runs nothing but games).
+ * --client-sched batch puts the clients under SCHED_BATCH: a client woken
+ * by a server's reply then does not preempt that server in the middle of
+ * its fan-out (a remote player never could); --server-sched batch does the
+ * same for the servers (systemd: CPUSchedulingPolicy=batch).
  *
  * The clients are worker processes (fork), each driving at most --per-worker
  * games (default 2500; 4 connections each, well under the descriptor
@@ -58,6 +73,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -72,9 +88,11 @@ static const char *opt_server;
 static int opt_levels[64] = {1000, 2500, 5000};
 static int opt_nlevels = 3;
 static bool opt_sweep;
-static bool opt_stop_p99;         /* stop at the first level over the p99 target */
-static int opt_client_nice = -10; /* the workers' nice value */
-static int opt_server_nice;       /* the servers' */
+static bool opt_stop_p99;                  /* stop at the first level over the p99 target */
+static int opt_client_nice = -10;          /* the workers' nice value */
+static int opt_server_nice;                /* the servers' */
+static int opt_client_sched = SCHED_OTHER; /* the workers' scheduling policy */
+static int opt_server_sched = SCHED_OTHER; /* the servers' */
 static double opt_seconds = 20;
 static int opt_period_ms = 2000;
 static int opt_players = 4;
@@ -88,6 +106,29 @@ static size_t cfg_bytes;
 #define P99_TARGET_MS 5.0
 #define SWEEP_STEP    2500
 #define SWEEP_MAX     60000
+
+static const char *sched_name(int policy)
+{
+	return policy == SCHED_BATCH ? "SCHED_BATCH" : "SCHED_OTHER";
+}
+
+static int parse_sched(const char *v)
+{
+	if (strcmp(v, "batch") == 0)
+		return SCHED_BATCH;
+	if (strcmp(v, "other") == 0)
+		return SCHED_OTHER;
+	die("a scheduling policy is batch or other, not %s", v);
+}
+
+/* Put the calling process under policy (SCHED_OTHER: leave it). */
+static void set_sched(int policy)
+{
+	struct sched_param none = {0};
+	if (policy != SCHED_OTHER && sched_setscheduler(0, policy, &none) != 0)
+		fprintf(stderr, "density: cannot set %s: %s\n", sched_name(policy),
+		        strerror(errno));
+}
 
 /* ---- ports: [base, ephemeral low) and (ephemeral high, 65535] ------------------- */
 
@@ -134,23 +175,74 @@ static bool port_free(int port)
 
 /* ---- /proc ---------------------------------------------------------------------- */
 
-/* Time on CPU of a process (all its threads), ns; 0 if gone. */
-static uint64_t proc_cpu_ns(pid_t pid)
+/* What the scheduler and the kernel counted for one process (all its
+ * threads' schedstat, the process's own faults and switches). Summed over
+ * servers and differenced across a run, each is divided by the commands. */
+struct proc_counters {
+	uint64_t run_ns;                /* on a CPU (schedstat 1) */
+	uint64_t wait_ns;               /* runnable, waiting for a CPU (schedstat 2) */
+	uint64_t slices;                /* times it was put on a CPU (schedstat 3) */
+	uint64_t user_ticks, sys_ticks; /* /proc/PID/stat utime, stime */
+	uint64_t minflt, majflt;
+	uint64_t vcsw, ivcsw; /* voluntary (it blocked), involuntary (preempted) */
+};
+
+static void counters_add(struct proc_counters *sum, const struct proc_counters *c, int sign)
 {
-	char path[64];
+	uint64_t *d = (uint64_t *)sum;
+	const uint64_t *v = (const uint64_t *)c;
+	for (size_t i = 0; i < sizeof *sum / sizeof *d; i++)
+		d[i] += sign > 0 ? v[i] : (uint64_t)0 - v[i];
+}
+
+/* Adds pid's counters to *c (nothing if it is gone). */
+static void proc_counters_add(pid_t pid, struct proc_counters *c)
+{
+	char path[64], line[256];
+	unsigned long long run = 0, wait = 0, slices = 0;
 	snprintf(path, sizeof path, "/proc/%d/schedstat", (int)pid);
 	FILE *f = fopen(path, "r");
-	unsigned long long ns = 0;
-	if (f) {
-		if (fscanf(f, "%llu", &ns) != 1)
-			ns = 0;
+	if (!f)
+		return;
+	if (fscanf(f, "%llu %llu %llu", &run, &wait, &slices) != 3)
+		run = wait = slices = 0;
+	fclose(f);
+	c->run_ns += run;
+	c->wait_ns += wait;
+	c->slices += slices;
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "r")) != NULL) {
+		char buf[1024];
+		size_t n = fread(buf, 1, sizeof buf - 1, f);
+		buf[n] = 0;
+		fclose(f);
+		/* after "(comm)": state ppid pgrp session tty tpgid flags minflt
+		 * cminflt majflt cmajflt utime stime */
+		char *p = strrchr(buf, ')');
+		unsigned long long minflt, majflt, ut, st;
+		if (p && sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %llu %*u %llu %*u %llu %llu",
+		                &minflt, &majflt, &ut, &st) == 4) {
+			c->minflt += minflt;
+			c->majflt += majflt;
+			c->user_ticks += ut;
+			c->sys_ticks += st;
+		}
+	}
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	if ((f = fopen(path, "r")) != NULL) {
+		while (fgets(line, sizeof line, f)) {
+			if (strncmp(line, "voluntary_ctxt_switches:", 24) == 0)
+				c->vcsw += strtoull(line + 24, NULL, 10);
+			else if (strncmp(line, "nonvoluntary_ctxt_switches:", 27) == 0)
+				c->ivcsw += strtoull(line + 27, NULL, 10);
+		}
 		fclose(f);
 	}
-	return ns;
 }
 
 struct mem {
 	long rss, pss, pss_anon, pss_file, private_kib; /* KiB, summed */
+	long pte_kib;                                   /* VmPTE: its page tables */
 	long n;
 };
 
@@ -180,7 +272,26 @@ static void proc_mem_add(pid_t pid, struct mem *m)
 			m->private_kib += v;
 	}
 	fclose(f);
+	long pte = proc_status_kib(pid, "VmPTE");
+	m->pte_kib += pte > 0 ? pte : 0;
 	m->n++;
+}
+
+/* Pages the kernel holds for TCP socket buffers, all sockets of the
+ * machine ("TCP: ... mem N" of /proc/net/sockstat); -1 if unknown. */
+static long tcp_mem_pages(void)
+{
+	FILE *f = fopen("/proc/net/sockstat", "r");
+	char line[256];
+	long pages = -1;
+	while (f && fgets(line, sizeof line, f)) {
+		const char *m = strstr(line, " mem ");
+		if (strncmp(line, "TCP:", 4) == 0 && m)
+			pages = strtol(m + 5, NULL, 10);
+	}
+	if (f)
+		fclose(f);
+	return pages;
 }
 
 struct meminfo {
@@ -247,14 +358,6 @@ static int nprocs_running(void)
 	return all;
 }
 
-static double self_cpu_s(void)
-{
-	struct rusage ru;
-	getrusage(RUSAGE_SELF, &ru);
-	return (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
-	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
-
 /* ---- the worker: servers, their games, the paced loop ----------------------------- */
 
 struct game {
@@ -284,8 +387,9 @@ struct reply {
 	int port_next; /* OP_GROW: first port index not used */
 	struct mem mem;
 	long cmds, fails, late_n;
-	double late_s, server_cpu_s, client_cpu_s, secs;
-	size_t nsamples;
+	double late_s, secs;
+	struct proc_counters server, client; /* over the run, summed */
+	size_t nsamples, nlate;              /* round trips, then send lateness */
 	long client_rss_kib;
 };
 
@@ -328,6 +432,10 @@ static pid_t spawn_server(int port, int *err)
 	pid_t pid = vfork();
 	if (pid == 0) {
 		setpriority(PRIO_PROCESS, 0, opt_server_nice);
+		if (opt_server_sched != SCHED_OTHER) {
+			struct sched_param none = {0};
+			sched_setscheduler(0, opt_server_sched, &none);
+		}
 		dup2(devnull, 0);
 		dup2(devnull, 1);
 		dup2(devnull, 2);
@@ -504,17 +612,18 @@ static int wait_events(struct epoll_event *evs, int max, int64_t timeout_ns)
 	return n < 0 ? 0 : n;
 }
 
-static void worker_run(const struct request *rq, struct reply *rp, struct samples *lat)
+static void worker_run(const struct request *rq, struct reply *rp, struct samples *lat,
+                       struct samples *lateness)
 {
 	struct rng r;
 	rng_init(&r, 4242 + ngames);
 	uint64_t period = (uint64_t)opt_period_ms * 1000000u;
 	heap = xrealloc(heap, (size_t)(ngames ? ngames : 1) * sizeof *heap);
 	nheap = 0;
-	uint64_t cpu0 = 0, cpu1 = 0;
+	struct proc_counters srv0 = {0}, srv1 = {0}, self0c = {0}, self1c = {0};
 	for (int i = 0; i < ngames; i++)
-		cpu0 += proc_cpu_ns(games[i].pid);
-	double self0 = self_cpu_s();
+		proc_counters_add(games[i].pid, &srv0);
+	proc_counters_add(getpid(), &self0c);
 	uint64_t t0 = now_ns(), end = t0 + (uint64_t)(rq->seconds * 1e9);
 	for (int i = 0; i < ngames; i++) {
 		games[i].next_send = t0 + (uint64_t)rng_next_int(&r, opt_period_ms) * 1000000u;
@@ -539,6 +648,7 @@ static void worker_run(const struct request *rq, struct reply *rp, struct sample
 			} else if (!g->s.over && script_send_next(&g->s)) {
 				inflight++;
 				late += now - g->next_send;
+				samples_add(lateness, now - g->next_send);
 				rp->late_n++;
 			}
 			g->next_send += period;
@@ -583,10 +693,13 @@ static void worker_run(const struct request *rq, struct reply *rp, struct sample
 	}
 	uint64_t t1 = now_ns();
 	for (int i = 0; i < ngames; i++)
-		cpu1 += proc_cpu_ns(games[i].pid);
+		proc_counters_add(games[i].pid, &srv1);
+	proc_counters_add(getpid(), &self1c);
+	counters_add(&srv1, &srv0, -1);
+	counters_add(&self1c, &self0c, -1);
+	rp->server = srv1;
+	rp->client = self1c;
 	rp->secs = (double)(t1 - t0) / 1e9;
-	rp->server_cpu_s = (double)(cpu1 - cpu0) / 1e9;
-	rp->client_cpu_s = self_cpu_s() - self0;
 	rp->late_s = (double)late / 1e9;
 	for (int i = 0; i < ngames; i++) {
 		rp->cmds += games[i].s.commands;
@@ -595,6 +708,7 @@ static void worker_run(const struct request *rq, struct reply *rp, struct sample
 	rp->cmds -= cmds0;
 	rp->fails -= fails0;
 	rp->nsamples = lat->n;
+	rp->nlate = lateness->n;
 	rp->games = ngames;
 }
 
@@ -621,6 +735,7 @@ static void worker_main(int fd)
 	if (opt_client_nice != 0 && setpriority(PRIO_PROCESS, 0, opt_client_nice) != 0)
 		fprintf(stderr, "density: cannot set the clients' nice value %d: %s\n",
 		        opt_client_nice, strerror(errno));
+	set_sched(opt_client_sched);
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
@@ -634,7 +749,7 @@ static void worker_main(int fd)
 		read_full(fd, &rq, sizeof rq);
 		struct reply rp;
 		memset(&rp, 0, sizeof rp);
-		struct samples lat = {0};
+		struct samples lat = {0}, lateness = {0};
 		switch (rq.op) {
 		case OP_GROW:
 			worker_grow(&rq, &rp);
@@ -646,7 +761,7 @@ static void worker_main(int fd)
 			rp.games = ngames;
 			break;
 		case OP_RUN:
-			worker_run(&rq, &rp, &lat);
+			worker_run(&rq, &rp, &lat, &lateness);
 			break;
 		case OP_QUIT:
 			worker_kill_all();
@@ -656,7 +771,10 @@ static void worker_main(int fd)
 		write_all(fd, (const char *)&rp, sizeof rp);
 		if (lat.n)
 			write_all(fd, (const char *)lat.v, lat.n * sizeof *lat.v);
+		if (lateness.n)
+			write_all(fd, (const char *)lateness.v, lateness.n * sizeof *lateness.v);
 		samples_free(&lat);
+		samples_free(&lateness);
 	}
 }
 
@@ -699,15 +817,24 @@ static void send_req(int w, const struct request *rq)
 	write_all(workers[w].fd, (const char *)rq, sizeof *rq);
 }
 
-static void recv_reply(int w, struct reply *rp, struct samples *lat)
+static void recv_samples(int w, size_t n, struct samples *into)
+{
+	size_t old = into->n;
+	for (size_t i = 0; i < n; i++)
+		samples_add(into, 0);
+	if (n)
+		read_full(workers[w].fd, into->v + old, n * sizeof *into->v);
+}
+
+/* A worker's reply, its round trips into lat and its send lateness into
+ * lateness (NULL: the caller expects none). */
+static void recv_reply(int w, struct reply *rp, struct samples *lat, struct samples *lateness)
 {
 	read_full(workers[w].fd, rp, sizeof *rp);
-	if (rp->nsamples) {
-		size_t old = lat->n;
-		for (size_t i = 0; i < rp->nsamples; i++)
-			samples_add(lat, 0);
-		read_full(workers[w].fd, lat->v + old, rp->nsamples * sizeof *lat->v);
-	}
+	recv_samples(w, rp->nsamples, lat);
+	struct samples discard = {0};
+	recv_samples(w, rp->nlate, lateness ? lateness : &discard);
+	samples_free(&discard);
 }
 
 static const char *fail_name(enum grow_fail f, int err)
@@ -741,9 +868,15 @@ struct level {
 	double cmds_per_s, p50, p99, max; /* ms */
 	long cmds, fails;
 	double late_ms;
-	double server_cpu_per_game_pct, client_cpu_pct, machine_busy_pct;
+	double machine_busy_pct;
 	double pss_kib, pss_anon_kib, pss_file_kib, rss_kib, private_kib;
 	double kernel_kib, avail_drop_kib, client_rss_kib;
+	double pte_kib, tcp_mem_kib; /* page tables per server; TCP buffers per game */
+	double late_p99_ms;          /* how late the clients sent, p99 */
+	/* per command carried: the servers' ... */
+	double cpu_us, user_us, sys_us, wait_us, slices, vcsw, ivcsw, minflt;
+	/* ... and the load generator's */
+	double client_cpu_us, client_wait_us;
 	int procs;
 };
 
@@ -761,6 +894,12 @@ static void note_limit(void)
 static struct level levels[128];
 static int nlevels;
 static struct meminfo mem_base;
+static long tcp_mem_base = -1; /* tcp_mem_pages() at the start */
+
+static long page_kib(void)
+{
+	return sysconf(_SC_PAGESIZE) / 1024;
+}
 static double others_busy_pct; /* the machine's load before the bench started */
 static int next_port_index;
 
@@ -796,7 +935,7 @@ static bool grow_to(int target, double *secs, enum grow_fail *why, int *err)
 			continue;
 		struct reply rp;
 		struct samples none = {0};
-		recv_reply(w, &rp, &none);
+		recv_reply(w, &rp, &none, NULL);
 		workers[w].games = rp.games;
 		if (rp.fail != GF_NONE && ok) {
 			ok = false;
@@ -826,12 +965,13 @@ static void measure(struct level *lv)
 	for (int w = 0; w < nworkers; w++) {
 		struct reply rp;
 		struct samples none = {0};
-		recv_reply(w, &rp, &none);
+		recv_reply(w, &rp, &none, NULL);
 		m.rss += rp.mem.rss;
 		m.pss += rp.mem.pss;
 		m.pss_anon += rp.mem.pss_anon;
 		m.pss_file += rp.mem.pss_file;
 		m.private_kib += rp.mem.private_kib;
+		m.pte_kib += rp.mem.pte_kib;
 		m.n += rp.mem.n;
 		client_rss += rp.client_rss_kib;
 	}
@@ -846,6 +986,12 @@ static void measure(struct level *lv)
 	lv->kernel_kib = (double)(meminfo_kernel(&mi) - meminfo_kernel(&mem_base)) / n;
 	lv->avail_drop_kib = (double)(mem_base.avail - mi.avail) / n;
 	lv->client_rss_kib = (double)client_rss / n;
+	lv->pte_kib = (double)m.pte_kib / n;
+	long tcp_pages = tcp_mem_pages();
+	/* the whole machine's: others' sockets move it too (not below 0) */
+	lv->tcp_mem_kib = tcp_pages > tcp_mem_base && tcp_mem_base >= 0
+	                          ? (double)(tcp_pages - tcp_mem_base) * (double)page_kib() / n
+	                          : 0;
 	lv->procs = nprocs_running();
 
 	/* the paced run */
@@ -855,15 +1001,16 @@ static void measure(struct level *lv)
 	cpu_jiffies(&b0, &t0);
 	for (int w = 0; w < nworkers; w++)
 		send_req(w, &(struct request){.op = OP_RUN, .seconds = opt_seconds});
-	struct samples lat = {0};
-	double server_cpu = 0, client_cpu = 0, secs = 0, late_s = 0;
+	struct samples lat = {0}, lateness = {0};
+	struct proc_counters srv = {0}, cli = {0};
+	double secs = 0, late_s = 0;
 	long late_n = 0;
 	lv->cmds = lv->fails = 0;
 	for (int w = 0; w < nworkers; w++) {
 		struct reply rp;
-		recv_reply(w, &rp, &lat);
-		server_cpu += rp.server_cpu_s;
-		client_cpu += rp.client_cpu_s;
+		recv_reply(w, &rp, &lat, &lateness);
+		counters_add(&srv, &rp.server, 1);
+		counters_add(&cli, &rp.client, 1);
 		secs = rp.secs > secs ? rp.secs : secs;
 		lv->cmds += rp.cmds;
 		lv->fails += rp.fails;
@@ -876,15 +1023,28 @@ static void measure(struct level *lv)
 	lv->p99 = (double)samples_q(&lat, 0.99) / 1e6;
 	lv->max = (double)samples_max(&lat) / 1e6;
 	lv->late_ms = late_n ? late_s * 1e3 / (double)late_n : 0;
-	lv->server_cpu_per_game_pct = 100 * server_cpu / secs / n;
-	lv->client_cpu_pct = 100 * client_cpu / secs;
 	lv->machine_busy_pct = t1 > t0 ? 100.0 * (double)(b1 - b0) / (double)(t1 - t0) : 0;
+	lv->late_p99_ms = (double)samples_q(&lateness, 0.99) / 1e6;
+	double per = lv->cmds > 0 ? 1.0 / (double)lv->cmds : 0;
+	double ticks = (double)(srv.user_ticks + srv.sys_ticks);
+	lv->cpu_us = (double)srv.run_ns / 1e3 * per;
+	lv->user_us = ticks > 0 ? lv->cpu_us * (double)srv.user_ticks / ticks : 0;
+	lv->sys_us = ticks > 0 ? lv->cpu_us * (double)srv.sys_ticks / ticks : 0;
+	lv->wait_us = (double)srv.wait_ns / 1e3 * per;
+	lv->slices = (double)srv.slices * per;
+	lv->vcsw = (double)srv.vcsw * per;
+	lv->ivcsw = (double)srv.ivcsw * per;
+	lv->minflt = (double)srv.minflt * per;
+	lv->client_cpu_us = (double)cli.run_ns / 1e3 * per;
+	lv->client_wait_us = (double)cli.wait_ns / 1e3 * per;
 	samples_free(&lat);
+	samples_free(&lateness);
 	fprintf(stderr,
 	        "density: %d games: %.0f cmd/s, RTT p50 %.2f p99 %.2f max %.1f ms; server CPU "
-	        "%.4f %%/game; Pss %.0f KiB/server; kernel %.0f KiB/game\n",
-	        lv->games, lv->cmds_per_s, lv->p50, lv->p99, lv->max, lv->server_cpu_per_game_pct,
-	        lv->pss_kib, lv->kernel_kib);
+	        "%.1f us/command (%.1f us waiting for a CPU, %.2f involuntary switches); Pss "
+	        "%.0f KiB/server; kernel %.0f KiB/game\n",
+	        lv->games, lv->cmds_per_s, lv->p50, lv->p99, lv->max, lv->cpu_us, lv->wait_us,
+	        lv->ivcsw, lv->pss_kib, lv->kernel_kib);
 }
 
 static void print_table(const char *limit)
@@ -892,34 +1052,58 @@ static void print_table(const char *limit)
 	int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	long mem_total_kib = sysconf(_SC_PHYS_PAGES) * (sysconf(_SC_PAGESIZE) / 1024);
 	printf("sopra-density: %d CPUs, %.1f GiB; each game %d players (a generated %zu-byte "
-	       "configuration, %d rounds), 1 command every %d ms, %.0f s per level; machine busy "
-	       "before the start (other users): %.0f%% of %d CPUs\n\n",
+	       "configuration, %d rounds), 1 command every %d ms, %.0f s per level; servers %s, "
+	       "clients %s at nice %d; machine busy before the start (other users): %.0f%% of "
+	       "%d CPUs\n\n",
 	       ncpu, (double)mem_total_kib / 1048576.0, opt_players, cfg_bytes, opt_rounds,
-	       opt_period_ms, opt_seconds, others_busy_pct, ncpu);
-	printf("| games | added in (s) | commands/s | RTT p50 / p99 / max (ms) | server CPU per "
-	       "game "
-	       "(%% of a core) | Pss per server (KiB): all / anon / file | kernel per game (KiB) | "
-	       "client CPU (%% of a core) | machine busy (%%) |\n");
+	       opt_period_ms, opt_seconds, sched_name(opt_server_sched),
+	       sched_name(opt_client_sched), opt_client_nice, others_busy_pct, ncpu);
+	printf("| games | added in (s) | commands/s | RTT p50 / p99 / max (ms) | clients' sends "
+	       "late, p99 (ms) | server CPU per command (us) | Pss per server (KiB) | kernel per "
+	       "game (KiB) | machine busy (%%) |\n");
 	printf("|---|---|---|---|---|---|---|---|---|\n");
 	for (int i = 0; i < nlevels; i++) {
 		const struct level *l = &levels[i];
-		printf("| %d | %.1f | %.0f | %.2f / %.2f / %.1f | %.4f | %.0f / %.0f / %.0f | %.0f "
-		       "| "
-		       "%.0f | %.0f |\n",
-		       l->games, l->grow_s, l->cmds_per_s, l->p50, l->p99, l->max,
-		       l->server_cpu_per_game_pct, l->pss_kib, l->pss_anon_kib, l->pss_file_kib,
-		       l->kernel_kib, l->client_cpu_pct, l->machine_busy_pct);
+		printf("| %d | %.1f | %.0f | %.2f / %.2f / %.1f | %.2f | %.1f | %.0f | %.0f | %.0f "
+		       "|\n",
+		       l->games, l->grow_s, l->cmds_per_s, l->p50, l->p99, l->max, l->late_p99_ms,
+		       l->cpu_us, l->pss_kib, l->kernel_kib, l->machine_busy_pct);
 	}
 	if (nlevels == 0)
 		return;
+	printf("\nPer command carried, the servers (CPU time from schedstat, its user/system "
+	       "split from utime/stime) and the load generator:\n\n");
+	printf("| games | server CPU: all / user / system (us) | waiting for a CPU (us) | put on "
+	       "a CPU | switches: voluntary / involuntary | minor faults | client CPU / "
+	       "waiting (us) |\n");
+	printf("|---|---|---|---|---|---|---|\n");
+	for (int i = 0; i < nlevels; i++) {
+		const struct level *l = &levels[i];
+		printf("| %d | %.1f / %.1f / %.1f | %.1f | %.2f | %.2f / %.2f | %.3f | %.1f / %.1f "
+		       "|\n",
+		       l->games, l->cpu_us, l->user_us, l->sys_us, l->wait_us, l->slices, l->vcsw,
+		       l->ivcsw, l->minflt, l->client_cpu_us, l->client_wait_us);
+	}
+	printf("\nMemory per game (KiB): the server's Pss, its page tables (VmPTE, part of "
+	       "the kernel's), the kernel's growth (Slab + KernelStack + PageTables, both ends "
+	       "of every loopback connection) and TCP buffers (/proc/net/sockstat):\n\n");
+	printf("| games | Pss: all / anon / file | page tables | kernel | TCP buffers | bench "
+	       "client RSS |\n");
+	printf("|---|---|---|---|---|---|\n");
+	for (int i = 0; i < nlevels; i++) {
+		const struct level *l = &levels[i];
+		printf("| %d | %.0f / %.0f / %.0f | %.0f | %.0f | %.1f | %.0f |\n", l->games,
+		       l->pss_kib, l->pss_anon_kib, l->pss_file_kib, l->pte_kib, l->kernel_kib,
+		       l->tcp_mem_kib, l->client_rss_kib);
+	}
 	const struct level *l = &levels[nlevels - 1];
-	double per_game_kib = l->pss_kib + l->kernel_kib;
+	double per_game_kib = l->pss_kib + l->kernel_kib + l->tcp_mem_kib;
 	printf("\nLast level: %d games, %ld commands (%ld failed as scripted), sends %.2f ms late "
 	       "on average; VmRSS %.0f KiB and private %.0f KiB per server; MemAvailable "
-	       "%.0f KiB lower per game than at the start (clients included; %.0f KiB/game of "
-	       "that is the bench's own client); %d processes on the machine.\n",
+	       "%.0f KiB lower per game than at the start (clients included); %d processes on "
+	       "the machine.\n",
 	       l->games, l->cmds, l->fails, l->late_ms, l->rss_kib, l->private_kib,
-	       l->avail_drop_kib, l->client_rss_kib, l->procs);
+	       l->avail_drop_kib, l->procs);
 	printf("First limit: %s.\n", limit);
 	if (stopped_by[0] && strcmp(stopped_by, limit) != 0)
 		printf("The run stopped at: %s.\n", stopped_by);
@@ -936,13 +1120,13 @@ static void print_table(const char *limit)
 		       P99_TARGET_MS, met, over);
 	else
 		printf("p99 <= %.0f ms: held at every level.\n", P99_TARGET_MS);
-	double cores_per_1000 = l->server_cpu_per_game_pct / 100 * 1000;
-	printf("Capacity from the last level: memory %.0f KiB per game (Pss + kernel) -> %.0f "
-	       "games per 24 GiB (1 GiB kept for the system); CPU %.3f cores per 1,000 games -> "
-	       "%.0f games per core at 100%% (server side only; a paced game uses the CPU "
-	       "%.0f times a minute).\n",
+	double cores_per_1000 = l->cpu_us * 1e-6 * (1000.0 / opt_period_ms) * 1000;
+	printf("Capacity from the last level: memory %.0f KiB per game (Pss + kernel + TCP "
+	       "buffers, both connection ends) -> %.0f games per 24 GiB (1 GiB kept for the "
+	       "system); CPU %.3f cores per 1,000 games -> %.0f games per core at 100%% "
+	       "(server side only).\n",
 	       per_game_kib, (23.0 * 1048576.0) / per_game_kib, cores_per_1000,
-	       cores_per_1000 > 0 ? 1000.0 / cores_per_1000 : 0, 60000.0 / opt_period_ms);
+	       cores_per_1000 > 0 ? 1000.0 / cores_per_1000 : 0);
 }
 
 static void finish_workers(void)
@@ -952,7 +1136,7 @@ static void finish_workers(void)
 	for (int w = 0; w < nworkers; w++) {
 		struct reply rp;
 		struct samples none = {0};
-		recv_reply(w, &rp, &none);
+		recv_reply(w, &rp, &none, NULL);
 		waitpid(workers[w].pid, NULL, 0);
 		child_reaped(workers[w].pid);
 		close(workers[w].fd);
@@ -979,7 +1163,7 @@ static void usage(void)
 	        "usage: sopra-density --server PATH [--games N[,N...]] [--sweep] "
 	        "[--seconds S] [--period-ms MS] [--players P] [--rounds R] [--per-worker G] "
 	        "[--base-port PORT] [--reserve-mib MIB] [--stop-on-p99] [--client-nice N] "
-	        "[--server-nice N]\n");
+	        "[--server-nice N] [--client-sched batch|other] [--server-sched batch|other]\n");
 	exit(64);
 }
 
@@ -1021,6 +1205,10 @@ int main(int argc, char **argv)
 			opt_client_nice = atoi(v);
 		else if (strcmp(a, "--server-nice") == 0)
 			opt_server_nice = atoi(v);
+		else if (strcmp(a, "--client-sched") == 0)
+			opt_client_sched = parse_sched(v);
+		else if (strcmp(a, "--server-sched") == 0)
+			opt_server_sched = parse_sched(v);
 		else if (strcmp(a, "--per-worker") == 0)
 			opt_per_worker = atoi(v);
 		else if (strcmp(a, "--base-port") == 0)
@@ -1058,6 +1246,7 @@ int main(int argc, char **argv)
 	cpu_jiffies(&b1, &t1);
 	others_busy_pct = t1 > t0 ? 100.0 * (double)(b1 - b0) / (double)(t1 - t0) : 0;
 	mem_base = read_meminfo();
+	tcp_mem_base = tcp_mem_pages();
 	fprintf(stderr, "density: machine busy %.0f%% before the start; MemAvailable %.1f GiB\n",
 	        others_busy_pct, (double)mem_base.avail / 1048576.0);
 
