@@ -71,6 +71,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <dirent.h>
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sched.h>
@@ -243,8 +245,109 @@ static void proc_counters_add(pid_t pid, struct proc_counters *c)
 struct mem {
 	long rss, pss, pss_anon, pss_file, private_kib; /* KiB, summed */
 	long pte_kib;                                   /* VmPTE: its page tables */
+	double kobj_kib, sock_kib; /* the kernel's objects (below), its sockets' part */
+	long sockets;
 	long n;
 };
+
+/* ---- a server's kernel objects -------------------------------------------------
+ * The machine's Slab and TCP page counts move with everybody's work; a
+ * server's own share is counted from what it holds: its page tables
+ * (VmPTE), a kernel stack and task per thread, its mm and VMAs, and per
+ * descriptor a file (a socket: the TCP socket, its inode, dentry and epoll
+ * item), each at the object size /proc/slabinfo gives. Buffered bytes are
+ * not included (a client that reads promptly leaves none). */
+
+enum kobj {
+	K_TCP6,
+	K_SOCK_INODE,
+	K_FILP,
+	K_DENTRY,
+	K_EPI,
+	K_TASK,
+	K_MM,
+	K_VMA,
+	K_AVC,
+	K_SIGNAL,
+	K_SIGHAND,
+	K_FILES,
+	K_PID,
+	K_NKOBJ
+};
+static const char *const kobj_names[K_NKOBJ] = {
+        "TCPv6",        "sock_inode_cache", "filp",
+        "dentry",       "eventpoll_epi",    "task_struct",
+        "mm_struct",    "vm_area_struct",   "anon_vma_chain",
+        "signal_cache", "sighand_cache",    "files_cache",
+        "pid"};
+static long kobj_bytes[K_NKOBJ]; /* 0: unknown (not counted) */
+#define KERNEL_STACK_BYTES 16384 /* THREAD_SIZE on x86-64 */
+
+static void read_slab_sizes(void)
+{
+	FILE *f = fopen("/proc/slabinfo", "r");
+	char line[512], name[64];
+	long objsize;
+	while (f && fgets(line, sizeof line, f)) {
+		if (sscanf(line, "%63s %*s %*s %ld", name, &objsize) != 2)
+			continue;
+		for (int k = 0; k < K_NKOBJ; k++)
+			if (strcmp(name, kobj_names[k]) == 0)
+				kobj_bytes[k] = objsize;
+	}
+	if (f)
+		fclose(f);
+}
+
+/* Lines of /proc/PID/NAME (0 if unreadable). */
+static long proc_lines(pid_t pid, const char *name)
+{
+	char path[64], line[512];
+	snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, name);
+	FILE *f = fopen(path, "r");
+	long n = 0;
+	while (f && fgets(line, sizeof line, f))
+		n++;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* Adds pid's kernel objects (KiB) to m. */
+static void proc_kobj_add(pid_t pid, struct mem *m)
+{
+	char path[64], target[64];
+	snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
+	DIR *d = opendir(path);
+	long sockets = 0, files = 0;
+	for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+		if (e->d_name[0] == '.')
+			continue;
+		char fdpath[320];
+		snprintf(fdpath, sizeof fdpath, "%s/%s", path, e->d_name);
+		ssize_t n = readlink(fdpath, target, sizeof target - 1);
+		target[n > 0 ? n : 0] = 0;
+		if (strncmp(target, "socket:", 7) == 0)
+			sockets++;
+		else
+			files++;
+	}
+	if (d)
+		closedir(d);
+	long threads = proc_status_kib(pid, "Threads"); /* a count, not KiB */
+	threads = threads > 0 ? threads : 1;
+	long vmas = proc_lines(pid, "maps");
+	const long *b = kobj_bytes;
+	double sock = (double)sockets *
+	              (double)(b[K_TCP6] + b[K_SOCK_INODE] + b[K_FILP] + b[K_DENTRY] + b[K_EPI]);
+	double rest = (double)threads * (KERNEL_STACK_BYTES + (double)b[K_TASK]) +
+	              (double)(b[K_MM] + b[K_SIGNAL] + b[K_SIGHAND] + b[K_FILES] + b[K_PID]) +
+	              (double)vmas * (double)(b[K_VMA] + b[K_AVC]) +
+	              (double)files * (double)(b[K_FILP] + b[K_EPI]);
+	m->sock_kib += sock / 1024;
+	m->kobj_kib += (sock + rest) / 1024;
+	m->sockets += sockets;
+}
 
 static void proc_mem_add(pid_t pid, struct mem *m)
 {
@@ -274,6 +377,8 @@ static void proc_mem_add(pid_t pid, struct mem *m)
 	fclose(f);
 	long pte = proc_status_kib(pid, "VmPTE");
 	m->pte_kib += pte > 0 ? pte : 0;
+	m->kobj_kib += pte > 0 ? (double)pte : 0;
+	proc_kobj_add(pid, m);
 	m->n++;
 }
 
@@ -755,6 +860,8 @@ static void worker_main(int fd)
 			worker_grow(&rq, &rp);
 			break;
 		case OP_MEM:
+			if (kobj_bytes[K_FILP] == 0)
+				read_slab_sizes();
 			for (int i = 0; i < ngames; i++)
 				proc_mem_add(games[i].pid, &rp.mem);
 			rp.client_rss_kib = proc_status_kib(getpid(), "VmRSS");
@@ -871,8 +978,9 @@ struct level {
 	double machine_busy_pct;
 	double pss_kib, pss_anon_kib, pss_file_kib, rss_kib, private_kib;
 	double kernel_kib, avail_drop_kib, client_rss_kib;
-	double pte_kib, tcp_mem_kib; /* page tables per server; TCP buffers per game */
-	double late_p99_ms;          /* how late the clients sent, p99 */
+	double pte_kib, tcp_mem_kib;        /* page tables per server; TCP buffers per game */
+	double kobj_kib, sock_kib, sockets; /* a server's kernel objects, sockets */
+	double late_p99_ms;                 /* how late the clients sent, p99 */
 	/* per command carried: the servers' ... */
 	double cpu_us, user_us, sys_us, wait_us, slices, vcsw, ivcsw, minflt;
 	/* ... and the load generator's */
@@ -972,6 +1080,9 @@ static void measure(struct level *lv)
 		m.pss_file += rp.mem.pss_file;
 		m.private_kib += rp.mem.private_kib;
 		m.pte_kib += rp.mem.pte_kib;
+		m.kobj_kib += rp.mem.kobj_kib;
+		m.sock_kib += rp.mem.sock_kib;
+		m.sockets += rp.mem.sockets;
 		m.n += rp.mem.n;
 		client_rss += rp.client_rss_kib;
 	}
@@ -987,6 +1098,9 @@ static void measure(struct level *lv)
 	lv->avail_drop_kib = (double)(mem_base.avail - mi.avail) / n;
 	lv->client_rss_kib = (double)client_rss / n;
 	lv->pte_kib = (double)m.pte_kib / n;
+	lv->kobj_kib = m.kobj_kib / n;
+	lv->sock_kib = m.sock_kib / n;
+	lv->sockets = (double)m.sockets / n;
 	long tcp_pages = tcp_mem_pages();
 	/* the whole machine's: others' sockets move it too (not below 0) */
 	lv->tcp_mem_kib = tcp_pages > tcp_mem_base && tcp_mem_base >= 0
@@ -1084,20 +1198,25 @@ static void print_table(const char *limit)
 		       l->games, l->cpu_us, l->user_us, l->sys_us, l->wait_us, l->slices, l->vcsw,
 		       l->ivcsw, l->minflt, l->client_cpu_us, l->client_wait_us);
 	}
-	printf("\nMemory per game (KiB): the server's Pss, its page tables (VmPTE, part of "
-	       "the kernel's), the kernel's growth (Slab + KernelStack + PageTables, both ends "
-	       "of every loopback connection) and TCP buffers (/proc/net/sockstat):\n\n");
-	printf("| games | Pss: all / anon / file | page tables | kernel | TCP buffers | bench "
-	       "client RSS |\n");
+	printf("\nMemory per game (KiB). The server: its Pss, and the kernel objects it holds "
+	       "(page tables, stack and task, VMAs, descriptors; its sockets' part and their "
+	       "number apart). The machine: the growth of Slab + KernelStack + PageTables and "
+	       "of TCP buffers (/proc/net/sockstat) since the start, both ends of every "
+	       "loopback connection and everybody else's work included:\n\n");
+	printf("| games | server Pss: all / anon / file | server kernel objects: all / page tables "
+	       "/ sockets (count) | machine kernel growth | machine TCP buffers | bench client "
+	       "RSS |\n");
 	printf("|---|---|---|---|---|---|\n");
 	for (int i = 0; i < nlevels; i++) {
 		const struct level *l = &levels[i];
-		printf("| %d | %.0f / %.0f / %.0f | %.0f | %.0f | %.1f | %.0f |\n", l->games,
-		       l->pss_kib, l->pss_anon_kib, l->pss_file_kib, l->pte_kib, l->kernel_kib,
-		       l->tcp_mem_kib, l->client_rss_kib);
+		printf("| %d | %.0f / %.0f / %.0f | %.0f / %.0f / %.0f (%.1f) | %.0f | %.1f | %.0f "
+		       "|\n",
+		       l->games, l->pss_kib, l->pss_anon_kib, l->pss_file_kib, l->kobj_kib,
+		       l->pte_kib, l->sock_kib, l->sockets, l->kernel_kib, l->tcp_mem_kib,
+		       l->client_rss_kib);
 	}
 	const struct level *l = &levels[nlevels - 1];
-	double per_game_kib = l->pss_kib + l->kernel_kib + l->tcp_mem_kib;
+	double per_game_kib = l->pss_kib + l->kobj_kib;
 	printf("\nLast level: %d games, %ld commands (%ld failed as scripted), sends %.2f ms late "
 	       "on average; VmRSS %.0f KiB and private %.0f KiB per server; MemAvailable "
 	       "%.0f KiB lower per game than at the start (clients included); %d processes on "
@@ -1121,10 +1240,9 @@ static void print_table(const char *limit)
 	else
 		printf("p99 <= %.0f ms: held at every level.\n", P99_TARGET_MS);
 	double cores_per_1000 = l->cpu_us * 1e-6 * (1000.0 / opt_period_ms) * 1000;
-	printf("Capacity from the last level: memory %.0f KiB per game (Pss + kernel + TCP "
-	       "buffers, both connection ends) -> %.0f games per 24 GiB (1 GiB kept for the "
-	       "system); CPU %.3f cores per 1,000 games -> %.0f games per core at 100%% "
-	       "(server side only).\n",
+	printf("Capacity from the last level: memory %.0f KiB per game (the server's Pss and "
+	       "kernel objects) -> %.0f games per 24 GiB (1 GiB kept for the system); CPU %.3f "
+	       "cores per 1,000 games -> %.0f games per core at 100%% (server side only).\n",
 	       per_game_kib, (23.0 * 1048576.0) / per_game_kib, cores_per_1000,
 	       cores_per_1000 > 0 ? 1000.0 / cores_per_1000 : 0);
 }
