@@ -7,6 +7,7 @@
  *                 [--base-port PORT] [--reserve-mib MIB] [--stop-on-p99]
  *                 [--client-nice N] [--server-nice N]
  *                 [--client-sched batch|other] [--server-sched batch|other]
+ *                 [--journal]
  *
  * Many sopra-server processes at once, one game each, every game paced like
  * people playing: one command every --period-ms (default 2000) per game, at
@@ -47,6 +48,9 @@
  * by a server's reply then does not preempt that server in the middle of
  * its fan-out (a remote player never could); --server-sched batch does the
  * same for the servers (systemd: CPUSchedulingPolicy=batch).
+ * --journal runs every server as the deployments do: --journal-dir (one
+ * directory per game under $JOURNAL_TMPDIR, default /var/tmp: on disk, so
+ * the turns' fdatasyncs count; removed at the end) and --reconnect-grace.
  *
  * The clients are worker processes (fork), each driving at most --per-worker
  * games (default 2500; 4 connections each, well under the descriptor
@@ -103,6 +107,8 @@ static int opt_per_worker = 2500;
 static int opt_base_port = 10000;
 static long opt_reserve_mib = 6144;
 static const char *opt_config; /* generated */
+static bool opt_journal;       /* as deployed: --journal-dir per game, sessions */
+static char journal_root[256]; /* a fresh directory, removed at the end */
 static size_t cfg_bytes;
 
 #define P99_TARGET_MS 5.0
@@ -130,6 +136,32 @@ static void set_sched(int policy)
 	if (policy != SCHED_OTHER && sched_setscheduler(0, policy, &none) != 0)
 		fprintf(stderr, "density: cannot set %s: %s\n", sched_name(policy),
 		        strerror(errno));
+}
+
+/* rm -r of a directory of directories of files (the journals). */
+static void remove_tree(const char *root)
+{
+	DIR *d = opendir(root);
+	for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+		if (e->d_name[0] == '.')
+			continue;
+		char sub[512];
+		snprintf(sub, sizeof sub, "%s/%s", root, e->d_name);
+		DIR *sd = opendir(sub);
+		for (struct dirent *f; sd && (f = readdir(sd)) != NULL;) {
+			if (f->d_name[0] == '.')
+				continue;
+			char file[1024];
+			snprintf(file, sizeof file, "%s/%s", sub, f->d_name);
+			unlink(file);
+		}
+		if (sd)
+			closedir(sd);
+		rmdir(sub);
+	}
+	if (d)
+		closedir(d);
+	rmdir(root);
 }
 
 /* ---- ports: [base, ephemeral low) and (ephemeral high, 65535] ------------------- */
@@ -531,8 +563,14 @@ static pid_t spawn_server(int port, int *err)
 	char portbuf[16], seedbuf[24];
 	snprintf(portbuf, sizeof portbuf, "%d", port);
 	snprintf(seedbuf, sizeof seedbuf, "%d", port * 7 + 1);
-	const char *argv[] = {opt_server, "--config", opt_config,  "--port", portbuf,
-	                      "--seed",   seedbuf,    "--timeout", "100000", NULL};
+	char jdir[sizeof journal_root + 32];
+	snprintf(jdir, sizeof jdir, "%s/%d", journal_root, port);
+	const char *argv[] = {
+	        opt_server, "--config",  opt_config, "--port",        portbuf, "--seed",
+	        seedbuf,    "--timeout", "100000",   "--journal-dir", jdir,    "--reconnect-grace",
+	        "30",       NULL};
+	if (!opt_journal)
+		argv[9] = NULL;
 	/* environ without AGONES_SDK_HTTP_PORT: main() unset it */
 	pid_t pid = vfork();
 	if (pid == 0) {
@@ -1166,11 +1204,12 @@ static void print_table(const char *limit)
 	int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	long mem_total_kib = sysconf(_SC_PHYS_PAGES) * (sysconf(_SC_PAGESIZE) / 1024);
 	printf("sopra-density: %d CPUs, %.1f GiB; each game %d players (a generated %zu-byte "
-	       "configuration, %d rounds), 1 command every %d ms, %.0f s per level; servers %s, "
+	       "configuration, %d rounds), 1 command every %d ms, %.0f s per level; servers %s%s, "
 	       "clients %s at nice %d; machine busy before the start (other users): %.0f%% of "
 	       "%d CPUs\n\n",
 	       ncpu, (double)mem_total_kib / 1048576.0, opt_players, cfg_bytes, opt_rounds,
 	       opt_period_ms, opt_seconds, sched_name(opt_server_sched),
+	       opt_journal ? " journaled (--journal-dir on disk, --reconnect-grace 30)" : "",
 	       sched_name(opt_client_sched), opt_client_nice, others_busy_pct, ncpu);
 	printf("| games | added in (s) | commands/s | RTT p50 / p99 / max (ms) | clients' sends "
 	       "late, p99 (ms) | server CPU per command (us) | Pss per server (KiB) | kernel per "
@@ -1281,7 +1320,8 @@ static void usage(void)
 	        "usage: sopra-density --server PATH [--games N[,N...]] [--sweep] "
 	        "[--seconds S] [--period-ms MS] [--players P] [--rounds R] [--per-worker G] "
 	        "[--base-port PORT] [--reserve-mib MIB] [--stop-on-p99] [--client-nice N] "
-	        "[--server-nice N] [--client-sched batch|other] [--server-sched batch|other]\n");
+	        "[--server-nice N] [--client-sched batch|other] [--server-sched batch|other] "
+	        "[--journal]\n");
 	exit(64);
 }
 
@@ -1302,6 +1342,10 @@ int main(int argc, char **argv)
 		}
 		if (strcmp(a, "--stop-on-p99") == 0) {
 			opt_stop_p99 = true;
+			continue;
+		}
+		if (strcmp(a, "--journal") == 0) {
+			opt_journal = true;
 			continue;
 		}
 		if (!v)
@@ -1341,6 +1385,13 @@ int main(int argc, char **argv)
 	    opt_rounds < 1)
 		usage();
 	unsetenv("AGONES_SDK_HTTP_PORT"); /* measured as outside Agones */
+	if (opt_journal) {
+		/* on disk, not tmpfs: the turn's fdatasync is part of the cost */
+		snprintf(journal_root, sizeof journal_root, "%s/sopra-density-journals.XXXXXX",
+		         getenv("JOURNAL_TMPDIR") ? getenv("JOURNAL_TMPDIR") : "/var/tmp");
+		if (!mkdtemp(journal_root))
+			die("%s: %s", journal_root, strerror(errno));
+	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);
@@ -1440,6 +1491,8 @@ int main(int argc, char **argv)
 	}
 	finish_workers();
 	unlink(cfg_path);
+	if (opt_journal)
+		remove_tree(journal_root);
 	free(cfg_path);
 	print_table(first_limit[0] ? first_limit : none);
 	return 0;
