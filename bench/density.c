@@ -229,23 +229,54 @@ static void counters_add(struct proc_counters *sum, const struct proc_counters *
 		d[i] += sign > 0 ? v[i] : (uint64_t)0 - v[i];
 }
 
-/* Adds pid's counters to *c (nothing if it is gone). */
-static void proc_counters_add(pid_t pid, struct proc_counters *c)
+/* Adds thread dir's schedstat and context switches (dir: /proc/PID/task/TID). */
+static void thread_counters_add(const char *dir, struct proc_counters *c)
 {
-	char path[64], line[256];
+	char path[400], line[256];
 	unsigned long long run = 0, wait = 0, slices = 0;
-	snprintf(path, sizeof path, "/proc/%d/schedstat", (int)pid);
+	snprintf(path, sizeof path, "%s/schedstat", dir);
 	FILE *f = fopen(path, "r");
-	if (!f)
-		return;
-	if (fscanf(f, "%llu %llu %llu", &run, &wait, &slices) != 3)
-		run = wait = slices = 0;
-	fclose(f);
+	if (f) {
+		if (fscanf(f, "%llu %llu %llu", &run, &wait, &slices) != 3)
+			run = wait = slices = 0;
+		fclose(f);
+	}
 	c->run_ns += run;
 	c->wait_ns += wait;
 	c->slices += slices;
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	snprintf(path, sizeof path, "%s/status", dir);
 	if ((f = fopen(path, "r")) != NULL) {
+		while (fgets(line, sizeof line, f)) {
+			if (strncmp(line, "voluntary_ctxt_switches:", 24) == 0)
+				c->vcsw += strtoull(line + 24, NULL, 10);
+			else if (strncmp(line, "nonvoluntary_ctxt_switches:", 27) == 0)
+				c->ivcsw += strtoull(line + 27, NULL, 10);
+		}
+		fclose(f);
+	}
+}
+
+/* Adds pid's counters to *c (nothing if it is gone): schedstat and the
+ * switches are each thread's (a journaled server has a second one), faults
+ * and utime/stime the process's. */
+static void proc_counters_add(pid_t pid, struct proc_counters *c)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return;
+	for (struct dirent *e; (e = readdir(d)) != NULL;) {
+		if (e->d_name[0] == '.')
+			continue;
+		char dir[320];
+		snprintf(dir, sizeof dir, "%s/%s", path, e->d_name);
+		thread_counters_add(dir, c);
+	}
+	closedir(d);
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (f) {
 		char buf[1024];
 		size_t n = fread(buf, 1, sizeof buf - 1, f);
 		buf[n] = 0;
@@ -261,16 +292,6 @@ static void proc_counters_add(pid_t pid, struct proc_counters *c)
 			c->user_ticks += ut;
 			c->sys_ticks += st;
 		}
-	}
-	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-	if ((f = fopen(path, "r")) != NULL) {
-		while (fgets(line, sizeof line, f)) {
-			if (strncmp(line, "voluntary_ctxt_switches:", 24) == 0)
-				c->vcsw += strtoull(line + 24, NULL, 10);
-			else if (strncmp(line, "nonvoluntary_ctxt_switches:", 27) == 0)
-				c->ivcsw += strtoull(line + 27, NULL, 10);
-		}
-		fclose(f);
 	}
 }
 
