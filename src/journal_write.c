@@ -185,15 +185,18 @@ static void prefault_next(struct journal *j, off_t *prefaulted_at)
 /* The "turn" policy's syncs: each one covers every request made before it
  * starts; consecutive syncs start JOURNAL_SYNC_GAP_MS apart at least. On
  * stop, a pending request is still served. Only an idle thread is woken by
- * a request (request_sync); a busy one finds it when its sync and gap end.
- * Each sync is followed by a prefault; under "never" a request gets the
- * prefault alone. */
+ * a request (request_sync); a busy one finds it when its sync ends. The gap
+ * is waited out before a sync, not after one: with nothing pending (a
+ * person's turns, seconds apart) the thread sleeps until the next request
+ * instead of waking once more at the gap's end. Each sync is followed by a
+ * prefault; under "never" a request gets the prefault alone. */
 static void *sync_thread(void *arg)
 {
 	struct journal *j = arg;
 	off_t prefaulted_at = 0;
 	prefault_next(j, &prefaulted_at);
 	pthread_mutex_lock(&j->mu);
+	int64_t last_started = -1; /* no sync yet */
 	for (;;) {
 		j->idle = true;
 		while (!j->stop && j->sync_done == j->sync_req)
@@ -201,6 +204,8 @@ static void *sync_thread(void *arg)
 		j->idle = false;
 		if (j->sync_done == j->sync_req)
 			break; /* stop, nothing pending */
+		if (last_started >= 0)
+			wait_until(j, last_started + JOURNAL_SYNC_GAP_MS);
 		uint64_t target = j->sync_req;
 		int64_t started = mono_ms();
 		pthread_mutex_unlock(&j->mu);
@@ -211,7 +216,7 @@ static void *sync_thread(void *arg)
 		if (rc != 0 && j->sync_err == 0)
 			j->sync_err = e;
 		j->sync_done = target;
-		wait_until(j, started + JOURNAL_SYNC_GAP_MS);
+		last_started = started;
 	}
 	pthread_mutex_unlock(&j->mu);
 	return NULL;
