@@ -118,10 +118,13 @@ static void sink_joined(void *ctx, int comm_id, int player)
 }
 
 /* A player left: its history goes (its secret stays, so that a Reconnect
- * with it is told the player has left). */
+ * with it is told the player has left), after out was told (a history
+ * still going out on comm_id is read to its end first). */
 static void sink_left(void *ctx, int comm_id, int player)
 {
 	struct session *s = ctx;
+	if (comm_id > 0 && s->out.left)
+		s->out.left(s->out.ctx, comm_id, player);
 	if (player < s->n) {
 		struct session_player *sp = &s->p[player];
 		free(sp->hist);
@@ -129,8 +132,6 @@ static void sink_left(void *ctx, int comm_id, int player)
 		sp->nhist = sp->cap_hist = 0;
 		sp->missed_end = false;
 	}
-	if (comm_id > 0 && s->out.left)
-		s->out.left(s->out.ctx, comm_id, player);
 }
 
 static void sink_close(void *ctx, int comm_id)
@@ -219,16 +220,33 @@ static int find_secret(const struct session *s, const char *secret)
 	return found;
 }
 
-/* Deliver player p's whole history to comm_id (by index: a delivery never
- * adds to the history). */
+size_t session_history_len(const struct session *s, int player)
+{
+	return player >= 0 && player < s->n ? s->p[player].nhist : 0;
+}
+
+struct game_event session_history_at(const struct session *s, int player, size_t i)
+{
+	assert(i < session_history_len(s, player));
+	struct game_event ev = s->p[player].hist[i];
+	if (ev.type == GEV_SESSION)
+		ev = session_event(s, player);
+	ev.to = player; /* a private copy: no watcher sees it again */
+	return ev;
+}
+
+/* Deliver player p's whole history to comm_id: to out.history, which may
+ * write it as the connection drains, or entry by entry (by index: a
+ * delivery never adds to the history). */
 static void send_history(const struct session *s, int p, int comm_id)
 {
-	const struct session_player *sp = &s->p[p];
-	for (size_t i = 0; i < sp->nhist; i++) {
-		struct game_event ev = sp->hist[i];
-		if (ev.type == GEV_SESSION)
-			ev = session_event(s, p);
-		ev.to = p; /* a private copy: no watcher sees it again */
+	size_t n = session_history_len(s, p);
+	if (s->out.history) {
+		s->out.history(s->out.ctx, comm_id, p, n);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct game_event ev = session_history_at(s, p, i);
 		resend(s, comm_id, p, &ev);
 	}
 }

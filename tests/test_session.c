@@ -176,6 +176,66 @@ static void test_history_and_reconnect(void **state)
 	t_free(&t);
 }
 
+static void rec_history(void *ctx, int comm_id, int player, size_t n)
+{
+	char item[48];
+	snprintf(item, sizeof item, "history:%d@%d=%zu", player, comm_id, n);
+	rec_add(ctx, item);
+}
+
+/* A sink that takes the history (bcast_sink.history) is told its length
+ * instead of getting it sent, and reads it as its connection drains: here
+ * one entry per drain (the smallest budget there is), while the game goes
+ * on. Each entry is what the sink without it was sent (Session with the
+ * secret, addressed to the player alone); what the player is sent
+ * meanwhile comes as sends and lands in the history behind the n entries;
+ * a player that left has none. */
+static void test_history_read_as_it_drains(void **state)
+{
+	(void)state;
+	struct t t;
+	t_init(&t, true);
+	session_free(t.s);
+	struct session_opts o = {.secret = fake_secret, .grace_sec = 5};
+	struct bcast_sink out = {
+	        .send = rec_send, .joined = rec_joined, .history = rec_history, .ctx = &t.r};
+	t.s = session_new(&o, t.b, out);
+	bcast_join(t.b, 0, 11);
+	bcast_join(t.b, 1, 12);
+	push(&t, GEV_CONFIG, 0);
+	push(&t, GEV_NEXT_ROUND, GEV_TO_ALL);
+	push(&t, GEV_ACT_NOW, 0);
+	route(&t, 11);
+	assert_int_equal(bcast_conn_lost(t.b, 11), 0);
+	push(&t, GEV_CRISIS, GEV_TO_ALL);
+	route(&t, 0);
+	t.r.log[0] = '\0';
+	char sec[PROTO_SECRET_HEX + 1], msg[128];
+	secret_of(0, sec);
+	assert_int_equal(reconnect(&t, 20, -1, sec, msg), 0);
+	assert_string_equal(t.r.log, "join:0@20 history:0@20=5");
+	static const enum game_event_type want[] = {GEV_CONFIG, GEV_SESSION, GEV_NEXT_ROUND,
+	                                            GEV_ACT_NOW, GEV_CRISIS};
+	for (size_t i = 0; i < 5; i++) {
+		struct game_event ev = session_history_at(t.s, 0, i);
+		assert_int_equal(ev.type, want[i]);
+		assert_int_equal(ev.to, 0);
+		if (ev.type == GEV_SESSION)
+			assert_string_equal(ev.str, sec);
+		/* the game goes on between two drains */
+		push(&t, GEV_DIE_ROLLED, GEV_TO_ALL);
+		route(&t, 0);
+	}
+	assert_int_equal(session_history_len(t.s, 0), 10);
+	assert_int_equal(session_history_at(t.s, 0, 5).type, GEV_DIE_ROLLED);
+	assert_int_equal(session_history_len(t.s, 1), 7); /* NextRound, Crisis, 5 DieRolled */
+	push(&t, GEV_LEFT, GEV_TO_ALL)->arg[0] = 0;
+	route(&t, 0);
+	assert_int_equal(session_history_len(t.s, 0), 0);
+	assert_int_equal(session_history_len(t.s, 7), 0);
+	t_free(&t);
+}
+
 /* Every way a Reconnect fails, with its message; nothing is sent. */
 static void test_reconnect_refused(void **state)
 {
@@ -303,7 +363,8 @@ static void test_without_sessions(void **state)
 	push(&t, GEV_NEXT_ROUND, GEV_TO_ALL);
 	push(&t, GEV_LEFT, GEV_TO_ALL)->arg[0] = 0;
 	route(&t, 11);
-	assert_string_equal(t.r.log, "join:0@11 join:1@12 11:Config 11:NextRound 11:Left left:0@11");
+	assert_string_equal(t.r.log,
+	                    "join:0@11 join:1@12 11:Config 11:NextRound 11:Left left:0@11");
 	t.r.log[0] = '\0';
 	session_note_end(t.s);
 	assert_false(session_missed_end(t.s, 1));
@@ -352,6 +413,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_history_and_reconnect),
 	        cmocka_unit_test(test_reconnect_refused),
+	        cmocka_unit_test(test_history_read_as_it_drains),
 	        cmocka_unit_test(test_missed_end),
 	        cmocka_unit_test(test_resume),
 	        cmocka_unit_test(test_history_keeps_its_strings),

@@ -78,12 +78,21 @@ bool session_is_away(const struct session *s, int player);
  * connection comm_id (> 0), which is player sender (-1: none). If it names
  * a player in the game that has no connection and whose grace has not run
  * out, and the sender is no player: that player speaks through comm_id
- * from now on, its grace stops, its whole history goes out on comm_id,
- * and the player is returned. Else -1, with why in msg (len bytes; e.g.
- * "Reconnect: wrong secret").
+ * from now on, its grace stops, its whole history goes out on comm_id (to
+ * out.history if the sink has it, which may write it as the connection
+ * drains; else entry by entry), and the player is returned. Else -1, with
+ * why in msg (len bytes; e.g. "Reconnect: wrong secret").
  */
 int session_reconnect(struct session *s, int comm_id, int sender, const char *secret, char *msg,
                       size_t len);
+
+/* The number of entries in player's history (0 for a player without
+ * one: not registered, left, or sessions off). */
+size_t session_history_len(const struct session *s, int player);
+
+/* Entry i (< session_history_len) of player's history as it goes out
+ * again: addressed to the player alone, a Session event with its secret. */
+struct game_event session_history_at(const struct session *s, int player, size_t i);
 
 /* player (away) did not come back within its grace: the game is told, and
  * a Reconnect for it is refused from now on ("Reconnect: player N's grace
