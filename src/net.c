@@ -127,7 +127,7 @@ static void log_status(const struct server *s)
 	size_t in = 0, out = 0;
 	for (const struct conn *c = s->conns; c; c = c->next) {
 		in += evbuffer_get_length(c->in);
-		out += evbuffer_get_length(c->out);
+		out += evbuffer_get_length(c->out) + (c->later ? evbuffer_get_length(c->later) : 0);
 	}
 	int w = game_waiting_for(s->game);
 	char waiting[32];
@@ -372,7 +372,8 @@ static bool server_add_events(struct server *s)
 	s->shutdown_cap = evtimer_new(s->base, shutdown_cap_cb, s);
 	s->accept_retry = evtimer_new(s->base, net_accept_retry_cb, s);
 	s->sweep = evtimer_new(s->base, net_sweep_cb, s); /* armed while needed: net_sweep_arm */
-	return s->timeout_ev && s->reaper && s->shutdown_cap && s->accept_retry && s->sweep;
+	return s->timeout_ev && s->reaper && s->shutdown_cap && s->accept_retry && s->sweep &&
+	       net_watch_setup(s);
 }
 
 struct server *server_new(const struct server_opts *opts, FILE *log)
@@ -397,11 +398,9 @@ struct server *server_new(const struct server_opts *opts, FILE *log)
 	s->config_text = opts->core.cfg->text;
 	s->log = log;
 	s->reserve_fd = -1;
-	s->history = evbuffer_new();
-	if (!s->history)
-		xalloc_die(sizeof *s);
 	proto_buf_init(&s->out);
 	proto_buf_init(&s->config_line);
+	proto_buf_init(&s->aside);
 	/* the core's services: our sink, our timers, our log */
 	struct core_params cp = opts->core;
 	cp.sessions.timer = grace_timer;
@@ -505,10 +504,9 @@ void server_free(struct server *s)
 	free(s->graces);
 	for (struct conn *c; (c = net_list_pop(&s->dead)) != NULL;)
 		net_conn_free(c);
+	net_watch_free(s); /* after the connections: they may reference its log */
 	for (int k = 0; k < s->nlisteners; k++)
 		evconnlistener_free(s->listeners[k].ev);
-	if (s->history)
-		evbuffer_free(s->history);
 	for (size_t k = 0; k < NET_NSIGNALS; k++)
 		if (s->signals[k])
 			event_free(s->signals[k]);
@@ -526,5 +524,6 @@ void server_free(struct server *s)
 	core_free(s->core);
 	proto_buf_free(&s->out);
 	proto_buf_free(&s->config_line);
+	proto_buf_free(&s->aside);
 	free(s);
 }

@@ -32,6 +32,14 @@
  * event added. The connection just prompted with ActNow is flushed first.
  * The sink is told which connection is a player's (joined) and which to
  * close (left, close) by calls: it never looks at what it sends.
+ *
+ * Streams: a Reconnect's history is not queued whole. The connection keeps
+ * a cursor into the player's history (the session layer's) and encodes the
+ * next entries into its output whenever fewer than NET_REFILL_LOW bytes
+ * wait (net_conn_refill, before every write); what is sent to it meanwhile
+ * waits behind, in `later`. A player whose history is long can always
+ * come back: it costs the server a refill's worth of output, as long as it
+ * reads. Watchers are streamed the same way from their log (net_watch.c).
  */
 #include "net_int.h"
 
@@ -191,6 +199,8 @@ void net_conn_free(struct conn *c)
 		evbuffer_free(c->in);
 	if (c->out)
 		evbuffer_free(c->out);
+	if (c->later)
+		evbuffer_free(c->later);
 	if (c->fd >= 0)
 		evutil_closesocket(c->fd);
 	free(c);
@@ -250,7 +260,7 @@ void net_conn_start_drain(struct conn *c, const char *why)
 	conn_set_state(c, CONN_DRAINING, why);
 	evtimer_del(c->resume);
 	event_add(c->rev, NULL);
-	if (evbuffer_get_length(c->out) == 0) {
+	if (evbuffer_get_length(c->out) == 0 && !net_watch_behind(c)) {
 		conn_linger(c);
 	} else {
 		struct timeval tv = ms_tv(NET_DRAIN_MS);
@@ -308,40 +318,60 @@ static void shared_unref(struct shared_line *b)
 	free(b);
 }
 
-/* One connection's reference to a shared line (b NULL: the Config line,
- * which lives as long as the server). */
+/* One connection's reference to a shared line. */
 struct shared_ref {
 	struct conn *c;
 	struct shared_line *b;
-	size_t len;
 };
 
-/* evbuffer's cleanup callback: a reference has been sent or dropped. */
+/* evbuffer's cleanup callback: a reference to a shared line has been sent
+ * or dropped. */
 static void shared_cleanup(const void *data, size_t len, void *arg)
 {
 	(void)data;
-	(void)len;
 	struct shared_ref *r = arg;
-	r->c->out_shared -= r->len;
-	if (r->b)
-		shared_unref(r->b);
+	r->c->out_shared -= len;
+	shared_unref(r->b);
 	free(r);
 }
 
-/* Queue len bytes at data for c by reference (b: the shared line they
- * belong to, or NULL for the Config line). Returns evbuffer's result. */
-static int conn_add_shared(struct conn *c, const char *data, size_t len, struct shared_line *b)
+/* Queue shared line b for c by reference, into buf (c's out or later).
+ * Returns evbuffer's result. */
+static int conn_add_shared(struct conn *c, struct evbuffer *buf, struct shared_line *b)
 {
 	struct shared_ref *r = xmalloc(sizeof *r);
-	*r = (struct shared_ref){.c = c, .b = b, .len = len};
-	if (evbuffer_add_reference(c->out, data, len, shared_cleanup, r) != 0) {
+	*r = (struct shared_ref){.c = c, .b = b};
+	if (evbuffer_add_reference(buf, b->data, b->len, shared_cleanup, r) != 0) {
 		free(r);
 		return -1;
 	}
-	c->out_shared += len;
-	if (b)
-		b->refs++;
+	c->out_shared += b->len;
+	b->refs++;
 	return 0;
+}
+
+/* evbuffer's cleanup callback: a reference to data that outlives the
+ * connection has been sent or dropped. */
+static void ref_cleanup(const void *data, size_t len, void *arg)
+{
+	(void)data;
+	struct conn *c = arg;
+	c->out_shared -= len;
+}
+
+int net_conn_add_ref(struct conn *c, struct evbuffer *buf, const void *data, size_t len)
+{
+	assert(buf == c->out || buf == c->later);
+	if (evbuffer_add_reference(buf, data, len, ref_cleanup, c) != 0)
+		return -1;
+	c->out_shared += len;
+	return 0;
+}
+
+/* Bytes waiting for c (also behind a history). */
+static size_t conn_out_len(const struct conn *c)
+{
+	return evbuffer_get_length(c->out) + (c->later ? evbuffer_get_length(c->later) : 0);
 }
 
 /* Bytes waiting for c that are its own copies (not shared lines). A
@@ -349,7 +379,7 @@ static int conn_add_shared(struct conn *c, const char *data, size_t len, struct 
  * undercount by the unsent rest of one line. */
 static size_t conn_private_out(const struct conn *c)
 {
-	size_t n = evbuffer_get_length(c->out);
+	size_t n = conn_out_len(c);
 	return n > c->out_shared ? n - c->out_shared : 0;
 }
 
@@ -395,9 +425,10 @@ static size_t conn_cap(const struct conn *c)
 	return c->registered ? NET_MAX_OUTPUT : NET_STRANGER_MAX_OUTPUT;
 }
 
-/* Queue one encoded line for c if it is OPEN: the Config line and long
- * lines by reference, short ones as a copy. A client that is stalled with
- * more than its cap waiting is dropped instead. */
+/* Queue one encoded line for c if it is OPEN, behind its history if one
+ * is going out: the Config line and long lines by reference, short ones as
+ * a copy. A client that is stalled with more than its cap waiting is
+ * dropped instead. */
 static void conn_queue(struct conn *c, const struct proto_buf *line)
 {
 	struct server *s = c->srv;
@@ -410,15 +441,14 @@ static void conn_queue(struct conn *c, const struct proto_buf *line)
 		net_conn_lost(c, "output buffer overflow (client does not read)");
 		return;
 	}
+	struct evbuffer *buf = c->later ? c->later : c->out;
 	int rc;
-	if (line == &s->config_line) {
-		rc = conn_add_shared(c, line->data, line->len, NULL);
-	} else if (line->len > NET_COPY_MAX) {
-		struct shared_line *b = shared_current(s);
-		rc = conn_add_shared(c, b->data, b->len, b);
-	} else {
-		rc = evbuffer_add(c->out, line->data, line->len);
-	}
+	if (line == &s->config_line)
+		rc = net_conn_add_ref(c, buf, line->data, line->len);
+	else if (line->len > NET_COPY_MAX)
+		rc = conn_add_shared(c, buf, shared_current(s));
+	else
+		rc = evbuffer_add(buf, line->data, line->len);
 	if (rc != 0) {
 		net_conn_lost(c, "cannot queue output");
 		return;
@@ -426,11 +456,68 @@ static void conn_queue(struct conn *c, const struct proto_buf *line)
 	net_conn_mark_dirty(c);
 }
 
-/* Sends what c has pending, as much as the kernel takes now. Returns 0 or
- * the errno of a failed send (EAGAIN and EINTR are not failures). */
+/* Entry i of a history as it goes out: the Config line is the server's,
+ * anything else is encoded aside (not over the event being routed). */
+static const struct proto_buf *encode_aside(struct server *s, const struct game_event *ev)
+{
+	if (ev->type == GEV_CONFIG && ev->str == s->config_text)
+		return net_config_line(s);
+	proto_buf_reset(&s->aside);
+	proto_encode(ev, s->rules, &s->aside);
+	return &s->aside;
+}
+
+/* The history is all in `out`: what waited behind it follows. */
+static void history_done(struct conn *c)
+{
+	evbuffer_add_buffer(c->out, c->later);
+	evbuffer_free(c->later);
+	c->later = NULL;
+	c->hist_player = -1;
+}
+
+/* Encode c's next history entries into its output while fewer than
+ * `low` bytes wait there (all of them: SIZE_MAX). Returns evbuffer's
+ * result. */
+static int history_refill(struct conn *c, size_t low)
+{
+	struct server *s = c->srv;
+	const struct session *ss = core_sessions(s->core);
+	while (c->hist_next < c->hist_end && evbuffer_get_length(c->out) < low) {
+		struct game_event ev = session_history_at(ss, c->hist_player, c->hist_next++);
+		const struct proto_buf *line = encode_aside(s, &ev);
+		int rc = line == &s->config_line
+		                 ? net_conn_add_ref(c, c->out, line->data, line->len)
+		                 : evbuffer_add(c->out, line->data, line->len);
+		if (rc != 0)
+			return rc;
+	}
+	if (c->hist_next == c->hist_end)
+		history_done(c);
+	return 0;
+}
+
+/* Top up c's output from what it is streamed: its history, or for a
+ * watcher the watchers' log. Returns evbuffer's result. */
+static int conn_refill(struct conn *c)
+{
+	if (c->watcher)
+		return net_watch_refill(c);
+	if (c->hist_player >= 0)
+		return history_refill(c, NET_REFILL_LOW);
+	return 0;
+}
+
+/* Sends what c has pending, topped up from what it is streamed, as much as
+ * the kernel takes now. Returns 0 or the errno of a failed send (EAGAIN
+ * and EINTR are not failures; ENOMEM: its output cannot be topped up). */
 static int conn_send_pending(struct conn *c)
 {
-	while (evbuffer_get_length(c->out) > 0) {
+	for (;;) {
+		if (conn_refill(c) != 0)
+			return ENOMEM;
+		if (evbuffer_get_length(c->out) == 0)
+			return 0;
 		int n = evbuffer_write(c->out, c->fd);
 		if (n > 0) {
 			c->progress_ms = now_ms();
@@ -440,7 +527,6 @@ static int conn_send_pending(struct conn *c)
 			continue;
 		return n < 0 && errno != EAGAIN && errno != EWOULDBLOCK ? errno : 0;
 	}
-	return 0;
 }
 
 /* Output of c is all sent: stop waiting for the socket; a draining
@@ -463,7 +549,7 @@ static void conn_drained(struct conn *c)
 /* Write what c has queued, now. What the kernel does not take -- and a
  * send error, which conn_write_cb then meets again and handles like the
  * loss of the connection -- is left to the write event. */
-static void conn_flush(struct conn *c)
+void net_conn_flush(struct conn *c)
 {
 	if (c->state != CONN_OPEN && c->state != CONN_DRAINING)
 		return;
@@ -488,7 +574,7 @@ void net_flush_dirty(struct server *s)
 	s->prompted = NULL;
 	if (first && first->dirty) {
 		first->dirty = false; /* still linked below, but skipped */
-		conn_flush(first);
+		net_conn_flush(first);
 	}
 	/* the list is built by pushing: reverse it to flush in queueing order */
 	struct conn *rev = NULL;
@@ -505,7 +591,7 @@ void net_flush_dirty(struct server *s)
 		if (!c->dirty)
 			continue;
 		c->dirty = false;
-		conn_flush(c);
+		net_conn_flush(c);
 	}
 }
 
@@ -527,35 +613,33 @@ static void conn_promote(struct conn *c)
 	 * signals, the timers or the other connections */
 }
 
-/* A line for every player: into the history, and to every watcher. */
-static void watchers_send(struct server *s)
+const struct proto_buf *net_config_line(struct server *s)
 {
-	if (!s->keep_history)
-		return;
-	evbuffer_add(s->history, s->out.data, s->out.len);
-	for (int i = 0; s->nwatchers > 0 && i < (int)s->nby_id; i++)
-		if (s->by_id[i]->watcher)
-			conn_queue(s->by_id[i], &s->out);
+	assert(s->config_text);
+	if (!s->config_encoded) {
+		struct game_event ev = {
+		        .type = GEV_CONFIG, .to = GEV_TO_SENDER, .str = s->config_text};
+		proto_encode(&ev, s->rules, &s->config_line);
+		s->config_encoded = true;
+	}
+	return &s->config_line;
 }
 
-/* Encode ev once for all its recipients; the Config line only once ever. */
+/* Encode ev once for all its recipients (the Config line only once ever);
+ * a line to all goes into the watchers' log. */
 static void sink_encode(void *ctx, const struct game_event *ev)
 {
 	struct server *s = ctx;
 	net_shared_release(s);
-	if (ev->type == GEV_CONFIG && ev->str && (!s->config_src || s->config_src == ev->str)) {
-		if (!s->config_src) {
-			proto_encode(ev, s->rules, &s->config_line);
-			s->config_src = ev->str;
-		}
-		s->line = &s->config_line;
+	if (ev->type == GEV_CONFIG && ev->str && ev->str == s->config_text) {
+		s->line = net_config_line(s);
 		return;
 	}
 	proto_buf_reset(&s->out);
 	proto_encode(ev, s->rules, &s->out);
 	s->line = &s->out;
-	if (ev->to == GEV_TO_ALL)
-		watchers_send(s);
+	if (ev->to == GEV_TO_ALL && s->keep_history)
+		net_watch_append(s, s->out.data, s->out.len);
 }
 
 /* Queue the encoded event for comm_id. The tap sees every delivery the
@@ -589,13 +673,54 @@ static void sink_joined(void *ctx, int comm_id, int player)
 	conn_promote(c);
 }
 
-/* A player left: its connection closes once it is flushed. */
+/* A player left: its connection closes once it is flushed. Its history
+ * is about to go (session.h): what of it has not gone out yet is encoded
+ * now. */
 static void sink_left(void *ctx, int comm_id, int player)
 {
-	(void)player;
 	struct conn *c = conn_find(ctx, comm_id);
-	if (c)
-		net_conn_start_drain(c, "player left");
+	if (!c)
+		return;
+	if (c->hist_player == player && history_refill(c, SIZE_MAX) != 0) {
+		net_conn_lost(c, "cannot queue output");
+		return;
+	}
+	net_conn_start_drain(c, "player left");
+}
+
+/* A Reconnect: player's history (its first n entries) goes out on comm_id
+ * ahead of what is sent to it later. The line tap sees every line of it
+ * now, in order (so the tapped stream is the same as if it were queued
+ * whole); the connection gets it as it drains (history_refill). */
+static void sink_history(void *ctx, int comm_id, int player, size_t n)
+{
+	struct server *s = ctx;
+	const struct session *ss = core_sessions(s->core);
+	net_shared_release(s);
+	for (size_t i = 0; s->line_tap && i < n; i++) {
+		struct game_event ev = session_history_at(ss, player, i);
+		const struct proto_buf *line = encode_aside(s, &ev);
+		s->line_tap(s->line_tap_ctx, comm_id, player, &ev, line->data, line->len);
+	}
+	struct conn *c = conn_find(s, comm_id);
+	if (!c || c->state != CONN_OPEN || n == 0)
+		return;
+	assert(c->hist_player < 0 && !c->later && !c->watcher);
+	c->later = evbuffer_new();
+	if (!c->later) {
+		net_conn_lost(c, "cannot queue output");
+		return;
+	}
+	if (evbuffer_get_length(c->out) == 0)
+		c->progress_ms = now_ms(); /* the stall clock starts with the backlog */
+	c->hist_player = player;
+	c->hist_next = 0;
+	c->hist_end = n;
+	if (history_refill(c, NET_REFILL_LOW) != 0) {
+		net_conn_lost(c, "cannot queue output");
+		return;
+	}
+	net_conn_mark_dirty(c);
 }
 
 static void sink_close(void *ctx, int comm_id)
@@ -616,14 +741,15 @@ static bool worse_offender(const struct conn *a, const struct conn *b)
 		return true;
 	if (a->registered != b->registered)
 		return !a->registered;
-	return evbuffer_get_length(a->out) > evbuffer_get_length(b->out);
+	return conn_out_len(a) > conn_out_len(b);
 }
 
 /*
  * The budget (NET_BUDGET) counts what the server holds for its clients:
  * every connection's buffered input, the copies queued for connections
- * that do not read (stalled), and every shared line still referenced (once,
- * however many connections it is queued for). While the sum is over it,
+ * that do not read (stalled), every shared line still referenced (once,
+ * however many connections it is queued for) and the watchers' log (once,
+ * however many watchers there are). While the sum is over it,
  * the worst stalled connection is dropped: strangers first, then the one
  * holding the largest backlog. Connections that read are never dropped for
  * it.
@@ -631,7 +757,7 @@ static bool worse_offender(const struct conn *a, const struct conn *b)
 static void enforce_budget(struct server *s, long now)
 {
 	for (;;) {
-		size_t total = s->shared_bytes;
+		size_t total = s->shared_bytes + net_watch_log_bytes(s);
 		struct conn *victim = NULL;
 		for (struct conn *c = s->conns; c; c = c->next) {
 			total += evbuffer_get_length(c->in);
@@ -644,7 +770,7 @@ static void enforce_budget(struct server *s, long now)
 		if (total <= NET_BUDGET || !victim)
 			return;
 		net_log(s, "conn %d: %zu bytes wait, %zu in all: over the budget of %zu",
-		        victim->id, evbuffer_get_length(victim->out), total, (size_t)NET_BUDGET);
+		        victim->id, conn_out_len(victim), total, (size_t)NET_BUDGET);
 		net_conn_lost(victim, "over the memory budget (client does not read)");
 	}
 }
@@ -890,6 +1016,7 @@ static struct conn *conn_new(struct server *s, evutil_socket_t fd)
 	c->srv = s;
 	c->fd = fd;
 	c->state = CONN_OPEN;
+	c->hist_player = -1;
 	c->rev = event_new(s->base, fd, EV_READ | EV_PERSIST, conn_read_cb, c);
 	c->wev = event_new(s->base, fd, EV_WRITE | EV_PERSIST, conn_write_cb, c);
 	c->timer = evtimer_new(s->base, conn_timer_cb, c);
@@ -912,6 +1039,11 @@ struct conn *net_conn_open(struct server *s, evutil_socket_t fd, bool watch)
 		return NULL;
 	c->id = ++s->next_comm_id;
 	c->watcher = watch;
+	/* a watcher is written after everything else (net_watch.c) */
+	if (watch && event_priority_set(c->wev, NET_PRIO_STRANGER) != 0) {
+		net_conn_free(c);
+		return NULL;
+	}
 	c->opened_ms = c->line_ms = c->progress_ms = now_ms();
 	list_push(&s->conns, c);
 	by_id_append(s, c);
@@ -930,5 +1062,6 @@ struct bcast_sink net_sink(struct server *s)
 	                           .joined = sink_joined,
 	                           .left = sink_left,
 	                           .close = sink_close,
+	                           .history = sink_history,
 	                           .ctx = s};
 }

@@ -10,7 +10,9 @@
  *                 on what they hold (idle strangers, stalls, the budget)
  *   net_listen.c  listeners and admission: the listening sockets, accepting
  *                 (the stranger and watcher limits, the spare descriptor)
- *                 and a new watcher's catch-up
+ *   net_watch.c   watchers: their stream (the Config line, then every line
+ *                 to all players) kept once for all of them, each watcher's
+ *                 place in it, written after the players' output
  */
 #ifndef SOPRA_NET_INT_H
 #define SOPRA_NET_INT_H
@@ -58,6 +60,18 @@ struct evconnlistener;
 /* Lines longer than this go out by reference to one shared copy instead of
  * a copy per recipient. */
 #define NET_COPY_MAX 1024
+/* What a connection is streamed (a Reconnect's history, a watcher's
+ * stream) goes into its output as it drains: topped up whenever fewer than
+ * this many bytes wait, so that none of it is ever queued whole. */
+#define NET_REFILL_LOW ((size_t)64 << 10)
+/* The watchers' log is kept in blocks of this size (a longer line gets a
+ * block of its own); blocks never move, so watchers send them by
+ * reference. */
+#define NET_LOG_BLOCK ((size_t)64 << 10)
+/* Watchers are written at most this often, at the lowest priority: the
+ * lines to all of a command cost its players one copy into the log, and
+ * the writes to watchers come after the players' (see net_watch.c). */
+#define NET_WATCH_FLUSH_MS 20
 /* How often the housekeeping sweep runs (idle limits, the budget). */
 #define NET_SWEEP_MS 250
 /* libevent priorities (lower runs first): a registered player's input is
@@ -123,11 +137,21 @@ struct conn {
 	long line_ms;        /* when its last complete line arrived (or opened_ms) */
 	long partial_ms;     /* since when a partial line waits in `in`, or 0 */
 	long progress_ms;    /* last time its output moved (or became non-empty) */
-	size_t out_shared;   /* bytes of `out` that are references to shared lines */
+	size_t out_shared;   /* bytes of `out` and `later` that are references */
 	bool dirty;          /* in srv->dirty: output queued, not yet flushed */
 	int linger_polls;
 	char peer[64];
 	struct net_origin origin; /* its address, for the stranger list's eviction */
+	/* a Reconnect's history not written yet (hist_player >= 0): entries
+	 * [hist_next, hist_end) of that player's history, encoded into `out` as
+	 * it drains (net_conn_refill); what is sent to c meanwhile waits in
+	 * `later`, which exists only while a history goes out */
+	int hist_player;
+	size_t hist_next, hist_end;
+	struct evbuffer *later;
+	/* a watcher: the next bytes of the watchers' log it gets (block index,
+	 * offset in that block) */
+	size_t log_block, log_off;
 	struct conn *prev, *next; /* in srv->conns, or srv->dead once CLOSED */
 	struct conn *dirty_next;
 };
@@ -167,10 +191,11 @@ struct server {
 	int nwatchers;         /* OPEN watch connections */
 	int max_watchers;
 	int max_watchers_per_origin; /* --max-watchers-per-address */
-	bool keep_history;           /* a watch port is open: lines to all are kept */
-	/* every line sent to all players so far, for watchers who join late */
-	struct evbuffer *history;
-	const char *config_text; /* borrowed; the Config watchers get first */
+	bool keep_history;           /* watchers may come: lines to all are kept */
+	/* every line sent to all players so far, once for all watchers */
+	struct watch_log *watch_log;
+	struct event *watch_flush; /* writes the watchers (NET_WATCH_FLUSH_MS) */
+	const char *config_text;   /* borrowed; the Config watchers get first */
 	int next_comm_id;
 
 	/* the connections that are not CLOSED, by ascending commId (ids only
@@ -189,10 +214,14 @@ struct server {
 	/* the event being routed, encoded once (bcast_sink.encode) */
 	struct proto_buf out;
 	const struct proto_buf *line; /* &out or &config_line */
-	/* the Config line, encoded once and queued by reference: it must
-	 * outlive every connection (server_free frees it last) */
+	/* the Config line, encoded once (net_config_line) and queued by
+	 * reference: it must outlive every connection (server_free frees it
+	 * last) */
 	struct proto_buf config_line;
-	const char *config_src; /* the ev->str it was encoded from */
+	bool config_encoded;
+	/* a history entry encoded as a connection drains (not the event being
+	 * routed) */
+	struct proto_buf aside;
 	/* the shared copy of the current event's line, made when the first
 	 * recipient gets a line longer than NET_COPY_MAX (see shared_line) */
 	struct shared_line *shared;
@@ -266,8 +295,41 @@ void net_sweep_arm(struct server *s);
 /* The events' callbacks: the sweep, the reaper of CLOSED connections. */
 void net_sweep_cb(evutil_socket_t fd, short what, void *arg);
 void net_reaper_cb(evutil_socket_t fd, short what, void *arg);
-/* The core's sink: deliveries, who joined, what to close (bcast.h). */
+/* The core's sink: deliveries, who joined, what to close, a Reconnect's
+ * history (bcast.h). */
 struct bcast_sink net_sink(struct server *s);
+/* The Config line (encoded on first use), the same for every recipient. */
+const struct proto_buf *net_config_line(struct server *s);
+/* Queue len bytes at data for c by reference, into buf (c's `out` or
+ * `later`); data must outlive c (the Config line, the watchers' log).
+ * Returns evbuffer's result. */
+int net_conn_add_ref(struct conn *c, struct evbuffer *buf, const void *data, size_t len);
+/* Write what c has (topped up from what it is streamed), now; what the
+ * kernel does not take is left to the write event. */
+void net_conn_flush(struct conn *c);
+
+/* ---- net_watch.c ----------------------------------------------------------- */
+
+struct watch_log;
+
+/* The watchers' log and its flush timer (lowest priority); false when they
+ * cannot be had. */
+bool net_watch_setup(struct server *s);
+/* Free the log (after every connection: they may reference it). */
+void net_watch_free(struct server *s);
+/* A line sent to all players: into the log (one copy for every watcher),
+ * written to the watchers at the next flush. */
+void net_watch_append(struct server *s, const char *line, size_t len);
+/* A new watcher c: its stream starts with the Config line and the log from
+ * its first line; it is written at the next flush. */
+void net_watch_start(struct conn *c);
+/* Top up watcher c's output from the log (by reference) while fewer than
+ * NET_REFILL_LOW bytes wait. Returns evbuffer's result. */
+int net_watch_refill(struct conn *c);
+/* Whether watcher c has not been given the whole log yet. */
+bool net_watch_behind(const struct conn *c);
+/* The bytes the log holds (counted once in the budget). */
+size_t net_watch_log_bytes(const struct server *s);
 
 /* ---- net_listen.c ---------------------------------------------------------- */
 

@@ -79,30 +79,6 @@ void net_listeners_enable(struct server *s, bool on)
 	}
 }
 
-/* A watcher joining: the Config, then every line sent to all so far. */
-static void watcher_catch_up(struct conn *c)
-{
-	struct server *s = c->srv;
-	if (s->config_text) {
-		struct proto_buf b;
-		proto_buf_init(&b);
-		struct game_event ev = {
-		        .type = GEV_CONFIG, .to = GEV_TO_SENDER, .str = s->config_text};
-		proto_encode(&ev, s->rules, &b);
-		evbuffer_add(c->out, b.data, b.len);
-		proto_buf_free(&b);
-	}
-	size_t n = evbuffer_get_length(s->history);
-	if (n > 0) {
-		char *copy = xmalloc(n);
-		evbuffer_copyout(s->history, copy, n);
-		evbuffer_add(c->out, copy, n);
-		free(copy);
-	}
-	if (evbuffer_get_length(c->out) > 0)
-		net_conn_mark_dirty(c);
-}
-
 /* The origin of address sa (net_origin). */
 static struct net_origin origin_of(const struct sockaddr *sa)
 {
@@ -319,8 +295,8 @@ static int admit_peer(struct server *s, evutil_socket_t fd, const char *peer,
 	snprintf(c->peer, sizeof c->peer, "%s", peer);
 	net_log(s, "conn %d: open (%s%s)", c->id, c->peer, watch ? ", watching" : "");
 	net_sweep_arm(s); /* a stranger's idle limit runs from now */
-	if (watch)
-		watcher_catch_up(c);
+	if (watch)        /* the Config, then every line sent to all so far */
+		net_watch_start(c);
 	if (watch && s->epilogue) /* the game so far is all there is */
 		net_conn_start_drain(c, "game over");
 	return c->id;
