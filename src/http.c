@@ -89,6 +89,8 @@ struct stream {
 	int turn_player;                   /* the last "turn" event's player */
 	long long turn_deadline_ms;        /* its deadline (ms, gettimeofday), -1: none */
 	struct stream *prev, *next;
+	/* a watcher's: the last event's line has not come whole yet */
+	bool midline;
 };
 
 struct bot {
@@ -436,7 +438,28 @@ static void send_me(struct stream *st, struct evbuffer *out)
 	evbuffer_add_printf(out, "event: me\ndata: %s\n\n", st->me);
 }
 
-/* The server sent lines on a stream's connection: frame each as an event. */
+/* A watcher's bytes from the server, framed as events as they come: a
+ * line is relayed in pieces (its "data: " first, its "\n\n" when its end
+ * arrives), so that a long line (a large configuration's Config) is never
+ * held whole here, once per watcher. */
+static void relay_pieces(struct stream *st, struct evbuffer *in, struct evbuffer *out)
+{
+	while (evbuffer_get_length(in) > 0) {
+		struct evbuffer_ptr nl = evbuffer_search_eol(in, NULL, NULL, EVBUFFER_EOL_LF);
+		size_t n = nl.pos < 0 ? evbuffer_get_length(in) : (size_t)nl.pos;
+		if (!st->midline)
+			evbuffer_add(out, "data: ", 6);
+		evbuffer_remove_buffer(in, out, n);
+		st->midline = nl.pos < 0;
+		if (nl.pos >= 0) {
+			evbuffer_drain(in, 1);
+			evbuffer_add(out, "\n\n", 2);
+		}
+	}
+}
+
+/* The server sent lines on a stream's connection: frame each as an event
+ * (a seat's whole lines: it reads its Session line). */
 static void stream_read_cb(struct bufferevent *bev, void *arg)
 {
 	struct stream *st = arg;
@@ -444,11 +467,12 @@ static void stream_read_cb(struct bufferevent *bev, void *arg)
 	struct evbuffer *out = evbuffer_new();
 	if (!out)
 		xalloc_die(64);
+	if (!st->play)
+		relay_pieces(st, in, out);
 	size_t len;
 	char *line;
-	while ((line = evbuffer_readln(in, &len, EVBUFFER_EOL_LF)) != NULL) {
-		if (st->play)
-			note_session(st, line, len);
+	while (st->play && (line = evbuffer_readln(in, &len, EVBUFFER_EOL_LF)) != NULL) {
+		note_session(st, line, len);
 		evbuffer_add(out, "data: ", 6);
 		evbuffer_add(out, line, len);
 		evbuffer_add(out, "\n\n", 2);
