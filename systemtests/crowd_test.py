@@ -41,6 +41,17 @@ flood runs in a process of its own, also the server's CPU share.
                     (15 MB configuration): the honest round trip is printed
   watch_silent      64 watchers that never read (15 MB configuration): none
                     evicted below the limits; the round trip is printed
+  history_stream    with sessions, 150 players with 60,000-byte names (each
+                    history over 9 MB); one floods bad lines; 20 go away
+                    and come back at once with small receive buffers: each
+                    gets its history exact, and the server holds a refill's
+                    worth per connection, never the histories whole
+  watchers_config   64 watchers that never read on a 15 MB configuration,
+                    through --watch-port and through --http-port: the
+                    server grows by one copy of its Config line (and the
+                    HTTP port's 256 KiB per browser), not a copy per
+                    watcher as before; a watcher that reads
+                    gets the Config exact and the game's lines to all
 
 Usage: crowd_test.py --server PATH --config PATH [--only NAME] [--verbose]
 Ends with "N passed, M failed".
@@ -154,16 +165,19 @@ class Client:
         self.s.close()
 
 
-def register(c, name):
+def register(c, name, sessions=False):
     c.send(json.dumps({"command": "Register", "playerName": name}))
     c.expect("Config")
+    if sessions:
+        c.expect("Session")
 
 
-def start_two(srv):
-    """Players A (0) and B (1) registered; A starts; both selected; A active."""
+def start_two(srv, sessions=False):
+    """Players A (0) and B (1) registered; A starts; both selected; A active.
+    sessions: the server has them (a Session line follows each Config)."""
     a, b = Client(srv.port), Client(srv.port)
-    register(a, "A")
-    register(b, "B")  # maxPlayers 2: the game starts
+    register(a, "A", sessions)
+    register(b, "B", sessions)  # maxPlayers 2: the game starts
     for c in (a, b):
         c.expect("GameStarted")
         c.expect("Player")
@@ -494,7 +508,8 @@ def read_concurrently(clients, want_lines, on_line, timeout):
             d = c.s.recv(1 << 20)
             if not d:
                 raise Failure("a reader was disconnected: " + "".join(
-                    l + "\n" for l in srv_global.text().splitlines() if "closed" in l)[:600])
+                    l + "\n" for l in srv_global.text().splitlines()
+                    if "closed" in l and "(peer closed)" not in l)[:600])
             buf = rest[k] + d
             start = 0
             while True:
@@ -1022,13 +1037,199 @@ def case_journal_flood(args):
         srv.close()
 
 
+def read_lines(clients, wants, timeout):
+    """Read every client's socket at once until client k has wants[k]
+    lines; returns each client's lines (bytes, without the newline)."""
+    got = [[] for _ in clients]
+
+    def on_line(k, idx, line):
+        got[k].append(bytes(line))
+
+    read_concurrently(clients, wants, on_line, timeout)
+    for k, c in enumerate(clients):  # nothing beyond what was expected yet
+        c.buf = b""
+    return got
+
+
+def case_history_stream(args):
+    """A returning player's history is streamed as its connection drains,
+    never queued whole: 20 players whose histories hold 150 Player events of
+    60 KB each come back at once and do not read for a second; the server
+    grows by far less than one history each (before: every history whole,
+    9 MB each, of which the kernel takes a few MB: the rest was over the
+    budget, and returning players were dropped). Then each reads its history, exact: the stream it had
+    received, and for the player that flooded bad lines its first 16
+    CommandFailed."""
+    n, name_len, away = 150, 60000, 20
+    path = tempfile.mktemp(suffix=".json")
+    big_config(path, n)
+    # no --timeout may end the wait for player 0 during the test (a slow
+    # sanitized build on a loaded machine takes minutes)
+    srv = Server(args, path, timeout=3600, extra=("--reconnect-grace", "3600"),
+                 env=small_quarantine_env())
+    global srv_global
+    srv_global = srv
+    clients, back = [], []
+    try:
+        for i in range(n):
+            c = Client(srv.port)
+            c.send(json.dumps({"command": "Register",
+                               "playerName": ("%03d" % i) * (name_len // 3)}))
+            clients.append(c)
+            if i < n - 1:
+                c.expect("Config", 20)
+                c.buf = b'{"event":"Config"}\n' + c.buf  # counted below, not compared
+        # Config, Session, GameStarted, n Player; player 0 is offered Characters
+        wants = [n + 4] + [n + 3] * (n - 1)
+        first = read_lines(clients, wants, 120)
+        secrets = [json.loads(lines[1])["secret"] for lines in first]
+        for k, lines in enumerate(first):
+            check(json.loads(lines[1])["event"] == "Session" and
+                  json.loads(lines[-1])["event"] == ("Characters" if k == 0 else "Player"),
+                  "player %d: unexpected stream %s" % (k, [l[:40] for l in lines]))
+        flooder = clients[1]  # not the player the game waits for
+        flood = flood_lines(flooder, "x", 1)
+        check(flood > 16, "the flood sent only %d lines" % flood)
+        time.sleep(0.3)
+        for c in clients[:away]:
+            c.close()
+        time.sleep(0.5)
+        rss0 = srv.status("VmRSS")
+        for k in range(away):
+            c = Client(srv.port, rcvbuf=4096)
+            c.send(json.dumps({"command": "Reconnect", "secret": secrets[k]}))
+            back.append(c)
+        time.sleep(1.0)
+        rss1 = srv.status("VmRSS")
+        wants = [len(first[k]) + (16 if k == 1 else 0) for k in range(away)]
+        t0 = time.monotonic()
+        hist = read_lines(back, wants, 120)
+        took = time.monotonic() - t0
+        for k in range(away):
+            h, m = hist[k], len(first[k])
+            # the Config line in `first` was a placeholder for all but the last
+            check(h[0].startswith(b'{"event":"Config","config":'), "player %d: no Config" % k)
+            check(h[1:m] == first[k][1:], "player %d: the history differs from its stream" % k)
+            extra = [json.loads(l)["event"] for l in h[m:]]
+            check(extra == (["CommandFailed"] * 16 if k == 1 else []),
+                  "player %d: after its stream: %s" % (k, extra))
+        for c in back:  # nothing more: the history is exactly that
+            check(not readable(c.s, 0.3), "more than the history arrived")
+        text = srv.text()
+        hwm = srv.status("VmHWM")
+        print("    history_stream: %d players with histories of %d x %d-byte names came back "
+              "at once; server RSS %d -> %d KiB while they did not read (the histories whole "
+              "are %.1f MB); read in %.1f s; peak %d MiB" %
+              (away, n, name_len, rss0, rss1, away * n * name_len / 1e6, took, hwm // 1024))
+        check("output buffer overflow" not in text and "over the memory budget" not in text,
+              "a returning player was dropped")
+        # 8 MiB, and 16 MiB of slack: ASan's quarantine of freed memory (the
+        # refills sent meanwhile); the histories whole would be 180 MB
+        check(rss1 - rss0 < 24 * 1024, "the server grew by %d KiB for %d returning players" %
+              (rss1 - rss0, away))
+        srv.p.send_signal(signal.SIGTERM)
+        check(srv.wait(15) == 0, "exit code not 0 after SIGTERM")
+    finally:
+        for c in clients + back:
+            c.close()
+        srv.close()
+        os.unlink(path)
+
+
+def long_name_config(path, size):
+    """h_basic.json with one name `size` bytes long."""
+    with open(args_global.config) as f:
+        cfg = json.load(f)
+    cfg["locations"][1]["name"] = "n" * size
+    with open(path, "w") as f:
+        json.dump(cfg, f)
+
+
+def http_port(srv):
+    """The port of the server's "http: the page on HOST:PORT" line."""
+    import re
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        m = re.search(r"the page on \S*:(\d+)", srv.text())
+        if m:
+            return int(m.group(1))
+        time.sleep(0.02)
+    raise Failure("no HTTP port in the log")
+
+
+def watch_connect(port, http):
+    """A watcher that does not read (4 KiB receive buffer): on the watch
+    port, or the HTTP port's event stream."""
+    c = Client(port, rcvbuf=4096)
+    if http:
+        c.s.sendall(b"GET /api/watch HTTP/1.1\r\nHost: t\r\n\r\n")
+    return c
+
+
+def case_watchers_config(args):
+    """64 watchers that never read on a 15 MB configuration (through the
+    watch port, then through the HTTP port): the Config line and the lines
+    to all are kept once for all of them, so the server grows by one copy of
+    the Config line, plus what the HTTP port keeps for each browser (before:
+    48 -> 468 MiB, a copy each).
+    Then two players play a turn; a watcher that reads gets the Config
+    exact and the players' lines to all."""
+    size = 15 << 20
+    path = tempfile.mktemp(suffix=".json")
+    long_name_config(path, size)
+    with open(path, "rb") as f:
+        text = f.read()
+    try:
+        for http in (False, True):
+            port_opt = ("--http-port", "0") if http else ("--watch-port", "0")
+            srv = Server(args, path, timeout=60, extra=port_opt, env=small_quarantine_env())
+            try:
+                wport = http_port(srv) if http else srv.watch_port
+                rss0 = srv.status("VmRSS")
+                watchers = [watch_connect(wport, http) for _ in range(64)]
+                time.sleep(2.0)
+                rss1 = srv.status("VmRSS")
+                a, b = start_two(srv, sessions=http)  # --http-port turns sessions on
+                b.send('{"command":"EndTurn"}')
+                b.expect("CommandFailed")
+                time.sleep(0.5)
+                rss2 = srv.status("VmRSS")
+                what = "--http-port" if http else "--watch-port"
+                print("    watchers_config (%s): 64 watchers that do not read on a %d MiB "
+                      "configuration: server RSS %d -> %d KiB, %d KiB after a turn" %
+                      (what, size >> 20, rss0, rss1, rss2))
+                # one copy of the Config line, and what the HTTP port keeps
+                # for a browser that does not read (256 KiB each, docs/web.md);
+                # 16 MiB of slack: ASan's quarantine of freed memory
+                bound = size + (64 * 256 << 10 if http else 0) + (16 << 20)
+                check(max(rss1, rss2) - rss0 < bound // 1024,
+                      "%s: the server grew by %d KiB for 64 watchers" %
+                      (what, max(rss1, rss2) - rss0))
+                for w in watchers:
+                    w.close()
+                if not http:  # the watch limit (64) had been reached
+                    time.sleep(0.3)
+                    r = Client(wport)
+                    ev = r.expect("Config", 30)
+                    check(ev["config"].encode() == text, "the watcher's Config is not the file")
+                    for name in ("GameStarted", "Player", "Player"):
+                        r.expect(name)
+                srv.p.send_signal(signal.SIGTERM)
+                check(srv.wait(15) == 0, "exit code not 0 after SIGTERM")
+            finally:
+                srv.close()
+    finally:
+        os.unlink(path)
+
+
 CASES = [("strangers_flood", case_strangers_flood), ("half_lines", case_half_lines),
          ("free_seat", case_free_seat), ("big_names", case_big_names),
          ("signals", case_signals), ("stranger_no_restart", case_stranger_no_restart),
          ("address_limit", case_address_limit), ("address_flood", case_address_flood),
          ("watch_limit", case_watch_limit), ("watch_evict", case_watch_evict),
          ("watch_loop", case_watch_loop), ("watch_silent", case_watch_silent),
-         ("journal_flood", case_journal_flood)]
+         ("journal_flood", case_journal_flood), ("history_stream", case_history_stream),
+         ("watchers_config", case_watchers_config)]
 
 
 def main():
