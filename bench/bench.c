@@ -366,12 +366,27 @@ static pid_t watcher_spawn(int http_port)
 	_exit(0);
 }
 
-/* The same scripted game on two servers, one plain and one with
- * --http-port and a browser watching, in interleaved chunks: the HTTP
- * port must not slow the TCP players down (docs/web.md). */
+/* The load average of the last minute (/proc/loadavg), -1 if unknown. */
+static double load_avg(void)
+{
+	double l = -1;
+	FILE *f = fopen("/proc/loadavg", "r");
+	if (f) {
+		if (fscanf(f, "%lf", &l) != 1)
+			l = -1;
+		fclose(f);
+	}
+	return l;
+}
+
+/* The same scripted game on three servers in interleaved chunks: a plain
+ * one, one with sessions (--reconnect-grace, which --http-port turns on)
+ * and one with --http-port and a browser watching: the HTTP port must not
+ * slow the TCP players down (docs/web.md), and the second one tells the
+ * sessions' share from the watcher's. */
 static void bench_http(void)
 {
-	fprintf(stderr, "round trips: plain server vs. --http-port with a watcher\n");
+	fprintf(stderr, "round trips: plain server vs. sessions vs. --http-port with a watcher\n");
 	int total = opt_quick ? 4000 : 20000;
 	int chunks = 40;
 	int np = opt_rtt_players;
@@ -380,58 +395,79 @@ static void bench_http(void)
 	char *text = cfg_generate(&cp);
 	char *path = cfg_write_temp(text, "http");
 	free(text);
-	pid_t ppid, hpid, wpid;
-	int perr, herr;
+	double load0 = load_avg();
+	enum { PLAIN, SESSIONS, HTTP, NSERVERS };
+	pid_t pid[NSERVERS], wpid;
+	int err[NSERVERS], port[NSERVERS];
 	char hport[16];
 	int http_port = free_port();
 	snprintf(hport, sizeof hport, "%d", http_port);
-	int pport = server_spawn(opt_server, path, 42, "base", &ppid, &perr);
-	int port = server_spawn_with(opt_server, path, 42, "base", "--http-port", hport, &hpid,
-				     &herr);
+	port[PLAIN] = server_spawn(opt_server, path, 42, "base", &pid[PLAIN], &err[PLAIN]);
+	port[SESSIONS] = server_spawn_with(opt_server, path, 42, "base", "--reconnect-grace",
+					   "3600", &pid[SESSIONS], &err[SESSIONS]);
+	port[HTTP] = server_spawn_with(opt_server, path, 42, "base", "--http-port", hport,
+				       &pid[HTTP], &err[HTTP]);
 	wpid = watcher_spawn(http_port);
-	struct script ps, hs;
-	script_open(&ps, pport, np);
-	script_setup_blocking(&ps);
-	script_open(&hs, port, np);
-	script_setup_blocking(&hs);
-	struct script *both[2] = { &ps, &hs };
-	struct samples sm[2] = { { 0 }, { 0 } };
+	struct script sc[NSERVERS];
+	struct samples sm[NSERVERS];
+	memset(sm, 0, sizeof sm);
+	for (int k = 0; k < NSERVERS; k++) {
+		script_open(&sc[k], port[k], np);
+		script_setup_blocking(&sc[k]);
+	}
 	for (int i = 0; i < 500; i++)
-		for (int k = 0; k < 2; k++) {
-			if (!script_send_next(both[k]))
+		for (int k = 0; k < NSERVERS; k++) {
+			if (!script_send_next(&sc[k]))
 				die("scripted game stalled");
-			script_wait_blocking(both[k]);
+			script_wait_blocking(&sc[k]);
 		}
 	for (int c = 0; c < chunks; c++)
-		for (int j = 0; j < 2; j++) {
-			int k = (c + j) % 2; /* alternate which goes first */
+		for (int j = 0; j < NSERVERS; j++) {
+			int k = (c + j) % NSERVERS; /* rotate which goes first */
 			for (int i = 0; i < total / chunks; i++) {
-				if (!script_send_next(both[k]))
-					die("scripted game stalled (over: %d)", both[k]->over);
-				samples_add(&sm[k], script_wait_blocking(both[k]));
+				if (!script_send_next(&sc[k]))
+					die("scripted game stalled (over: %d)", sc[k].over);
+				samples_add(&sm[k], script_wait_blocking(&sc[k]));
 			}
 		}
-	long hwm = proc_status_kib(hpid, "VmHWM"), phwm = proc_status_kib(ppid, "VmHWM");
-	script_close(&ps);
-	script_close(&hs);
-	proc_stop(ppid);
-	proc_stop(hpid);
+	long hwm[NSERVERS];
+	for (int k = 0; k < NSERVERS; k++) {
+		hwm[k] = proc_status_kib(pid[k], "VmHWM");
+		script_close(&sc[k]);
+		proc_stop(pid[k]);
+		close(err[k]);
+	}
 	proc_stop(wpid);
-	close(perr);
-	close(herr);
 	unlink(path);
 	free(path);
-	uint64_t p50 = samples_q(&sm[0], 0.5), h50 = samples_q(&sm[1], 0.5);
-	uint64_t p99 = samples_q(&sm[0], 0.99), h99 = samples_q(&sm[1], 0.99);
+	double load1 = load_avg();
+	uint64_t p50[NSERVERS], p99[NSERVERS];
+	for (int k = 0; k < NSERVERS; k++) {
+		p50[k] = samples_q(&sm[k], 0.5);
+		p99[k] = samples_q(&sm[k], 0.99);
+		samples_free(&sm[k]);
+	}
 	table_row("http: command -> last event RTT p50 / p99, plain server (us)",
-		  fmt("%.1f / %.1f", us(p50), us(p99)), "", fmt("%d commands each, interleaved", total));
+		  fmt("%.1f / %.1f", us(p50[PLAIN]), us(p99[PLAIN])), "",
+		  fmt("%d commands each, interleaved", total));
+	table_row("http: the same with sessions (--reconnect-grace) (us)",
+		  fmt("%.1f / %.1f", us(p50[SESSIONS]), us(p99[SESSIONS])), "",
+		  "what --http-port turns on besides the port");
 	table_row("http: the same with --http-port and a browser watching (us)",
-		  fmt("%.1f / %.1f", us(h50), us(h99)), "", "one /api/watch event stream read");
-	table_row("  ratio p50 / p99", fmt("%.3fx / %.2fx", (double)h50 / (double)p50,
-					   (double)h99 / (double)p99), "p50 <= 1.05x", "");
-	table_row("  peak RSS plain / with the HTTP port (KiB)", fmt("%ld / %ld", phwm, hwm), "", "");
-	samples_free(&sm[0]);
-	samples_free(&sm[1]);
+		  fmt("%.1f / %.1f", us(p50[HTTP]), us(p99[HTTP])), "",
+		  "one /api/watch event stream read");
+	table_row("  ratio p50 / p99 to the plain server",
+		  fmt("%.3fx / %.2fx", (double)p50[HTTP] / (double)p50[PLAIN],
+		      (double)p99[HTTP] / (double)p99[PLAIN]),
+		  "p50 <= 1.05x", "");
+	table_row("  ratio p50 / p99 to the server with sessions",
+		  fmt("%.3fx / %.2fx", (double)p50[HTTP] / (double)p50[SESSIONS],
+		      (double)p99[HTTP] / (double)p99[SESSIONS]),
+		  "", "the watcher and the port alone");
+	table_row("  peak RSS plain / sessions / with the HTTP port (KiB)",
+		  fmt("%ld / %ld / %ld", hwm[PLAIN], hwm[SESSIONS], hwm[HTTP]), "", "");
+	table_row("  load average (1 min) before / after", fmt("%.2f / %.2f", load0, load1), "",
+		  "the machine is shared: a high load makes the ratios noisy");
 }
 
 /* ---- 2. the in-process engine --------------------------------------------------- */
