@@ -36,7 +36,7 @@
  * Streams: a Reconnect's history is not queued whole. The connection keeps
  * a cursor into the player's history (the session layer's) and encodes the
  * next entries into its output whenever fewer than NET_REFILL_LOW bytes
- * wait (net_conn_refill, before every write); what is sent to it meanwhile
+ * wait (conn_refill, before every write); what is sent to it meanwhile
  * waits behind, in `later`. A player whose history is long can always
  * come back: it costs the server a refill's worth of output, as long as it
  * reads. Watchers are streamed the same way from their log (net_watch.c).

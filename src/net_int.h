@@ -144,7 +144,7 @@ struct conn {
 	struct net_origin origin; /* its address, for the stranger list's eviction */
 	/* a Reconnect's history not written yet (hist_player >= 0): entries
 	 * [hist_next, hist_end) of that player's history, encoded into `out` as
-	 * it drains (net_conn_refill); what is sent to c meanwhile waits in
+	 * it drains (conn_refill in net_conn.c); what is sent to c meanwhile waits in
 	 * `later`, which exists only while a history goes out */
 	int hist_player;
 	size_t hist_next, hist_end;

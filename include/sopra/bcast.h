@@ -47,11 +47,11 @@ struct bcast_sink {
 	 * leaves the game. */
 	void (*close)(void *ctx, int comm_id);
 	/* Only the session layer calls it (a Reconnect; session.h): the first n
-	 * entries of player's history go out on connection comm_id (> 0) now,
-	 * ahead of anything sent to it later. The sink may write them as the
-	 * connection drains, reading them with session_history_at while the
-	 * player is in the game; until then they are delivered (the line tap's
-	 * order). NULL: the session layer sends each entry (encode, send). */
+	 * entries of player's history are delivered to connection comm_id (> 0)
+	 * now, ahead of anything sent to it later. The sink may write them as
+	 * the connection drains, reading them with session_history_at while the
+	 * player is in the game (left is called before its history goes).
+	 * NULL: the session layer sends each entry (encode, then send). */
 	void (*history)(void *ctx, int comm_id, int player, size_t n);
 	void *ctx;
 };
