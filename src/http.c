@@ -315,6 +315,8 @@ static void stream_send(struct stream *st, struct evbuffer *b)
 static void stream_turn(struct stream *st, struct evbuffer *out)
 {
 	struct http *h = st->h;
+	if (st->midline) /* not inside a line being relayed: at a later batch */
+		return;
 	int player = game_waiting_for(h->game);
 	int left = server_timeout_left_ms(h->srv);
 	long long deadline = -1;
@@ -483,8 +485,9 @@ static void stream_read_cb(struct bufferevent *bev, void *arg)
 	stream_send(st, out);
 	evbuffer_free(out);
 	/* a watcher: until the next batch, unless a line is still incomplete
-	 * (a long Config line comes whole before the next batch) */
-	if (!st->play && st->bev && evbuffer_get_length(in) == 0)
+	 * (a long Config line goes on before the next batch, as far as its
+	 * browser takes it: stream_send stops reading above the mark) */
+	if (!st->play && st->bev && !st->midline)
 		bufferevent_disable(st->bev, EV_READ);
 }
 
@@ -884,6 +887,8 @@ static void keepalive_cb(evutil_socket_t fd, short what, void *arg)
 	if (!b)
 		return;
 	for (struct stream *st = h->streams; st; st = st->next) {
+		if (st->midline) /* a comment inside a relayed line would be data */
+			continue;
 		evbuffer_add(b, ":\n\n", 3);
 		stream_send(st, b);
 		evbuffer_drain(b, evbuffer_get_length(b));
