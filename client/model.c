@@ -22,9 +22,11 @@ const char *const model_card_type_names[MODEL_CARD_TYPES] = {
         "hammer", "snow_boots", "colt",  "swab",     "blueprint"};
 const char *const model_ability_names[MODEL_ABILITIES] = {
         "wound", "no_infection", "search", "trash", "heal", "feed", "barricade", "kill"};
-const char *const model_food_reasons[2] = {"FOOD_ADDED", "FOOD_CONSUMED"};
-const char *const model_moral_reasons[4] = {"CHARACTER_DIED", "CRISIS", "STARVATION_TOKEN",
-                                            "WASTE"};
+#define REASON_NAME(id, name) name,
+const char *const model_food_reasons[MODEL_FOOD_REASON_COUNT] = {SOPRA_FOOD_REASONS(REASON_NAME)};
+const char *const model_moral_reasons[MODEL_MORAL_REASON_COUNT] = {
+        SOPRA_MORAL_REASONS(REASON_NAME)};
+#undef REASON_NAME
 
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
@@ -1672,115 +1674,70 @@ static int fold_session(struct model *m, const struct model_event *ev)
 
 /* ---- the table -------------------------------------------------------------------------- */
 
-enum ptype { P_INT, P_BOOL, P_STR, P_FOODR, P_MORALR };
-#define F_OPT  1u
-#define F_PAIR 2u /* optional, but present together with the other F_PAIR one */
-#define F_BASE 4u /* present in base, absent in revised */
-
+/* One parameter of an event, from its row in sopra/event_table.h. */
 struct model_param {
 	const char *key;
-	enum ptype type;
-	unsigned flags;
+	enum sopra_event_kind kind;
+	enum sopra_event_presence presence;
 };
 
-/* One entry per event: its name, its parameters in protocol order, and the
- * function that folds it into the board. */
-struct model_event_handler {
+/* Every event's name and parameters in protocol order (ended by a NULL
+ * key), from the server's event table. */
+struct model_event_spec {
 	const char *name;
-	struct model_param p[4];
-	int (*fold)(struct model *m, const struct model_event *ev);
+	struct model_param p[5];
 };
 
-static const struct model_event_handler handlers[MEV_COUNT] = {
-        [MEV_CONFIG] = {"Config", {{"config", P_STR, 0}}, fold_config},
-        [MEV_ACT_NOW] = {"ActNow", {{NULL, P_INT, 0}}, fold_act_now},
-        [MEV_CHARACTERS] = {"Characters",
-                            {{"characterId0", P_INT, 0},
-                             {"characterId1", P_INT, 0},
-                             {"characterId2", P_INT, 0},
-                             {"characterId3", P_INT, 0}},
-                            fold_characters},
-        [MEV_COMMAND_FAILED] = {"CommandFailed", {{"message", P_STR, 0}}, fold_command_failed},
-        [MEV_REGISTRATION_ABORTED] = {"RegistrationAborted",
-                                      {{NULL, P_INT, 0}},
-                                      fold_registration_aborted},
-        [MEV_PLAYER] = {"Player", {{"player", P_INT, 0}, {"playerName", P_STR, 0}}, fold_player},
-        [MEV_GAME_STARTED] = {"GameStarted", {{NULL, P_INT, 0}}, fold_game_started},
-        [MEV_CHARACTER_SPAWNED] = {"CharacterSpawned",
-                                   {{"player", P_INT, 0}, {"characterId", P_INT, 0}},
-                                   fold_character_spawned},
-        [MEV_ZOMBIE_SPAWNED] = {"ZombieSpawned",
-                                {{"locationId", P_INT, 0}, {"entrance", P_INT, 0}},
-                                fold_zombie_spawned},
-        [MEV_CHILD_SPAWNED] = {"ChildSpawned", {{NULL, P_INT, 0}}, fold_child_spawned},
-        [MEV_CARD_DRAWN] = {"CardDrawn",
-                            {{"player", P_INT, 0}, {"cardId", P_INT, 0}},
-                            fold_card_drawn},
-        [MEV_GAME_END] = {"GameEnd", {{"win", P_BOOL, 0}}, fold_game_end},
-        [MEV_NEXT_ROUND] = {"NextRound", {{"round", P_INT, 0}}, fold_next_round},
-        [MEV_CRISIS] = {"Crisis", {{"crisisId", P_INT, 0}}, fold_crisis},
-        [MEV_DIE_ROLLED] = {"DieRolled",
-                            {{"player", P_INT, 0}, {"value", P_INT, 0}},
-                            fold_die_rolled},
-        [MEV_ABILITY_USED] = {"AbilityUsed",
-                              {{"characterId", P_INT, 0}, {"target", P_INT, F_OPT}},
-                              fold_ability_used},
-        [MEV_BARRICADED] = {"Barricaded",
-                            {{"characterId", P_INT, 0},
-                             {"locationId", P_INT, 0},
-                             {"entrance", P_INT, 0}},
-                            fold_barricaded},
-        [MEV_MOVED] = {"Moved",
-                       {{"characterId", P_INT, 0},
-                        {"locationId", P_INT, 0},
-                        {"fuel", P_BOOL, F_BASE}},
-                       fold_moved},
-        [MEV_FROSTBITTEN] = {"Frostbitten", {{"characterId", P_INT, 0}}, fold_frostbitten},
-        [MEV_WOUNDED] = {"Wounded", {{"characterId", P_INT, 0}}, fold_wounded},
-        [MEV_BITTEN] = {"Bitten", {{"characterId", P_INT, F_OPT}}, fold_bitten},
-        [MEV_CONTRIBUTED] = {"Contributed",
-                             {{"player", P_INT, 0}, {"cardId", P_INT, 0}},
-                             fold_contributed},
-        [MEV_CARD_USED] = {"CardUsed",
-                           {{"cardId", P_INT, 0},
-                            {"characterId", P_INT, F_OPT | F_PAIR},
-                            {"target", P_INT, F_OPT | F_PAIR}},
-                           fold_card_used},
-        [MEV_FOOD_CHANGED] = {"FoodChanged",
-                              {{"amount", P_INT, 0}, {"reason", P_FOODR, 0}},
-                              fold_food_changed},
-        [MEV_COLONY_PHASE_STARTED] = {"ColonyPhaseStarted",
-                                      {{NULL, P_INT, 0}},
-                                      fold_colony_phase_started},
-        [MEV_STARVATION_TOKEN_ADDED] = {"StarvationTokenAdded",
-                                        {{NULL, P_INT, 0}},
-                                        fold_starvation_token_added},
-        [MEV_MORAL_CHANGED] = {"MoralChanged",
-                               {{"amount", P_INT, 0}, {"reason", P_MORALR, 0}},
-                               fold_moral_changed},
-        [MEV_SURVIVOR_KILLED] = {"SurvivorKilled",
-                                 {{"characterId", P_INT, 0}},
-                                 fold_survivor_killed},
-        [MEV_CHILD_KILLED] = {"ChildKilled", {{NULL, P_INT, 0}}, fold_child_killed},
-        [MEV_BARRICADE_DESTROYED] = {"BarricadeDestroyed",
-                                     {{"locationId", P_INT, 0}, {"entrance", P_INT, 0}},
-                                     fold_barricade_destroyed},
-        [MEV_WASTE_CHANGED] = {"WasteChanged", {{"amount", P_INT, 0}}, fold_waste_changed},
-        [MEV_ZOMBIE_KILLED] = {"ZombieKilled",
-                               {{"characterId", P_INT, 0},
-                                {"locationId", P_INT, 0},
-                                {"entrance", P_INT, 0}},
-                               fold_zombie_killed},
-        [MEV_SEARCHED] = {"Searched",
-                          {{"characterId", P_INT, 0}, {"locationId", P_INT, 0}},
-                          fold_searched},
-        [MEV_LEFT] = {"Left", {{"player", P_INT, 0}}, fold_left},
-        [MEV_SESSION] = {"Session", {{"player", P_INT, 0}, {"secret", P_STR, 0}}, fold_session},
+static const struct model_event_spec specs[MEV_COUNT] = {
+#define EPARAM(kind, key, presence)        {key, SOPRA_EVENT_##kind, presence},
+#define MODEL_EVENT_SPEC(id, name, params) [MEV_##id] = {name, {SOPRA_EVENT_PARAMS params{NULL}}},
+        SOPRA_EVENTS(MODEL_EVENT_SPEC)
+#undef MODEL_EVENT_SPEC
+#undef EPARAM
+};
+
+/* The function that folds each event into the board. */
+static int (*const folds[MEV_COUNT])(struct model *m, const struct model_event *ev) = {
+        [MEV_CONFIG] = fold_config,
+        [MEV_ACT_NOW] = fold_act_now,
+        [MEV_CHARACTERS] = fold_characters,
+        [MEV_COMMAND_FAILED] = fold_command_failed,
+        [MEV_REGISTRATION_ABORTED] = fold_registration_aborted,
+        [MEV_PLAYER] = fold_player,
+        [MEV_GAME_STARTED] = fold_game_started,
+        [MEV_CHARACTER_SPAWNED] = fold_character_spawned,
+        [MEV_ZOMBIE_SPAWNED] = fold_zombie_spawned,
+        [MEV_CHILD_SPAWNED] = fold_child_spawned,
+        [MEV_CARD_DRAWN] = fold_card_drawn,
+        [MEV_GAME_END] = fold_game_end,
+        [MEV_NEXT_ROUND] = fold_next_round,
+        [MEV_CRISIS] = fold_crisis,
+        [MEV_DIE_ROLLED] = fold_die_rolled,
+        [MEV_ABILITY_USED] = fold_ability_used,
+        [MEV_BARRICADED] = fold_barricaded,
+        [MEV_MOVED] = fold_moved,
+        [MEV_FROSTBITTEN] = fold_frostbitten,
+        [MEV_WOUNDED] = fold_wounded,
+        [MEV_BITTEN] = fold_bitten,
+        [MEV_CONTRIBUTED] = fold_contributed,
+        [MEV_CARD_USED] = fold_card_used,
+        [MEV_FOOD_CHANGED] = fold_food_changed,
+        [MEV_COLONY_PHASE_STARTED] = fold_colony_phase_started,
+        [MEV_STARVATION_TOKEN_ADDED] = fold_starvation_token_added,
+        [MEV_MORAL_CHANGED] = fold_moral_changed,
+        [MEV_SURVIVOR_KILLED] = fold_survivor_killed,
+        [MEV_CHILD_KILLED] = fold_child_killed,
+        [MEV_BARRICADE_DESTROYED] = fold_barricade_destroyed,
+        [MEV_WASTE_CHANGED] = fold_waste_changed,
+        [MEV_ZOMBIE_KILLED] = fold_zombie_killed,
+        [MEV_SEARCHED] = fold_searched,
+        [MEV_LEFT] = fold_left,
+        [MEV_SESSION] = fold_session,
 };
 
 const char *model_event_name(enum model_event_type t)
 {
-	return (unsigned)t < MEV_COUNT ? handlers[t].name : NULL;
+	return (unsigned)t < MEV_COUNT ? specs[t].name : NULL;
 }
 
 /* ---- decoding --------------------------------------------------------------------------- */
@@ -1800,9 +1757,17 @@ decode_fail(char *err, size_t errlen, const char *fmt, ...)
 	return MODEL_VIOLATION;
 }
 
-/* check the members of root against the event's table entry */
-static int decode_params(const struct model *m, const cJSON *root,
-                         const struct model_event_handler *h, struct model_event *ev, char *err,
+/* The index in names[] (n of them) of the wire name s, or -1. */
+static int reason_index(const char *const *names, int n, const char *s)
+{
+	for (int k = 0; k < n; k++)
+		if (strcmp(names[k], s) == 0)
+			return k;
+	return -1;
+}
+
+/* Every member of root is a parameter of the event (or "event"). */
+static int check_members(const cJSON *root, const struct model_event_spec *h, char *err,
                          size_t errlen)
 {
 	for (const cJSON *it = root->child; it; it = it->next) {
@@ -1811,23 +1776,75 @@ static int decode_params(const struct model *m, const cJSON *root,
 		if (strcmp(it->string, "event") == 0)
 			continue;
 		bool known = false;
-		for (int i = 0; i < 4 && h->p[i].key; i++)
-			if (strcmp(h->p[i].key, it->string) == 0)
+		for (const struct model_param *ps = h->p; ps->key; ps++)
+			if (strcmp(ps->key, it->string) == 0)
 				known = true;
 		if (!known)
 			return decode_fail(err, errlen, "%s: unexpected parameter \"%.64s\"",
 			                   h->name, it->string);
 	}
+	return MODEL_OK;
+}
+
+/* Decode the value it of parameter i (ps) into ev. */
+static int decode_value(const cJSON *it, const struct model_event_spec *h, int i,
+                        struct model_event *ev, char *err, size_t errlen)
+{
+	const struct model_param *ps = &h->p[i];
+	switch (ps->kind) {
+	case SOPRA_EVENT_INT:
+		if (!cJSON_IsNumber(it) || !(it->valuedouble >= (double)INT_MIN) ||
+		    !(it->valuedouble <= (double)INT_MAX) ||
+		    it->valuedouble != (double)(int)it->valuedouble)
+			return decode_fail(err, errlen, "%s: parameter %s is not an integer",
+			                   h->name, ps->key);
+		ev->v[i] = (int)it->valuedouble;
+		return MODEL_OK;
+	case SOPRA_EVENT_BOOL:
+		if (!cJSON_IsBool(it))
+			return decode_fail(err, errlen, "%s: parameter %s is not a boolean",
+			                   h->name, ps->key);
+		ev->v[i] = cJSON_IsTrue(it);
+		return MODEL_OK;
+	case SOPRA_EVENT_STRING:
+	case SOPRA_EVENT_FOOD_REASON:
+	case SOPRA_EVENT_MORAL_REASON:
+		break;
+	}
+	if (!cJSON_IsString(it) || !it->valuestring)
+		return decode_fail(err, errlen, "%s: parameter %s is not a string", h->name,
+		                   ps->key);
+	if (ps->kind == SOPRA_EVENT_STRING) {
+		ev->s = it->valuestring;
+		return MODEL_OK;
+	}
+	ev->v[i] =
+	        ps->kind == SOPRA_EVENT_FOOD_REASON
+	                ? reason_index(model_food_reasons, MODEL_FOOD_REASON_COUNT, it->valuestring)
+	                : reason_index(model_moral_reasons, MODEL_MORAL_REASON_COUNT,
+	                               it->valuestring);
+	if (ev->v[i] < 0)
+		return decode_fail(err, errlen, "%s: unknown %s \"%.64s\"", h->name, ps->key,
+		                   it->valuestring);
+	return MODEL_OK;
+}
+
+/* check the members of root against the event's row */
+static int decode_params(const struct model *m, const cJSON *root, const struct model_event_spec *h,
+                         struct model_event *ev, char *err, size_t errlen)
+{
+	if (check_members(root, h, err, errlen) != MODEL_OK)
+		return MODEL_VIOLATION;
 	int npair = 0, npair_has = 0;
-	for (int i = 0; i < 4 && h->p[i].key; i++) {
+	for (int i = 0; h->p[i].key; i++) {
 		const struct model_param *ps = &h->p[i];
 		const cJSON *it = cJSON_GetObjectItemCaseSensitive(root, ps->key);
-		if (ps->flags & F_PAIR) {
+		if (ps->presence == EVENT_PAIR) {
 			npair++;
 			if (it)
 				npair_has++;
 		}
-		if (ps->flags & F_BASE) {
+		if (ps->presence == EVENT_BASE_ONLY) {
 			if (m->revised && it)
 				return decode_fail(
 				        err, errlen,
@@ -1839,52 +1856,14 @@ static int decode_params(const struct model *m, const cJSON *root,
 				                   h->name, ps->key);
 		}
 		if (!it) {
-			if (!(ps->flags & (F_OPT | F_BASE)))
+			if (ps->presence == EVENT_ALWAYS)
 				return decode_fail(err, errlen, "%s: parameter %s missing", h->name,
 				                   ps->key);
 			continue;
 		}
 		ev->has[i] = true;
-		switch (ps->type) {
-		case P_INT:
-			if (!cJSON_IsNumber(it) || !(it->valuedouble >= (double)INT_MIN) ||
-			    !(it->valuedouble <= (double)INT_MAX) ||
-			    it->valuedouble != (double)(int)it->valuedouble)
-				return decode_fail(err, errlen,
-				                   "%s: parameter %s is not an integer", h->name,
-				                   ps->key);
-			ev->v[i] = (int)it->valuedouble;
-			break;
-		case P_BOOL:
-			if (!cJSON_IsBool(it))
-				return decode_fail(err, errlen, "%s: parameter %s is not a boolean",
-				                   h->name, ps->key);
-			ev->v[i] = cJSON_IsTrue(it);
-			break;
-		case P_STR:
-			if (!cJSON_IsString(it) || !it->valuestring)
-				return decode_fail(err, errlen, "%s: parameter %s is not a string",
-				                   h->name, ps->key);
-			ev->s = it->valuestring;
-			break;
-		case P_FOODR:
-		case P_MORALR: {
-			const char *const *names =
-			        ps->type == P_FOODR ? model_food_reasons : model_moral_reasons;
-			int n = ps->type == P_FOODR ? 2 : 4;
-			if (!cJSON_IsString(it) || !it->valuestring)
-				return decode_fail(err, errlen, "%s: parameter %s is not a string",
-				                   h->name, ps->key);
-			ev->v[i] = -1;
-			for (int k = 0; k < n; k++)
-				if (strcmp(names[k], it->valuestring) == 0)
-					ev->v[i] = k;
-			if (ev->v[i] < 0)
-				return decode_fail(err, errlen, "%s: unknown %s \"%.64s\"", h->name,
-				                   ps->key, it->valuestring);
-			break;
-		}
-		}
+		if (decode_value(it, h, i, ev, err, errlen) != MODEL_OK)
+			return MODEL_VIOLATION;
 	}
 	if (npair_has != 0 && npair_has != npair)
 		return decode_fail(err, errlen, "%s: characterId and target must come together",
@@ -1919,7 +1898,7 @@ int model_decode(const struct model *m, const char *line, size_t len, struct mod
 	}
 	int t = -1;
 	for (int i = 0; i < MEV_COUNT; i++)
-		if (strcmp(handlers[i].name, jn->valuestring) == 0)
+		if (strcmp(specs[i].name, jn->valuestring) == 0)
 			t = i;
 	if (t < 0) {
 		decode_fail(err, errlen, "unknown event \"%.64s\"", jn->valuestring);
@@ -1927,9 +1906,9 @@ int model_decode(const struct model *m, const char *line, size_t len, struct mod
 		return MODEL_UNKNOWN_EVENT;
 	}
 	ev->type = (enum model_event_type)t;
-	ev->name = handlers[t].name;
+	ev->name = specs[t].name;
 	ev->json = root;
-	int rc = decode_params(m, root, &handlers[t], ev, err, errlen);
+	int rc = decode_params(m, root, &specs[t], ev, err, errlen);
 	if (rc != MODEL_OK)
 		model_event_free(ev);
 	return rc;
@@ -1980,7 +1959,9 @@ static int fold(struct model *m, const struct model_event *ev)
 	if (!m->got_config && ev->type != MEV_CONFIG && ev->type != MEV_COMMAND_FAILED &&
 	    ev->type != MEV_REGISTRATION_ABORTED)
 		FAIL("%s before Config", n);
-	int rc = handlers[ev->type].fold(m, ev);
+	if (!folds[ev->type])
+		return internal(m, "internal: an event the model does not fold");
+	int rc = folds[ev->type](m, ev);
 	if (rc != MODEL_OK)
 		return rc;
 	if (k->order == 2)

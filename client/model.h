@@ -26,6 +26,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "sopra/event_table.h"
+
 struct cJSON;
 
 #define MODEL_MAX_PLAYERS 64
@@ -43,55 +45,32 @@ struct cJSON;
 
 /* ---- events ----------------------------------------------------------------------------- */
 
-/* The events of protocol.md, in the order of its table. */
+/* The events of protocol.md, in the order of its table: one MEV_ID per
+ * row of the server's event table (sopra/event_table.h). MEV_SESSION comes
+ * only from a server with sessions (protocol.md, "Reconnecting"). */
 enum model_event_type {
-	MEV_CONFIG,
-	MEV_ACT_NOW,
-	MEV_CHARACTERS,
-	MEV_COMMAND_FAILED,
-	MEV_REGISTRATION_ABORTED,
-	MEV_PLAYER,
-	MEV_GAME_STARTED,
-	MEV_CHARACTER_SPAWNED,
-	MEV_ZOMBIE_SPAWNED,
-	MEV_CHILD_SPAWNED,
-	MEV_CARD_DRAWN,
-	MEV_GAME_END,
-	MEV_NEXT_ROUND,
-	MEV_CRISIS,
-	MEV_DIE_ROLLED,
-	MEV_ABILITY_USED,
-	MEV_BARRICADED,
-	MEV_MOVED,
-	MEV_FROSTBITTEN,
-	MEV_WOUNDED,
-	MEV_BITTEN,
-	MEV_CONTRIBUTED,
-	MEV_CARD_USED,
-	MEV_FOOD_CHANGED,
-	MEV_COLONY_PHASE_STARTED,
-	MEV_STARVATION_TOKEN_ADDED,
-	MEV_MORAL_CHANGED,
-	MEV_SURVIVOR_KILLED,
-	MEV_CHILD_KILLED,
-	MEV_BARRICADE_DESTROYED,
-	MEV_WASTE_CHANGED,
-	MEV_ZOMBIE_KILLED,
-	MEV_SEARCHED,
-	MEV_LEFT,
-	MEV_SESSION, /* only on a server with sessions (protocol.md, "Reconnecting") */
-	MEV_COUNT
+#define MODEL_EVENT_ENUM(id, ...) MEV_##id,
+	SOPRA_EVENTS(MODEL_EVENT_ENUM)
+#undef MODEL_EVENT_ENUM
+	        MEV_COUNT
 };
 
-enum model_food_reason { MODEL_FOOD_ADDED, MODEL_FOOD_CONSUMED };
-enum model_moral_reason {
-	MODEL_MORAL_CHARACTER_DIED,
-	MODEL_MORAL_CRISIS,
-	MODEL_MORAL_STARVATION_TOKEN,
-	MODEL_MORAL_WASTE
+/* FoodChanged's and MoralChanged's reasons (sopra/event_table.h) */
+enum model_food_reason {
+#define MODEL_FOOD_ENUM(id, name) MODEL_##id,
+	SOPRA_FOOD_REASONS(MODEL_FOOD_ENUM)
+#undef MODEL_FOOD_ENUM
+	        MODEL_FOOD_REASON_COUNT
 };
-extern const char *const model_food_reasons[2];  /* "FOOD_ADDED", "FOOD_CONSUMED" */
-extern const char *const model_moral_reasons[4]; /* "CHARACTER_DIED", ... */
+enum model_moral_reason {
+#define MODEL_MORAL_ENUM(id, name) MODEL_MORAL_##id,
+	SOPRA_MORAL_REASONS(MODEL_MORAL_ENUM)
+#undef MODEL_MORAL_ENUM
+	        MODEL_MORAL_REASON_COUNT
+};
+/* Their wire names ("FOOD_ADDED", "CHARACTER_DIED", ...) */
+extern const char *const model_food_reasons[MODEL_FOOD_REASON_COUNT];
+extern const char *const model_moral_reasons[MODEL_MORAL_REASON_COUNT];
 
 /*
  * One decoded event. v[i] / has[i] are the parameters in protocol.md's

@@ -7,7 +7,7 @@
 #include "sopra/xalloc.h"
 
 static const char *const event_names[GAME_EVENT_TYPE_COUNT] = {
-#define SOPRA_GEV_NAME(id, name) [GEV_##id] = (name),
+#define SOPRA_GEV_NAME(id, name, params) [GEV_##id] = (name),
         SOPRA_EVENTS(SOPRA_GEV_NAME)
 #undef SOPRA_GEV_NAME
 };

@@ -4,9 +4,8 @@
  * Decoding is table-driven: each command's row in cmd_table.h lists its
  * parameters (JSON key, type, destination field, flags); a generic loop
  * validates them all before the game ever sees the command. Encoding is
- * table-driven too: one row per event (event_specs); tests/test_proto.c
- * checks the exact line of every event type, so an event without its row
- * fails there.
+ * table-driven too: each event's row in event_table.h lists its
+ * parameters; tests/test_proto.c checks the exact line of every event type.
  * A line is checked by json_check (src/json.c: strict RFC 8259) and then
  * parsed by cJSON; the output JSON is written by hand.
  */
@@ -527,162 +526,105 @@ static void put_cstring(struct proto_buf *b, const char *s)
 	proto_put_string(b, s, strlen(s));
 }
 
-enum arg_kind { AK_INT, AK_BOOL, AK_NAME };
-
-/* One integer-like parameter: written as a number, a boolean (0/1), or the
- * name of an enum value (AK_NAME: names[v], "UNKNOWN" out of range). */
-struct arg_spec {
+/* One parameter of an event: its row in event_table.h. */
+struct event_param {
 	const char *key;
-	enum arg_kind kind;
-	const char *const *names;
-	size_t nnames;
+	enum sopra_event_kind kind;
+	enum sopra_event_presence presence;
 };
 
-/*
- * How one event is written: its integer-like parameters (arg[0..]) in order,
- * the first nreq always, the next nbase too in base (never in revised), the
- * remaining nopt only as a group and only when ev->nargs says they are
- * present; then the string parameter if any (str_default for a NULL or
- * empty one, where there is one).
- */
-struct event_spec {
-	const struct arg_spec *args;
-	int nreq;
-	int nbase;
-	int nopt;
-	const char *str_key; /* NULL: no string parameter */
-	const char *str_default;
+/* One array of parameters per event, from event_table.h's EPARAM lists,
+ * each ended by a row with key == NULL (an event may have none). */
+#define EPARAM(kind, key, presence) {key, SOPRA_EVENT_##kind, presence},
+#define EVENT_PARAM_ARRAY(id, name, params) \
+	static const struct event_param event_params_##id[] = {SOPRA_EVENT_PARAMS params{0}};
+SOPRA_EVENTS(EVENT_PARAM_ARRAY)
+#undef EVENT_PARAM_ARRAY
+#undef EPARAM
+
+static const struct event_param *const event_params[GAME_EVENT_TYPE_COUNT] = {
+#define EVENT_PARAMS_ROW(id, ...) [GEV_##id] = event_params_##id,
+        SOPRA_EVENTS(EVENT_PARAMS_ROW)
+#undef EVENT_PARAMS_ROW
 };
 
 static const char *const food_reason_names[] = {
-        [FOOD_ADDED] = "FOOD_ADDED",
-        [FOOD_CONSUMED] = "FOOD_CONSUMED",
-};
-static const char *const moral_reason_names[] = {
-        [MORAL_CHARACTER_DIED] = "CHARACTER_DIED",
-        [MORAL_CRISIS] = "CRISIS",
-        [MORAL_STARVATION_TOKEN] = "STARVATION_TOKEN",
-        [MORAL_WASTE] = "WASTE",
-};
+#define REASON_NAME(id, name) name,
+        SOPRA_FOOD_REASONS(REASON_NAME)};
+static const char *const moral_reason_names[] = {SOPRA_MORAL_REASONS(REASON_NAME)};
+#undef REASON_NAME
 
-#define I(k)                               \
-	{                                  \
-		.key = (k), .kind = AK_INT \
-	}
-#define NAMED(k, list)                                                                 \
-	{                                                                              \
-		.key = (k), .kind = AK_NAME, .names = (list), .nnames = COUNT_OF(list) \
-	}
-#define BOOL(k)                             \
-	{                                   \
-		.key = (k), .kind = AK_BOOL \
-	}
-/* The parameter lists, shared by the events that have the same ones. */
-static const struct arg_spec ARGS_CHARACTERS[] = {I("characterId0"), I("characterId1"),
-                                                  I("characterId2"), I("characterId3")};
-static const struct arg_spec ARGS_PLAYER[] = {I("player")};
-static const struct arg_spec ARGS_PLAYER_CHAR[] = {I("player"), I("characterId")};
-static const struct arg_spec ARGS_PLAYER_CARD[] = {I("player"), I("cardId")};
-static const struct arg_spec ARGS_PLAYER_VALUE[] = {I("player"), I("value")};
-static const struct arg_spec ARGS_LOC_ENT[] = {I("locationId"), I("entrance")};
-static const struct arg_spec ARGS_WIN[] = {BOOL("win")};
-static const struct arg_spec ARGS_ROUND[] = {I("round")};
-static const struct arg_spec ARGS_CRISIS[] = {I("crisisId")};
-static const struct arg_spec ARGS_CHAR[] = {I("characterId")};
-static const struct arg_spec ARGS_CHAR_TARGET[] = {I("characterId"), I("target")};
-static const struct arg_spec ARGS_CHAR_LOC[] = {I("characterId"), I("locationId")};
-static const struct arg_spec ARGS_CHAR_LOC_ENT[] = {I("characterId"), I("locationId"),
-                                                    I("entrance")};
-static const struct arg_spec ARGS_MOVED[] = {I("characterId"), I("locationId"), BOOL("fuel")};
-static const struct arg_spec ARGS_CARD_CHAR_TARGET[] = {I("cardId"), I("characterId"), I("target")};
-static const struct arg_spec ARGS_FOOD[] = {I("amount"), NAMED("reason", food_reason_names)};
-static const struct arg_spec ARGS_MORAL[] = {I("amount"), NAMED("reason", moral_reason_names)};
-static const struct arg_spec ARGS_AMOUNT[] = {I("amount")};
-#undef I
-#undef NAMED
-#undef BOOL
-
-/* Every event's row (protocol.md's events table). */
-#define REQ(list, n) .args = (list), .nreq = (n)
-static const struct event_spec event_specs[GAME_EVENT_TYPE_COUNT] = {
-        /* the name alone */
-        [GEV_ACT_NOW] = {0},
-        [GEV_REGISTRATION_ABORTED] = {0},
-        [GEV_GAME_STARTED] = {0},
-        [GEV_CHILD_SPAWNED] = {0},
-        [GEV_COLONY_PHASE_STARTED] = {0},
-        [GEV_STARVATION_TOKEN_ADDED] = {0},
-        [GEV_CHILD_KILLED] = {0},
-        /* a string parameter, optional ones, base-only ones */
-        [GEV_CONFIG] = {.str_key = "config"},
-        [GEV_COMMAND_FAILED] = {.str_key = "message", .str_default = "command failed"},
-        [GEV_PLAYER] = {REQ(ARGS_PLAYER, 1), .str_key = "playerName"},
-        [GEV_ABILITY_USED] = {REQ(ARGS_CHAR_TARGET, 1), .nopt = 1},
-        [GEV_MOVED] = {REQ(ARGS_MOVED, 2), .nbase = 1}, /* fuel: base only, whatever nargs says */
-        [GEV_BITTEN] = {REQ(ARGS_CHAR, 0), .nopt = 1},
-        [GEV_CARD_USED] = {REQ(ARGS_CARD_CHAR_TARGET, 1), .nopt = 2},
-        /* integer-like parameters only, all required */
-        [GEV_CHARACTERS] = {REQ(ARGS_CHARACTERS, 4)},
-        [GEV_CHARACTER_SPAWNED] = {REQ(ARGS_PLAYER_CHAR, 2)},
-        [GEV_ZOMBIE_SPAWNED] = {REQ(ARGS_LOC_ENT, 2)},
-        [GEV_CARD_DRAWN] = {REQ(ARGS_PLAYER_CARD, 2)},
-        [GEV_GAME_END] = {REQ(ARGS_WIN, 1)},
-        [GEV_NEXT_ROUND] = {REQ(ARGS_ROUND, 1)},
-        [GEV_CRISIS] = {REQ(ARGS_CRISIS, 1)},
-        [GEV_DIE_ROLLED] = {REQ(ARGS_PLAYER_VALUE, 2)},
-        [GEV_BARRICADED] = {REQ(ARGS_CHAR_LOC_ENT, 3)},
-        [GEV_FROSTBITTEN] = {REQ(ARGS_CHAR, 1)},
-        [GEV_WOUNDED] = {REQ(ARGS_CHAR, 1)},
-        [GEV_CONTRIBUTED] = {REQ(ARGS_PLAYER_CARD, 2)},
-        [GEV_FOOD_CHANGED] = {REQ(ARGS_FOOD, 2)},
-        [GEV_MORAL_CHANGED] = {REQ(ARGS_MORAL, 2)},
-        [GEV_SURVIVOR_KILLED] = {REQ(ARGS_CHAR, 1)},
-        [GEV_BARRICADE_DESTROYED] = {REQ(ARGS_LOC_ENT, 2)},
-        [GEV_WASTE_CHANGED] = {REQ(ARGS_AMOUNT, 1)},
-        [GEV_ZOMBIE_KILLED] = {REQ(ARGS_CHAR_LOC_ENT, 3)},
-        [GEV_SEARCHED] = {REQ(ARGS_CHAR_LOC, 2)},
-        [GEV_LEFT] = {REQ(ARGS_PLAYER, 1)},
-        /* the session layer's */
-        [GEV_SESSION] = {REQ(ARGS_PLAYER, 1), .str_key = "secret"},
-};
-#undef REQ
-
-static void put_arg(struct proto_buf *b, const struct arg_spec *as, int v)
+/* names[v], or "UNKNOWN" when v is out of range. */
+static const char *reason_name(const char *const *names, size_t n, int v)
 {
-	proto_put_key(b, as->key);
-	switch (as->kind) {
-	case AK_INT:
-		proto_put_int(b, v);
+	return v >= 0 && (size_t)v < n ? names[v] : "UNKNOWN";
+}
+
+/* The string parameter of ev: ev->str, or for a CommandFailed without a
+ * message a general one (a client always gets a message). */
+static const char *event_string(const struct game_event *ev)
+{
+	if (ev->type == GEV_COMMAND_FAILED && (!ev->str || !*ev->str))
+		return "command failed";
+	return ev->str;
+}
+
+/* Write parameter p of ev, the integer-like ones from arg[i]. */
+static void put_event_param(struct proto_buf *b, const struct event_param *p,
+                            const struct game_event *ev, int i)
+{
+	proto_put_key(b, p->key);
+	switch (p->kind) {
+	case SOPRA_EVENT_INT:
+		proto_put_int(b, ev->arg[i]);
 		return;
-	case AK_BOOL:
-		proto_put_bool(b, v);
+	case SOPRA_EVENT_BOOL:
+		proto_put_bool(b, ev->arg[i]);
 		return;
-	case AK_NAME:
-		put_cstring(b, v >= 0 && (size_t)v < as->nnames ? as->names[v] : "UNKNOWN");
+	case SOPRA_EVENT_STRING:
+		put_cstring(b, event_string(ev));
+		return;
+	case SOPRA_EVENT_FOOD_REASON:
+		put_cstring(
+		        b, reason_name(food_reason_names, COUNT_OF(food_reason_names), ev->arg[i]));
+		return;
+	case SOPRA_EVENT_MORAL_REASON:
+		put_cstring(b, reason_name(moral_reason_names, COUNT_OF(moral_reason_names),
+		                           ev->arg[i]));
 		return;
 	}
 }
 
+/*
+ * The parameters of the event's row in order: EVENT_ALWAYS ones always,
+ * EVENT_BASE_ONLY ones in base (never in revised), the optional ones
+ * (EVENT_OPTIONAL, EVENT_PAIR) as a group, when ev->nargs counts more
+ * integer-like parameters than come before the first of them. The
+ * integer-like parameters are arg[0..] in row order, the STRING one ev->str.
+ */
 void proto_encode(const struct game_event *ev, enum game_rules rules, struct proto_buf *out)
 {
-	static const struct event_spec unknown = {0};
-	const struct event_spec *s =
-	        (unsigned)ev->type < GAME_EVENT_TYPE_COUNT ? &event_specs[ev->type] : &unknown;
 	const char *name = game_event_name(ev->type);
 	PROTO_BUF_LIT(out, "{\"event\":\"");
 	proto_buf_add(out, name, strlen(name));
 	PROTO_BUF_LIT(out, "\"");
-	int n = s->nreq + (rules == RULES_BASE ? s->nbase : 0);
-	if (s->nopt > 0 && ev->nargs > s->nreq)
-		n += s->nopt;
-	for (int i = 0; i < n; i++)
-		put_arg(out, &s->args[i], ev->arg[i]);
-	if (s->str_key) {
-		const char *str = ev->str;
-		if (s->str_default && (!str || !*str))
-			str = s->str_default;
-		proto_put_key(out, s->str_key);
-		put_cstring(out, str);
+	const struct event_param *p =
+	        (unsigned)ev->type < GAME_EVENT_TYPE_COUNT ? event_params[ev->type] : NULL;
+	int i = 0; /* the index in arg[] of the next integer-like parameter */
+	int optional_from = -1;
+	for (; p && p->key; p++) {
+		bool put = true;
+		if (p->presence == EVENT_BASE_ONLY) {
+			put = rules == RULES_BASE;
+		} else if (p->presence != EVENT_ALWAYS) {
+			if (optional_from < 0)
+				optional_from = i;
+			put = ev->nargs > optional_from;
+		}
+		if (put)
+			put_event_param(out, p, ev, i);
+		if (p->kind != SOPRA_EVENT_STRING)
+			i++;
 	}
 	PROTO_BUF_LIT(out, "}\n");
 }

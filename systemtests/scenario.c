@@ -5,6 +5,7 @@
 #include "scntoken.h"
 
 #include "sopra/cmd_table.h"
+#include "sopra/event_table.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -259,41 +260,15 @@ static const proto_entry commands[] = {
 #undef PARAM
 };
 
+/* The events and their parameter names in protocol order, from the
+ * server's event table (sopra/event_table.h, header only, like the
+ * commands'). */
 static const proto_entry events[] = {
-    {"Config", {"config", NULL}},
-    {"ActNow", {NULL}},
-    {"Characters", {"characterId0", "characterId1", "characterId2", "characterId3", NULL}},
-    {"CommandFailed", {"message", NULL}},
-    {"RegistrationAborted", {NULL}},
-    {"Player", {"player", "playerName", NULL}},
-    {"GameStarted", {NULL}},
-    {"CharacterSpawned", {"player", "characterId", NULL}},
-    {"ZombieSpawned", {"locationId", "entrance", NULL}},
-    {"ChildSpawned", {NULL}},
-    {"CardDrawn", {"player", "cardId", NULL}},
-    {"GameEnd", {"win", NULL}},
-    {"NextRound", {"round", NULL}},
-    {"Crisis", {"crisisId", NULL}},
-    {"DieRolled", {"player", "value", NULL}},
-    {"AbilityUsed", {"characterId", "target", NULL}},
-    {"Barricaded", {"characterId", "locationId", "entrance", NULL}},
-    {"Moved", {"characterId", "locationId", "fuel", NULL}},
-    {"Frostbitten", {"characterId", NULL}},
-    {"Wounded", {"characterId", NULL}},
-    {"Bitten", {"characterId", NULL}},
-    {"Contributed", {"player", "cardId", NULL}},
-    {"CardUsed", {"cardId", "characterId", "target", NULL}},
-    {"FoodChanged", {"amount", "reason", NULL}},
-    {"ColonyPhaseStarted", {NULL}},
-    {"StarvationTokenAdded", {NULL}},
-    {"MoralChanged", {"amount", "reason", NULL}},
-    {"SurvivorKilled", {"characterId", NULL}},
-    {"ChildKilled", {NULL}},
-    {"BarricadeDestroyed", {"locationId", "entrance", NULL}},
-    {"WasteChanged", {"amount", NULL}},
-    {"ZombieKilled", {"characterId", "locationId", "entrance", NULL}},
-    {"Searched", {"characterId", "locationId", NULL}},
-    {"Left", {"player", NULL}},
+#define EPARAM(kind, key, presence) key,
+#define EVENT(id, name, params) {name, {SOPRA_EVENT_PARAMS params NULL}},
+    SOPRA_EVENTS(EVENT)
+#undef EVENT
+#undef EPARAM
 };
 
 static const char *const *lookup(const proto_entry *tab, size_t n, const char *name)

@@ -3,9 +3,9 @@
  *
  * The game module produces `struct game_event`s into a `game_event_list` owned
  * by the caller; proto encodes each into one JSON line; net delivers it.
- * The X-macro list of events below and the command table (cmd_table.h) are
- * the single source of the names: the enums, the wire names and the encoder
- * are all generated from them.
+ * The event table (event_table.h) and the command table (cmd_table.h) are
+ * the single source of the names and parameters: the enums, the wire names,
+ * the encoder and the decoders are all generated from them.
  */
 #ifndef SOPRA_GAME_EVENT_H
 #define SOPRA_GAME_EVENT_H
@@ -14,59 +14,26 @@
 #include <stddef.h>
 
 #include "sopra/cmd_table.h"
-
-/* X(ENUM_SUFFIX, "WireName") in protocol.md's table order. The parameters of
- * each event, in protocol order, are listed in proto.c's encoder. The last,
- * Session, is the session layer's (src/session.c; docs/protocol.md,
- * "Reconnecting"): the game never emits it. */
-#define SOPRA_EVENTS(X)                                   \
-	X(CONFIG, "Config")                               \
-	X(ACT_NOW, "ActNow")                              \
-	X(CHARACTERS, "Characters")                       \
-	X(COMMAND_FAILED, "CommandFailed")                \
-	X(REGISTRATION_ABORTED, "RegistrationAborted")    \
-	X(PLAYER, "Player")                               \
-	X(GAME_STARTED, "GameStarted")                    \
-	X(CHARACTER_SPAWNED, "CharacterSpawned")          \
-	X(ZOMBIE_SPAWNED, "ZombieSpawned")                \
-	X(CHILD_SPAWNED, "ChildSpawned")                  \
-	X(CARD_DRAWN, "CardDrawn")                        \
-	X(GAME_END, "GameEnd")                            \
-	X(NEXT_ROUND, "NextRound")                        \
-	X(CRISIS, "Crisis")                               \
-	X(DIE_ROLLED, "DieRolled")                        \
-	X(ABILITY_USED, "AbilityUsed")                    \
-	X(BARRICADED, "Barricaded")                       \
-	X(MOVED, "Moved")                                 \
-	X(FROSTBITTEN, "Frostbitten")                     \
-	X(WOUNDED, "Wounded")                             \
-	X(BITTEN, "Bitten")                               \
-	X(CONTRIBUTED, "Contributed")                     \
-	X(CARD_USED, "CardUsed")                          \
-	X(FOOD_CHANGED, "FoodChanged")                    \
-	X(COLONY_PHASE_STARTED, "ColonyPhaseStarted")     \
-	X(STARVATION_TOKEN_ADDED, "StarvationTokenAdded") \
-	X(MORAL_CHANGED, "MoralChanged")                  \
-	X(SURVIVOR_KILLED, "SurvivorKilled")              \
-	X(CHILD_KILLED, "ChildKilled")                    \
-	X(BARRICADE_DESTROYED, "BarricadeDestroyed")      \
-	X(WASTE_CHANGED, "WasteChanged")                  \
-	X(ZOMBIE_KILLED, "ZombieKilled")                  \
-	X(SEARCHED, "Searched")                           \
-	X(LEFT, "Left")                                   \
-	X(SESSION, "Session")
+#include "sopra/event_table.h"
 
 enum game_event_type {
-#define SOPRA_GEV_ENUM(id, name) GEV_##id,
+#define SOPRA_GEV_ENUM(id, ...) GEV_##id,
 	SOPRA_EVENTS(SOPRA_GEV_ENUM)
 #undef SOPRA_GEV_ENUM
 };
 #define GAME_EVENT_TYPE_COUNT (GEV_SESSION + 1)
 
-/* FoodChanged reasons */
-enum food_reason { FOOD_ADDED, FOOD_CONSUMED };
-/* MoralChanged reasons */
-enum moral_reason { MORAL_CHARACTER_DIED, MORAL_CRISIS, MORAL_STARVATION_TOKEN, MORAL_WASTE };
+/* FoodChanged's and MoralChanged's reasons, from event_table.h */
+enum food_reason {
+#define SOPRA_FOOD_ENUM(id, name) id,
+	SOPRA_FOOD_REASONS(SOPRA_FOOD_ENUM)
+#undef SOPRA_FOOD_ENUM
+};
+enum moral_reason {
+#define SOPRA_MORAL_ENUM(id, name) MORAL_##id,
+	SOPRA_MORAL_REASONS(SOPRA_MORAL_ENUM)
+#undef SOPRA_MORAL_ENUM
+};
 
 /* Recipients. Any value >= 0 is one player id. */
 #define GEV_TO_ALL    (-1) /* every player still in the game, ascending id */
