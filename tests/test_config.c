@@ -25,6 +25,7 @@
 
 /* maxPlayers 1: needs >= 4 characters, >= 5 cards per stack, crises >= rounds.
  * Card, character, location and crisis id 1 all exist (different kinds). */
+/* clang-format off */
 static const char VALID[] =
 	"{\n"
 	"'maxPlayers': 1,\n"
@@ -62,6 +63,7 @@ static const char VALID[] =
 	" {'fuel': {'identifier': 2, 'moralChange': 2, 'requiredCards': 1}}\n"
 	"]\n"
 	"}\n";
+/* clang-format on */
 
 /* Returns a malloc'd copy of s with every ' turned into ". */
 static char *q(const char *s)

@@ -24,7 +24,9 @@
  * player did not match, 2 the journal cannot be read or is invalid (also: a
  * configuration whose hash does not match), 64 usage error.
  */
+#include <assert.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -513,9 +515,10 @@ static char *config_path_for(const char *scn)
 	size_t n = strlen(scn);
 	if (n > 4 && strcmp(scn + n - 4, ".scn") == 0)
 		n -= 4;
-	char *p = xmalloc(n + 6);
-	memcpy(p, scn, n);
-	memcpy(p + n, ".json", 6);
+	assert(n <= INT_MAX);
+	size_t size = n + sizeof ".json";
+	char *p = xmalloc(size);
+	snprintf(p, size, "%.*s.json", (int)n, scn);
 	return p;
 }
 
