@@ -464,6 +464,29 @@ bool bot_never_sends(const struct cmd *c)
 	return (unsigned)c->type >= CMD_TYPE_COUNT || !policy_of[c->type];
 }
 
+/* Each command's roles: its row's flags column (0 without a row). */
+static const unsigned roles_of[CMD_TYPE_COUNT] = {
+#define ROLES_OF(id, key, menu, weight, flags, pending, label, score) [CMD_##id] = (flags),
+        CLIENT_COMMAND_WORDS(ROLES_OF)
+#undef ROLES_OF
+};
+
+/* The roles of command c (CLIENT_*). */
+static unsigned roles(const struct cmd *c)
+{
+	return (unsigned)c->type < CMD_TYPE_COUNT ? roles_of[c->type] : 0;
+}
+
+bool bot_ends_turn(const struct cmd *c)
+{
+	return (roles(c) & CLIENT_ENDS_TURN) && !(roles(c) & CLIENT_LEAVES);
+}
+
+bool bot_other_order(const struct cmd *c)
+{
+	return (roles(c) & CLIENT_UNORDERED) && c->character > c->character2;
+}
+
 static double score_cmd(const struct scene *sc, const struct cmd *c)
 {
 	return bot_never_sends(c) ? NEVER : policy_of[c->type](sc, c);

@@ -40,6 +40,14 @@ size_t bot_policy_pick(const struct bot_ids *ids, const struct game_view *v,
  * which a client's model need not follow). */
 bool bot_never_sends(const struct cmd *c);
 
+/* Whether c ends the player's turn and nothing else (its row's roles in
+ * the client's words: CLIENT_ENDS_TURN without CLIENT_LEAVES). */
+bool bot_ends_turn(const struct cmd *c);
+
+/* Whether c is a choice of two characters (CLIENT_UNORDERED) given in the
+ * order a search does not try: the higher id first. */
+bool bot_other_order(const struct cmd *c);
+
 /* A splitmix64 step: the bots' own generator (never the game's). */
 uint64_t bot_rand(uint64_t *state);
 

@@ -101,8 +101,7 @@ static bool same_cmd(const struct cmd *a, const struct cmd *b)
 /* Commands a bot never sends, or tries in one form only. */
 static bool skipped(const struct cmd *c)
 {
-	return bot_never_sends(c) ||
-	       (c->type == CMD_SELECT_CHARACTERS && c->character > c->character2);
+	return bot_never_sends(c) || bot_other_order(c);
 }
 
 /* The legal commands of player p in g, less the skipped ones. */
@@ -246,7 +245,7 @@ static void rollout(struct bot_search *s, struct game *g, int horizon)
 		size_t pick = 0;
 		const struct cmd *end = NULL;
 		for (size_t i = 0; i < n && !end; i++)
-			if (s->legal.v[i].type == CMD_END_TURN)
+			if (bot_ends_turn(&s->legal.v[i]))
 				end = &s->legal.v[i];
 		if (end && ++turn_cmds > MAX_TURN_CMDS) {
 			pick = (size_t)(end - s->legal.v);

@@ -65,8 +65,8 @@ void bot_search_free(struct bot_search *s);
  * difference. With a budget in seconds every part of it ends on the
  * clock; with one in iterations each part plays whole samples until the
  * next would pass its share (at least one sample). Commands a bot never
- * sends (bot_never_sends) are not tried, and of SelectCharacters' two
- * orders only one is.
+ * sends (bot_never_sends) are not tried, and of a choice of two characters'
+ * two orders only one is (bot_other_order).
  */
 long bot_search_run(struct bot_search *s, const struct bot_sampler *smp, int me,
                     const struct bot_search_budget *budget, uint64_t seed, struct cmd *out);

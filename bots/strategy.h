@@ -3,11 +3,11 @@
  * player has been told (sopra/game_view.h) and nothing else.
  *
  * Three levels:
- *   random  a legal command drawn uniformly (never Leave);
+ *   random  a legal command drawn uniformly (never leaving the game);
  *   greedy  the legal command the rule-of-thumb policy (bot_policy.h)
  *           rates best now -- what the colony needs this round, less what
- *           the command risks and spends -- with no look-ahead; EndTurn
- *           when nothing is worth its cost;
+ *           the command risks and spends -- with no look-ahead; ending
+ *           the turn when nothing is worth its cost;
  *   search  information-set Monte Carlo tree search (bot_search.h): every
  *           iteration samples a full game agreeing with the view
  *           (game_from_view), plays the player's own commands down a tree

@@ -211,7 +211,7 @@ static void follow_turn(struct app *a, const struct model_event *ev, int actor)
 	}
 }
 
-/* We left: by our Leave, with our last character, or removed by the
+/* We left: by our command to leave, with our last character, or removed by the
  * server's timeout (the only other way a connected player leaves). */
 static void status_left(struct app *a, bool was_selecting)
 {

@@ -30,7 +30,7 @@ struct app {
 	bool dice_phase;         /* between Crisis and the first turn */
 	long events;             /* lines folded */
 	int timeout_s;           /* the server's --timeout in s, 0 unknown (the countdown) */
-	bool leave_sent;         /* we sent Leave: a Left of ours is no timeout */
+	bool leave_sent;         /* we sent the command to leave: a Left of ours is no timeout */
 	int marked;              /* the player whose turn the log marked last, -1 none */
 	/* sessions: the secret of our Session line, "" without one (a server
 	 * without sessions keeps no seat: a player who quits is gone) */

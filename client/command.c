@@ -301,7 +301,6 @@ typedef void label_fn(const struct model *m, const struct cmd *c, char *buf, siz
 
 struct words {
 	struct client_command command; /* what client_command tells */
-	enum model_pending pending;    /* what the model awaits once it is sent */
 	label_fn *label;
 };
 
@@ -312,7 +311,7 @@ static label_fn label_register, label_start_game, label_select, label_leave, lab
 
 static const struct words words[CMD_TYPE_COUNT] = {
 #define WORDS(id, key, menu, weight, flags, pending, label, score) \
-	[CMD_##id] = {{key, menu, weight, flags}, MODEL_PEND_##pending, label},
+	[CMD_##id] = {{key, menu, weight, flags, MODEL_PEND_##pending}, label},
         CLIENT_COMMAND_WORDS(WORDS)
 #undef WORDS
 };
@@ -373,7 +372,7 @@ void client_sent(struct model *m, const struct cmd *c)
 		return;
 	}
 	int ch = model_find_char(m, c->character);
-	enum model_pending pend = row ? words[c->type].pending : MODEL_PEND_NONE;
+	enum model_pending pend = row ? row->pending : MODEL_PEND_NONE;
 	if (pend == MODEL_PEND_KILL && (ch < 0 || m->chars[ch].ability != MODEL_AB_KILL))
 		pend = MODEL_PEND_NONE; /* an ability other than the kill: no die awaited */
 	model_set_pending(m, ch >= 0 ? pend : MODEL_PEND_NONE, ch);
@@ -409,8 +408,8 @@ static void label_select(const struct model *m, const struct cmd *c, char *buf, 
 	snprintf(buf, n, "%s + %s", char_name_of_id(m, a), char_name_of_id(m, b));
 }
 
-static void label_entrance(const struct model *m, const struct cmd *c, const char *verb, char *buf,
-                           size_t n)
+static void label_entrance(const struct model *m, const struct cmd *c, const char *verb,
+                           bool attack, char *buf, size_t n)
 {
 	int ch = model_find_char(m, c->character);
 	int l = ch >= 0 ? m->chars[ch].loc : -1;
@@ -420,7 +419,7 @@ static void label_entrance(const struct model *m, const struct cmd *c, const cha
 		return;
 	}
 	char die[24] = "";
-	if (c->type == CMD_ATTACK) /* the threshold, as Search's label shows its own */
+	if (attack) /* the threshold, as the label of a search shows its own */
 		snprintf(die, sizeof die, ", die >= %d", m->chars[ch].attack);
 	snprintf(buf, n, "%s %s %s entrance %d (%dz %db%s)", char_name_of_id(m, c->character), verb,
 	         model_loc_name(m, l), c->entrance, m->locs[l].zombies[c->entrance],
@@ -496,8 +495,8 @@ static void label_ability(const struct model *m, const struct cmd *c, char *buf,
 
 static void label_register(const struct model *m, const struct cmd *c, char *buf, size_t n)
 {
-	(void)m;
-	snprintf(buf, n, "Register as %s", c->name ? c->name : "");
+	(void)m; /* "<menu> as NAME" */
+	snprintf(buf, n, "%s as %s", client_command(c->type)->menu, c->name ? c->name : "");
 }
 
 static void label_start_game(const struct model *m, const struct cmd *c, char *buf, size_t n)
@@ -509,7 +508,7 @@ static void label_start_game(const struct model *m, const struct cmd *c, char *b
 static void label_leave(const struct model *m, const struct cmd *c, char *buf, size_t n)
 {
 	(void)m, (void)c;
-	snprintf(buf, n, "Leave the game (your characters die)");
+	snprintf(buf, n, "%s the game (your characters die)", client_command(c->type)->menu);
 }
 
 static void label_end_turn(const struct model *m, const struct cmd *c, char *buf, size_t n)
@@ -520,12 +519,12 @@ static void label_end_turn(const struct model *m, const struct cmd *c, char *buf
 
 static void label_attack(const struct model *m, const struct cmd *c, char *buf, size_t n)
 {
-	label_entrance(m, c, "attacks at", buf, n);
+	label_entrance(m, c, "attacks at", true, buf, n);
 }
 
 static void label_barricade(const struct model *m, const struct cmd *c, char *buf, size_t n)
 {
-	label_entrance(m, c, "barricades", buf, n);
+	label_entrance(m, c, "barricades", false, buf, n);
 }
 
 static void label_clean(const struct model *m, const struct cmd *c, char *buf, size_t n)

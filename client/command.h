@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "command_words.h"
 #include "model.h"
 #include "sopra/config.h"
 #include "sopra/game.h"
@@ -52,7 +53,7 @@ void client_cmds_free(struct client_cmds *cc);
 
 /* Bring cc up to m: cc->legal lists every command the server would accept
  * from m's player now, in the engine's order (game_legal_commands). Before
- * the Config event that is Register with m's name (a watcher's model: none);
+ * the Config event that is the registration with m's name (a watcher's model: none);
  * while the model is half way through a step (!model_settled), nothing.
  * Returns 0, or -1 and a message in err when the engine cannot read the
  * Config text (then the list is empty). */
@@ -78,24 +79,20 @@ int client_cmd_line(const struct cmd *c, bool revised, char *buf, size_t n);
 int client_reconnect_line(const char *secret, char *buf, size_t n);
 
 /* We are sending c: tell the model what it must know to follow its own
- * turn (the die c will use; our turn ends with EndTurn and Leave). */
+ * turn (the die c will use; whether our turn ends with it). */
 void client_sent(struct model *m, const struct cmd *c);
 
 /* ---- words and roles -------------------------------------------------------------- */
 
-#define CLIENT_ENDS_TURN 0x1u  /* sending it ends our turn */
-#define CLIENT_LEAVES    0x2u  /* it takes the player out of the game */
-#define CLIENT_SILENT    0x4u  /* the server may answer nothing at all */
-#define CLIENT_UNORDERED 0x8u  /* character and character2 in either order: one choice */
-#define CLIENT_NO_PROMPT 0x10u /* answered without a new ActNow: registration, selection */
-#define CLIENT_STARTS    0x20u /* it starts the game before it is full */
-#define CLIENT_REGISTERS 0x40u /* it registers the player (with its name) */
+/* The roles of a command, CLIENT_*: command_words.h. */
 
 struct client_command {
 	char key;         /* its menu's key; 0: no menu */
 	const char *menu; /* its menu's name */
 	double weight;    /* random play: how often a bot picks this kind (0: never by chance) */
 	unsigned flags;   /* CLIENT_* */
+	/* what the model awaits once it is sent: the die it uses */
+	enum model_pending pending;
 };
 
 /* The row of command type t (NULL when out of range). */
@@ -105,7 +102,7 @@ const struct client_command *client_command(enum cmd_type t);
 const enum cmd_type *client_menu_order(int *n);
 
 /* The command whose row has `flag` (the first in enum order), with no
- * parameters set: e.g. CLIENT_LEAVES gives Leave. False when none has. */
+ * parameters set: e.g. CLIENT_LEAVES gives the command to leave. False when none has. */
 bool client_command_with(unsigned flag, struct cmd *out);
 
 /* Whether a and b are the same choice for a person (equal, or a pair in

@@ -7,7 +7,8 @@
  *   client/command.c     the menus' keys, names and order, the weights of
  *                        random play, the roles (CLIENT_* flags), what
  *                        sending a command tells the model, and the labels
- *   bots/bot_policy.c    the rule of thumb's score of each command
+ *   bots/bot_policy.c    the rule of thumb's score of each command, and
+ *                        the roles the bots' search needs
  *
  * A row:
  *
@@ -18,7 +19,7 @@
  *            it itself)
  *   "Menu"   its menu's name
  *   weight   random play: how often a bot picks this kind (0: never by chance)
- *   flags    CLIENT_* (command.h): its roles, or 0
+ *   flags    CLIENT_* (below): its roles, or 0
  *   PENDING  what the model awaits once it is sent (enum model_pending,
  *            MODEL_PEND_...): the die it uses, or NONE; KILL only when
  *            the character's ability is the kill
@@ -37,6 +38,16 @@
 #ifndef SOPRA_CLIENT_COMMAND_WORDS_H
 #define SOPRA_CLIENT_COMMAND_WORDS_H
 
+/* The roles of a command: its rows' flags column. */
+#define CLIENT_ENDS_TURN  0x1u  /* sending it ends our turn */
+#define CLIENT_LEAVES     0x2u  /* it takes the player out of the game */
+#define CLIENT_SILENT     0x4u  /* the server may answer nothing at all */
+#define CLIENT_UNORDERED  0x8u  /* character and character2 in either order: one choice */
+#define CLIENT_NO_PROMPT  0x10u /* answered without a new ActNow: registration, selection */
+#define CLIENT_STARTS     0x20u /* it starts the game before it is full */
+#define CLIENT_REGISTERS  0x40u /* it registers the player (with its name) */
+#define CLIENT_FOR_CRISIS 0x80u /* it puts a card toward the crisis of the round */
+
 /* clang-format off */
 #define CLIENT_COMMAND_WORDS(X) \
 	X(START_GAME, 'S', "Start", 0, CLIENT_STARTS | CLIENT_NO_PROMPT, NONE, \
@@ -48,7 +59,8 @@
 	X(ATTACK, 'a', "Attack", 4, 0, ATTACK, label_attack, policy_attack) \
 	X(BARRICADE, 'b', "Barricade", 1.5, 0, BARRICADE, label_barricade, policy_barricade) \
 	X(CLEAN_WASTE, 'w', "Clean waste", 2, 0, CLEAN, label_clean, policy_clean) \
-	X(CONTRIBUTE_CARD, 'c', "Contribute", 3, 0, NONE, label_contribute, policy_contribute) \
+	X(CONTRIBUTE_CARD, 'c', "Contribute", 3, CLIENT_FOR_CRISIS, NONE, label_contribute, \
+	  policy_contribute) \
 	X(USE_CARD, 'u', "Card", 3, 0, NONE, label_card, policy_card) \
 	X(USE_ABILITY, 'y', "Ability", 4, 0, KILL, label_ability, policy_ability) \
 	X(END_TURN, 'e', "End turn", 0, CLIENT_ENDS_TURN | CLIENT_SILENT, NONE, \

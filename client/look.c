@@ -170,7 +170,7 @@ static void describe_character(const struct model *m, int c, struct look_text *o
 	else
 		addf(l, LOOK_LINE_LEN, "%s's, at %s%s", player_of(m, ch->owner),
 		     model_loc_name(m, ch->loc), ch->moved ? ", moved this round" : "");
-	LINEF(out, "Attack: needs a die of %d or more; search: %d or more", ch->attack, ch->search);
+	LINEF(out, "attack: needs a die of %d or more; search: %d or more", ch->attack, ch->search);
 	LINEF(out, "Social status %d: the lowest status here dies first to zombies and bites",
 	      ch->status);
 	char ab[LOOK_LINE_LEN];
@@ -314,12 +314,11 @@ static const char *card_effect(const struct model *m, int k, char *buf, size_t n
 		break;
 	case MODEL_CARD_FUEL:
 		snprintf(buf, n, "%s",
-		         m->revised
-		                 ? "moves a character without the infection die"
-		                 : "with Move (m, \"(fuel)\"): a move without the infection die");
+		         m->revised ? "moves a character without the infection die"
+		                    : "played with a move (m, \"(fuel)\"): no infection die");
 		break;
 	case MODEL_CARD_HAMMER:
-		snprintf(buf, n, "worn: Barricade uses no die, once a round");
+		snprintf(buf, n, "worn: barricading uses no die, once a round");
 		break;
 	case MODEL_CARD_SNOW_BOOTS:
 		snprintf(buf, n, "worn: a frostbite rolled on a move becomes a wound");

@@ -1,7 +1,8 @@
 /*
  * menu: the commands possible now, by kind (menu.h). The commands and their
- * words come from the command layer (command.h); nothing here knows a rule
- * or a particular command.
+ * words come from the command layer (command.h): a command's parameters
+ * (proto's table) and its roles and die (command_words.h) say what a menu
+ * shows; nothing here knows a rule or names a particular command.
  */
 #include "menu.h"
 
@@ -11,6 +12,32 @@
 #include "command.h"
 #include "describe.h"
 #include "look.h"
+#include "sopra/proto.h"
+
+/* Whether a command of type t has a parameter of domain d. */
+static bool takes(enum cmd_type t, enum proto_param_domain d)
+{
+	size_t n;
+	const struct proto_param *p = proto_cmd_params(t, &n);
+	for (size_t i = 0; i < n; i++)
+		if (p[i].domain == d)
+			return true;
+	return false;
+}
+
+/* The die a command of type t uses (its row's pending column). */
+static enum model_pending die_of(enum cmd_type t)
+{
+	const struct client_command *row = client_command(t);
+	return row ? row->pending : MODEL_PEND_NONE;
+}
+
+/* Whether a command of type t has the role flag (CLIENT_*). */
+static bool has_role(enum cmd_type t, unsigned flag)
+{
+	const struct client_command *row = client_command(t);
+	return row && (row->flags & flag);
+}
 
 int menu_kind_of_key(int ch)
 {
@@ -60,7 +87,7 @@ int menu_build(const struct model *m, const struct game_cmd_list *legal, enum cm
 		it->cmd = *c;
 		client_cmd_label(m, c, it->label, sizeof it->label);
 	}
-	if (kind == CMD_SELECT_CHARACTERS && out->n > 0)
+	if (takes(kind, PROTO_DOMAIN_OFFERED_CHARACTER) && out->n > 0)
 		offered_notes(m, out);
 	return out->n;
 }
@@ -81,37 +108,49 @@ static int best_entrance(const struct model *m, int l, bool zombies)
 	return best;
 }
 
+/* The value of parameter p (a domain of our character c's commands) that
+ * is the most promising, for a command of `kind`. */
+static int candidate_value(const struct model *m, enum cmd_type kind,
+                           const struct model_character *ch, const struct proto_param *p)
+{
+	switch (p->domain) {
+	case PROTO_DOMAIN_OWN_CHARACTER:
+		return ch->id;
+	case PROTO_DOMAIN_LOCATION: /* away from the colony, or back to it */
+		return m->locs[ch->loc == m->colony && m->nlocs > 1 ? (m->colony + 1) % m->nlocs
+		                                                    : m->colony]
+		        .id;
+	case PROTO_DOMAIN_ENTRANCE: /* an attack: the most zombies, else free spaces */
+		return best_entrance(m, ch->loc, die_of(kind) == MODEL_PEND_ATTACK);
+	case PROTO_DOMAIN_TARGET: /* the ability's: whom to heal, or an entrance */
+		return ch->ability == MODEL_AB_HEAL
+		               ? ch->id
+		               : best_entrance(m, ch->loc, ch->ability == MODEL_AB_KILL);
+	default:
+		return 0;
+	}
+}
+
 /* A command of `kind` for our character c that the engine can judge, with
- * the most promising parameters; false when kind needs no character. */
+ * the most promising parameters; false when kind is not one character's
+ * action (it takes no character of ours, or a card). */
 static bool candidate(const struct model *m, enum cmd_type kind, int c, struct cmd *out)
 {
 	const struct model_character *ch = &m->chars[c];
 	memset(out, 0, sizeof *out);
 	out->type = kind;
-	out->character = ch->id;
-	switch (kind) {
-	case CMD_MOVE:
-		out->location =
-		        m->locs[ch->loc == m->colony && m->nlocs > 1 ? (m->colony + 1) % m->nlocs
-		                                                     : m->colony]
-		                .id;
-		return true;
-	case CMD_SEARCH:
-	case CMD_CLEAN_WASTE:
-		return true;
-	case CMD_ATTACK:
-	case CMD_BARRICADE:
-		out->entrance = best_entrance(m, ch->loc, kind == CMD_ATTACK);
-		return true;
-	case CMD_USE_ABILITY:
-		out->has_target = ch->ability != MODEL_AB_FEED;
-		out->target = ch->ability == MODEL_AB_HEAL
-		                      ? ch->id
-		                      : best_entrance(m, ch->loc, ch->ability == MODEL_AB_KILL);
-		return true;
-	default:
+	if (!takes(kind, PROTO_DOMAIN_OWN_CHARACTER) || takes(kind, PROTO_DOMAIN_HAND_CARD))
 		return false;
+	size_t n;
+	const struct proto_param *p = proto_cmd_params(kind, &n);
+	for (size_t i = 0; i < n; i++) {
+		if (p[i].type != PROTO_INT)
+			continue;
+		if (p[i].flags & PROTO_TARGET) /* the feeding ability has none */
+			out->has_target = ch->ability != MODEL_AB_FEED;
+		proto_param_set(out, &p[i], candidate_value(m, kind, ch, &p[i]));
 	}
+	return true;
 }
 
 /* Why our character c cannot do `kind` (the server's words, or the
@@ -122,7 +161,7 @@ static const char *why_character(const struct model *m, const struct client_cmds
 	struct cmd cmd;
 	if (!candidate(m, kind, c, &cmd))
 		return "not a character's action";
-	if (kind == CMD_SEARCH && m->chars[c].loc == m->colony)
+	if (die_of(kind) == MODEL_PEND_SEARCH && m->chars[c].loc == m->colony)
 		return "in the colony, which has no cards to search";
 	const char *why = client_cmds_refusal(cc, &cmd);
 	return why ? why : "no target for it where it stands";
@@ -151,12 +190,12 @@ static void why_per_character(const struct model *m, const struct client_cmds *c
 		snprintf(buf, n, "all your characters: %s", shared);
 }
 
-/* Contribute and Card: about the hand. */
+/* The commands that take a card: about the hand. */
 static void why_cards(const struct model *m, enum cmd_type kind, char *buf, size_t n)
 {
 	if (model_hand_size(m, m->me) == 0)
 		snprintf(buf, n, "you have no cards");
-	else if (kind == CMD_CONTRIBUTE_CARD && m->crisis >= 0)
+	else if (has_role(kind, CLIENT_FOR_CRISIS) && m->crisis >= 0)
 		snprintf(buf, n, "no card in your hand fits the %s crisis",
 		         model_card_type_names[m->crises[m->crisis].type]);
 	else
@@ -176,11 +215,11 @@ void menu_why_not(const struct model *m, const struct client_cmds *cc, enum cmd_
 		snprintf(buf, n, "the game is over");
 	else if (!m->game_started)
 		snprintf(buf, n, "the game has not started yet");
-	else if (kind == CMD_START_GAME)
+	else if (has_role(kind, CLIENT_STARTS))
 		snprintf(buf, n, "the game has already started");
 	else if (!in)
 		snprintf(buf, n, "you are not in the game");
-	else if (kind == CMD_SELECT_CHARACTERS)
+	else if (takes(kind, PROTO_DOMAIN_OFFERED_CHARACTER))
 		snprintf(buf, n,
 		         m->rounds_seen > 0 || model_living_of(m, m->me) > 0
 		                 ? "characters were already picked"
@@ -191,7 +230,7 @@ void menu_why_not(const struct model *m, const struct client_cmds *cc, enum cmd_
 		snprintf(buf, n, "it is not your turn");
 	else if (!model_settled(m) || !cc->game)
 		snprintf(buf, n, "wait for the game's answer");
-	else if (kind == CMD_CONTRIBUTE_CARD || kind == CMD_USE_CARD)
+	else if (takes(kind, PROTO_DOMAIN_HAND_CARD))
 		why_cards(m, kind, buf, n);
 	else
 		why_per_character(m, cc, kind, buf, n);

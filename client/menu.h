@@ -3,7 +3,7 @@
  * time, each with a label in words. The commands are the engine's legal
  * commands of the player (command.h: client_cmds_update), so a menu offers
  * exactly what the server accepts; a kind's items come in the engine's
- * order, a choice listed twice (SelectCharacters' pair in both orders) once.
+ * order, a choice listed twice (a pair of characters in both orders) once.
  * No ncurses here: the unit test builds the menus of recorded boards.
  */
 #ifndef SOPRA_CLIENT_MENU_H
@@ -20,7 +20,7 @@
 
 struct menu_item {
 	char label[120];
-	struct cmd cmd; /* cmd.name (Register) points into the list it came from */
+	struct cmd cmd; /* cmd.name (a NAME) points into the list it came from */
 };
 
 struct menu {

@@ -254,7 +254,7 @@ struct model {
 	/* our own side */
 	int dice[MODEL_MAX_DICE]; /* our unused dice this round */
 	int ndice;
-	bool my_turn;   /* ActNow seen, the turn not ended (by EndTurn, Leave, or a new
+	bool my_turn;   /* ActNow seen, the turn not ended (by ending or leaving it, or a new
 	                   character after our last one died) */
 	bool selecting; /* Characters received, the selection not yet spawned */
 	int offered[4];
@@ -322,7 +322,7 @@ int model_fold_line(struct model *m, const char *line, size_t len, char *err, si
 /* The command we just sent (MODEL_PEND_NONE for any other); the die it uses
  * is taken from m->dice when its success event comes. CommandFailed clears it. */
 void model_set_pending(struct model *m, enum model_pending what, int char_index);
-/* We sent EndTurn or Leave. */
+/* We sent a command that ends our turn. */
 void model_end_my_turn(struct model *m);
 /* The next CommandFailed answers another line of ours, sent before the
  * command in flight (a client that sends lines out of turn knows, as the

@@ -2,7 +2,7 @@
  * pace: the server's lines held back so that a person can follow the
  * other players' moves (sopra-client --pace MS). Lines are queued as they
  * arrive and released in order; a move of another player (an action event
- * whose actor is not us: Moved, Searched, Attack's ZombieKilled, ...) is
+ * whose actor is not us: Moved, Searched, an attack's ZombieKilled, ...) is
  * released at least MS after the one before it, together with everything
  * that follows up to the next such move. With MS 0 every line is released
  * at once. The queue keeps each line's arrival time, for the countdown of

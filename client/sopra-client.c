@@ -206,7 +206,7 @@ static void send_legal_with(struct client *cl, unsigned flag)
 		}
 }
 
-/* --start: StartGame, once, when the game is not full yet */
+/* --start: start the game, once, when the game is not full yet */
 static void send_start(struct client *cl)
 {
 	if (cl->start_sent)
@@ -766,7 +766,7 @@ static void play_key(struct client *cl, int ch)
 }
 
 /* The answer to the quit question (app_quit_question): y leaves for good
- * (with sessions: Leave, if the turn is ours; the kept secret goes), c
+ * (with sessions: leave, if the turn is ours; the kept secret goes), c
  * (sessions) closes and keeps the seat for a return, any other key stays. */
 static void quit_answer(struct client *cl, int ch)
 {
@@ -779,7 +779,7 @@ static void quit_answer(struct client *cl, int ch)
 	cl->quit = true;
 	if (!cl->a.secret[0])
 		return;
-	send_legal_with(cl, CLIENT_LEAVES); /* Leave, when the turn is ours */
+	send_legal_with(cl, CLIENT_LEAVES); /* leave, when the turn is ours */
 	forget_session(cl);
 }
 
@@ -932,7 +932,7 @@ static const char usage_text[] =
         "  --host H        server host (default 127.0.0.1)\n"
         "  --port P        the server's port (with --watch: its --watch-port)\n"
         "  --name NAME     your player name (--local: default $USER, else Player)\n"
-        "  --start         send StartGame once registered (and the bots are in)\n"
+        "  --start         start the game once registered (and the bots are in)\n"
         "  --rules E       base (default) or revised: must match the server\n"
         "  --bots K        start K sopra-bot team mates into the same game\n"
         "  --bots-log DIR  write each bot's --log into DIR/BotN.log (DIR must exist)\n"
@@ -1128,7 +1128,7 @@ static int setup(struct client *cl)
 	if (cl->reconnect) {
 		send_reconnect(cl);
 	} else if (!cl->watch && cl->a.cmds.legal.n == 1) {
-		/* before the Config the one legal command: Register with our name */
+		/* before the Config the one legal command: registering with our name */
 		struct proto_buf reg;
 		proto_buf_init(&reg);
 		proto_encode_cmd(&cl->a.cmds.legal.v[0], cl->revised ? RULES_REVISED : RULES_BASE,

@@ -323,7 +323,7 @@ static void test_look(void **state)
 	look_describe(m, LOOK_CHARACTER, model_find_char(m, 4), &t);
 	assert_int_equal(t.n, 5);
 	assert_string_equal(t.lines[0], "David (#4): B0's, at Colony");
-	assert_string_equal(t.lines[1], "Attack: needs a die of 5 or more; search: 2 or more");
+	assert_string_equal(t.lines[1], "attack: needs a die of 5 or more; search: 2 or more");
 	assert_string_equal(t.lines[2], "Social status 40: the lowest status here dies first to "
 	                                "zombies and bites");
 	assert_string_equal(t.lines[3], "Ability: kill (y): at Colony with a die of 4+, kills up "

@@ -1593,6 +1593,11 @@ int game_apply(struct game *g, int player, const struct cmd *cmd, struct game_ev
 	return x.player;
 }
 
+struct cmd game_registration(const char *name)
+{
+	return (struct cmd){.type = CMD_REGISTER, .name = name};
+}
+
 void game_timeout(struct game *g, struct game_event_list *out)
 {
 	g->out = out;

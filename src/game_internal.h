@@ -82,7 +82,7 @@ struct loc_state {
 };
 
 struct player_state {
-	char *name;      /* NULL before Register; a copy, in the block's tail after a clone */
+	char *name;      /* NULL before registering; a copy, in the block's tail after a clone */
 	bool name_owned; /* name is this game's own allocation (game_free frees it) */
 	bool in_game;
 	bool disconnected;

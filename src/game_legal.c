@@ -146,7 +146,7 @@ static struct cmd *push_char(const struct legal *L, enum cmd_type type, int c)
 	return x;
 }
 
-/* Whether character c may move to location l now (Move's and FUEL's checks). */
+/* Whether character c may move to location l now (a move's and FUEL's checks). */
 static bool may_move(const struct legal *L, int c, int l)
 {
 	const struct game *g = L->g;
@@ -166,7 +166,7 @@ static bool entrance_fits(const struct game *g, int c, int e, bool want_zombie)
 	return want_zombie ? g->locs[l].zombies[e] > 0 : space_at(g, l, e) > 0;
 }
 
-/* tmpl (UseCard or UseAbility) with target = each entrance of c's location
+/* tmpl (a card or an ability played) with target = each entrance of c's location
  * that has a zombie (want_zombie) or a free space. */
 static void push_entrances(const struct legal *L, const struct cmd *tmpl, int c, bool want_zombie)
 {
@@ -321,7 +321,7 @@ static void legal_contribute_card(const struct legal *L, enum cmd_type type)
 			game_cmd_list_push(L->out, type)->card = card_id(g, k);
 }
 
-/* The commands of `type` (UseCard's) playing card k through character c
+/* The commands of `type` (the one that plays cards) playing card k through character c
  * on a target. */
 static void card_on_target(const struct legal *L, enum cmd_type type, int k, int c)
 {
@@ -372,7 +372,7 @@ static void legal_use_card(const struct legal *L, enum cmd_type type)
 	}
 }
 
-/* The commands of `type` (UseAbility's) using character c's ability (KILL
+/* The commands of `type` (the one that uses abilities) using character c's ability (KILL
  * needs a die >= dieValue). */
 static void ability_of(const struct legal *L, enum cmd_type type, int c)
 {

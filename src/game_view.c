@@ -245,7 +245,7 @@ static void build_registration(struct game *g, const struct game_view *v)
 		return;
 	struct game_event_list out;
 	game_event_list_init(&out);
-	struct cmd reg = {.type = CMD_REGISTER, .name = ""};
+	struct cmd reg = game_registration("");
 	game_apply(g, GAME_NO_PLAYER, &reg, &out);
 	game_event_list_free(&out);
 }

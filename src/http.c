@@ -652,7 +652,7 @@ static void serve_play(struct http *h, struct evhttp_request *req, const struct 
 		return;
 	proto_buf_reset(&h->buf);
 	if (name) {
-		struct cmd c = {.type = CMD_REGISTER, .name = name};
+		struct cmd c = game_registration(name);
 		proto_encode_cmd(&c, game_rules_of(h->game), &h->buf);
 	} else {
 		proto_encode_reconnect(secret, &h->buf);

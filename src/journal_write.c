@@ -324,7 +324,8 @@ static void write_digest(struct journal *j)
 
 /* The command and the parameters it carries, as protocol.md names them
  * (proto's table: a new command needs nothing here). Every parameter it
- * carries is written, Move.fuel also in revised (where it is false). A
+ * carries is written, a base-only flag (fuel) also in revised (where it
+ * is false). A
  * decoded command's strings are valid UTF-8 without NUL (proto_decode). */
 static void put_command(struct proto_buf *b, const struct cmd *c)
 {

@@ -109,7 +109,7 @@ def case_pick_and_look(args, tmux):
         t.keys(key[0])
         s = t.wait_line(" Look (any key: back to the list, Esc: close)")
         want = [" Ravi Anand (#6): Anna's, at Colony",
-                " Attack: needs a die of 4 or more; search: 3 or more",
+                " attack: needs a die of 4 or more; search: 3 or more",
                 " Social status 27: the lowest status here dies first to zombies and bites",
                 " Ability: wound: after a normal move, a rolled frostbite counts as a wound",
                 " Injuries: none (3 injuries kill)"]

@@ -14,7 +14,7 @@
  * connection sends junk next to the game). Start the server on a free port (--port 0, the port
  * is read from its stderr) with --timeout, start the bots one after another
  * (each has registered before the next starts, so player ids follow the
- * order; the last one sends StartGame when the game is not full), and wait
+ * order; the last one starts the game when the game is not full), and wait
  * for everyone, bounded by --game-timeout (then everything is killed and the
  * game FAILS as a hang).
  *

@@ -110,7 +110,7 @@ static bool chance(uint64_t *s, double pct)
 struct outbox {
 	char *data;
 	size_t len, cap;
-	bool silent; /* an EndTurn: when the server takes it, we may hear nothing */
+	bool silent; /* ending the turn: when the server takes it, we may hear nothing */
 };
 
 /* The lines received, as the server re-sends them on Reconnect: the history
@@ -153,7 +153,7 @@ struct bot {
 	bool overlong_sent; /* we sent an over-long line: expect CommandFailed, then EOF */
 	bool overlong_answered;
 	bool stalled;   /* --stall: we stopped answering, the server's --timeout must remove us */
-	bool oot_leave; /* we sent Leave out of turn: it may have been judged in our turn */
+	bool oot_leave; /* we left out of turn: it may have been judged in our turn */
 
 	/* the board, folded from the events, and the commands legal on it */
 	struct model m;
@@ -382,8 +382,8 @@ static void send_cmd(struct bot *b, const struct cmd *c)
 	send_raw(b, line, strlen(line));
 }
 
-/* The legal command of the row with `flag` (EndTurn: CLIENT_SILENT, Leave:
- * CLIENT_LEAVES, StartGame: CLIENT_STARTS), or NULL. */
+/* The legal command of the row with `flag` (ending the turn: CLIENT_SILENT,
+ * leaving: CLIENT_LEAVES, starting the game: CLIENT_STARTS), or NULL. */
 static const struct cmd *legal_with(const struct bot *b, unsigned flag)
 {
 	for (size_t i = 0; i < b->cc.legal.n; i++)
@@ -474,7 +474,7 @@ static int random_value(struct bot *b, uint64_t *r, const struct proto_param *p)
 	return odd ? unknown_char_id(b, r) : m->chars[rnd(r, m->nchars)].id;
 }
 
-/* A command of type t with random parameters (a name for Register). */
+/* A command of type t with random parameters (a name for the registration). */
 static void random_command(struct bot *b, uint64_t *r, enum cmd_type t, struct cmd *c)
 {
 	memset(c, 0, sizeof *c);
@@ -731,7 +731,7 @@ static bool refused_command(struct bot *b, uint64_t *r, struct cmd *c, const cha
 
 /* A command no state accepts: one that names a character by an id no
  * character has (the only commands without such a parameter are those of
- * the registration and Leave and EndTurn). */
+ * the registration, leaving and ending the turn). */
 static void unknown_character_command(struct bot *b, uint64_t *r, struct cmd *c)
 {
 	size_t pi = 0;
@@ -844,7 +844,8 @@ static void play_strategy(struct bot *b)
 	if (!b->strategy)
 		b->strategy = strategy_new(b->cc.cfg, &b->strategy_opt);
 	struct cmd c = b->cc.legal.v[0];
-	if (!strategy_choose(b->strategy, b->cc.view, &c) && c.type == CMD_LEAVE)
+	if (!strategy_choose(b->strategy, b->cc.view, &c) &&
+	    (client_command(c.type)->flags & CLIENT_LEAVES))
 		return;
 	send_cmd(b, &c);
 	if (client_command(c.type)->flags & CLIENT_SILENT)
@@ -859,9 +860,10 @@ static void act(struct bot *b)
 	model_set_pending(&b->m, MODEL_PEND_NONE, -1);
 	update_legal(b);
 	if (b->cc.legal.n == 0) {
-		/* in our turn EndTurn and Leave always are legal, unless another
-		 * of our commands in flight (strict checks off) has answered this
-		 * prompt already on our board: then EndTurn may just fail */
+		/* in our turn ending it and leaving always are legal, unless
+		 * another of our commands in flight (strict checks off) has
+		 * answered this prompt already on our board: then ending the
+		 * turn may just fail */
 		if (b->oot_pending == 0 && !b->strict_off)
 			VIOLATION(b, "ActNow, but our board gives no legal command: %s",
 			          b->cc.why_none);
@@ -945,7 +947,7 @@ static void maybe_out_of_turn(struct bot *b)
 		return;
 	enum inv_kind kind;
 	if (b->oot_commands && rnd(&b->rng_oot, 4) == 0 && rnd(&b->rng_oot, 10) == 0) {
-		/* Leave is only for the active player (it may be judged in our
+		/* leaving is only for the active player (it may be judged in our
 		 * turn, then we leave for real) */
 		struct cmd leave;
 		client_command_with(CLIENT_LEAVES, &leave);
@@ -989,8 +991,9 @@ static void on_config(struct bot *b, const struct model_event *ev)
 	if (b->invalid_pct > 0 && chance(&b->rng, b->invalid_pct * 3) &&
 	    refused_command(b, &b->rng, &again, &why)) {
 		send_str(b,
-		         line_of(b, &again)); /* Register again: the only one that does not abort */
-		b->oot_pending++;             /* its CommandFailed may come at any time */
+		         line_of(b,
+		                 &again)); /* registering again: the only one that does not abort */
+		b->oot_pending++;          /* its CommandFailed may come at any time */
 	}
 	const struct cmd *start = legal_with(b, CLIENT_STARTS);
 	if (b->start && start)
@@ -1054,7 +1057,7 @@ static void on_left(struct bot *b, const struct model_event *ev)
 	    !m->selecting)
 		die(b, EXIT_SERVER,
 		    "we were removed (Left) while we still had %d living characters "
-		    "and never sent Leave (server --timeout?)",
+		    "and never left (server --timeout?)",
 		    model_living_of(m, m->me));
 	b->result = "left";
 }
@@ -1161,19 +1164,19 @@ static int idle_wait_ms(struct bot *b, double last)
  *
  * Was that command lost in the drop? The bot has one command in flight at a
  * time (it answers prompts; not so with --invalid's lines out of turn), and
- * the server answers every command but EndTurn with a line to its sender
+ * the server answers every command but the end of a turn with a line to its sender
  * before anything else reaches it. So the next line that is not a Session
  * line, from the history or after it, shows the command was taken. If none
  * comes, it was lost: send it again, after RESEND_WAIT s for a command that
- * must draw a line. A taken EndTurn may draw nothing until another player
+ * must draw a line. A turn's end, taken, may draw nothing until another player
  * acts or the round ends, so its wait is longer, and the longer the lower
  * our id: when several players' EndTurns are in doubt after one restart,
  * they are consecutive turns of one round, the game waits for the last of
  * them (the highest id), whose wait is the shortest, and what its re-sent
- * EndTurn sets off reaches the others before their waits are over.
+ * the end of a turn sets off reaches the others before their waits are over.
  */
 #define RESEND_WAIT       0.5 /* s: the history has arrived by then */
-#define SILENT_WAIT_FIRST 1.0 /* s, for an EndTurn, plus SILENT_WAIT_STEP per higher id */
+#define SILENT_WAIT_FIRST 1.0 /* s, for ending a turn, plus SILENT_WAIT_STEP per higher id */
 #define SILENT_WAIT_STEP  0.5
 
 static bool is_session(const char *line, size_t len)
@@ -1502,11 +1505,12 @@ static void run(struct bot *b)
 {
 	b->rcap = 1 << 16;
 	b->rbuf = xcalloc(b->rcap, 1);
-	update_legal(b); /* before the Config: Register with our name */
+	update_legal(b); /* before the Config: registering with our name */
 	struct cmd reg = b->cc.legal.v[0];
 	if (b->invalid_pct > 0 && chance(&b->rng, b->invalid_pct * 3)) {
 		/* before registering: must fail, must not abort the registration:
-		 * StartGame ("register first"), or Register without its name */
+		 * starting the game ("register first"), or registering without
+		 * its name */
 		struct cmd start;
 		if (rnd(&b->rng, 2) && client_command_with(CLIENT_STARTS, &start)) {
 			send_str(b, line_of(b, &start));
@@ -1520,7 +1524,7 @@ static void run(struct bot *b)
 		b->expect_fail = true;
 		b->expect_fail_msg = NULL;
 		snprintf(b->expect_fail_what, sizeof b->expect_fail_what,
-		         "a command before Register");
+		         "a command before registering");
 	}
 	send_str(b, line_of(b, &reg));
 	b->rng_start = b->rng;
@@ -1602,7 +1606,7 @@ static const char usage_text[] =
         "  --host HOST        server host (default 127.0.0.1)\n"
         "  --seed S           seed of the bot's own generator (default 1)\n"
         "  --name NAME        player name (default bot-SEED)\n"
-        "  --start            send StartGame once the Config arrived\n"
+        "  --start            start the game once the Config arrived\n"
         "  --strategy S       how to play: random (default: random legal commands),\n"
         "                     greedy or search (docs/bots.md); --invalid and --leave\n"
         "                     play random\n"
@@ -1612,7 +1616,7 @@ static const char usage_text[] =
         "  --rules E          base (default) or revised: must match the server\n"
         "  --invalid PCT      send a deliberately invalid command instead of a move\n"
         "                     with PCT % probability (and now and then one out of turn)\n"
-        "  --leave PCT        send Leave instead of a move with PCT % probability\n"
+        "  --leave PCT        leave the game instead of a move with PCT % probability\n"
         "  --disconnect PCT   instead of a move or a selection, with PCT % probability\n"
         "                     (and rarely at any time), hang up or send a line over\n"
         "                     the 64 KiB limit (result disconnected / dropped)\n"

@@ -8,7 +8,7 @@
  * does I/O or reads JSON.
  *
  * An entry names its connection by commId (the number net gave it when it
- * was accepted), not by player: a Register still in the queue decides which
+ * was accepted), not by player: a registration still in the queue decides which
  * player the connection's later lines come from, so the player is looked up
  * when the entry is dispatched.
  */

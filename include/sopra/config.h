@@ -43,7 +43,7 @@ enum injury {
 
 enum ability_type {
 	ABILITY_WOUND,        /* passive: before -> after on moves */
-	ABILITY_NO_INFECTION, /* passive: no roll after Attack */
+	ABILITY_NO_INFECTION, /* passive: no roll after an attack */
 	ABILITY_SEARCH,       /* passive: location, num_cards, max_activations */
 	ABILITY_TRASH,        /* passive: num_cards */
 	ABILITY_HEAL,         /* active, target = character */

@@ -62,12 +62,18 @@ struct game *game_clone(const struct game *g);
  * Whole colony phases and following rounds run inside the call until the
  * game next waits for a player.
  * Returns the sender's player id after the command: the new id after a
- * successful Register, otherwise `player` unchanged.
+ * successful registration, otherwise `player` unchanged.
  */
 int game_apply(struct game *g, int player, const struct cmd *cmd, struct game_event_list *out);
 
+/* The command that registers a connection as a player named name (name is
+ * borrowed, as in any struct cmd): for code that registers on someone's
+ * behalf, such as a browser's seat or a view's rebuilt game. */
+struct cmd game_registration(const char *name);
+
 /* The --timeout expired while waiting: registration aborts; otherwise the
- * player waited for leaves (as Leave). No-op when the game is over. */
+ * player waited for leaves (as if they had sent the command to leave). No-op when the game is over.
+ */
 void game_timeout(struct game *g, struct game_event_list *out);
 
 /* The connection of registered player p is gone. The player leaves the game
@@ -97,11 +103,12 @@ struct cmd *game_cmd_list_push(struct game_cmd_list *l, enum cmd_type type);
  * game_apply would accept from `player` (GAME_NO_PLAYER: a connection that
  * has not registered) now -- accept: no CommandFailed and, during the
  * registration, no abort -- and return their number. Nothing when the
- * game is over or it is not the player's turn; Register, the only command
- * with a free parameter, is listed once with name NULL (any name is
- * accepted). SelectCharacters is listed in both orders of each pair (both
- * are accepted, and both spawn the lower id first). Move's fuel is true only
- * in base (in revised the wire has no such parameter).
+ * game is over or it is not the player's turn; the registration, the only
+ * command with a free parameter (a NAME), is listed once with name NULL
+ * (any name is accepted). The choice of two offered characters is listed in
+ * both orders of each pair (both are accepted, and both spawn the lower id
+ * first). A FLAG parameter (fuel) is true only in base, where the wire has
+ * it (PROTO_BASE_ONLY).
  *
  * The order is deterministic: command types in enum cmd_type order, then
  * characters, cards, targets and locations in configuration order,

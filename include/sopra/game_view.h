@@ -19,9 +19,9 @@
  * Private are the four characters offered to the player choosing (known to
  * that player only) and, not told to anyone, the order of the piles, of the
  * crises to come and of the characters not in play. One more thing is not
- * public: whose turn it is. EndTurn sends nothing, so while one player acts
+ * public: whose turn it is. Ending a turn sends nothing, so while one player acts
  * the others cannot always tell whether the turn before it has ended, nor,
- * after an anonymous CleanWaste, which character cleaned. The view therefore
+ * after an anonymous cleaning of the waste, which character cleaned. The view therefore
  * holds the facts of the turn running now -- the dice left, which
  * characters moved or used their ability, the equipment used, whether the
  * waste was cleaned -- only when the game waits for the viewer (turn_known);

@@ -168,7 +168,7 @@ struct journal_record {
 	int comm_id;
 	int player;     /* as resolved when the entry was taken; -1: none */
 	struct cmd cmd; /* JOURNAL_COMMAND; cmd.name points into name */
-	char *name;     /* owned: Register's playerName */
+	char *name;     /* owned: the registration's playerName */
 	char *error;    /* owned: JOURNAL_BAD's message (NUL-terminated) */
 	bool drain;     /* JOURNAL_LOST */
 	int64_t lines;  /* JOURNAL_DIGEST: lines sent so far */

@@ -35,7 +35,7 @@
 
 /*
  * A decoded command plus the storage its borrowed pointers point into.
- * cmd.name (Register) points into name_storage, owned by this struct.
+ * cmd.name (a NAME parameter) points into name_storage, owned by this struct.
  * Initialise with proto_cmd_init (or zero it); release with proto_cmd_clear,
  * which leaves it ready for reuse.
  */
@@ -59,12 +59,12 @@ void proto_cmd_clear(struct proto_cmd *pc);
  *
  * Returns true on success. On failure returns false, leaves out cleared and
  * sets *err to a non-empty, human-readable, valid UTF-8 message naming the
- * problem (e.g. "Move.characterId: expected an integer"). *err is either a
+ * problem (e.g. "<command>.characterId: expected an integer"). *err is either a
  * static string or points into out->err_buf: it stays valid until the next
  * proto_decode on the same out.
  *
- * `rules` matters for Move.fuel only: read in base, ignored (like any unknown
- * field) in revised.
+ * `rules` matters for a PROTO_BASE_ONLY parameter (fuel) only: read in
+ * base, ignored (like any unknown field) in revised.
  */
 bool proto_decode(const char *line, size_t len, enum game_rules rules, struct proto_cmd *out,
                   const char **err);
@@ -129,8 +129,8 @@ const struct proto_param *proto_cmd_params(enum cmd_type t, size_t *n);
 bool proto_param_with_target(const struct proto_param *p);
 
 /* Whether c carries p: false only for a target parameter of a command
- * without a target. (An absent optional bool, Move.fuel, is carried as
- * false.) */
+ * without a target. (An absent optional bool, such as fuel, is carried
+ * as false.) */
 bool proto_param_carried(const struct cmd *c, const struct proto_param *p);
 
 /* An int or bool parameter's value in c (a bool as 0 or 1), and setting it.
@@ -231,7 +231,7 @@ void proto_put_bool(struct proto_buf *b, bool v);
 
 /* Append the members of command c as a client sends them: "command":"Name"
  * and the parameters of proto's table in protocol order, each that c
- * carries (proto_param_carried); a PROTO_BASE_ONLY one (Move.fuel) only in
+ * carries (proto_param_carried); a PROTO_BASE_ONLY one (fuel) only in
  * base, where it is always written. A NULL c->name is written as "". */
 void proto_put_cmd(struct proto_buf *b, const struct cmd *c, enum game_rules rules);
 
