@@ -35,7 +35,6 @@ import json
 import os
 import select
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -55,68 +54,9 @@ class Server(sopratest.Server):
         super().close()
 
 
-class Client:
+class Client(sopratest.ScriptedPlayer):
     """A connection that keeps every line it receives, and a scripted
-    player on it: the first two characters offered, then EndTurn."""
-
-    def __init__(self, port):
-        self.lines = []
-        self.prompts = self.acted = 0
-        self.connect(port)
-
-    def connect(self, port):
-        self.s = socket.create_connection(("127.0.0.1", port), timeout=5)
-        self.buf = b""
-        self.eof = False
-
-    def send_raw(self, data):
-        try:
-            self.s.sendall(data)
-        except OSError:
-            pass
-
-    def send(self, obj):
-        self.send_raw(json.dumps(obj).encode() + b"\n")
-
-    def pump(self, timeout):
-        r, _, _ = select.select([self.s], [], [], timeout)
-        if not r:
-            return False
-        try:
-            d = self.s.recv(1 << 16)
-        except OSError:
-            d = b""
-        if not d:
-            self.eof = True
-            return False
-        self.buf += d
-        while b"\n" in self.buf:
-            line, self.buf = self.buf.split(b"\n", 1)
-            self.take(line.decode())
-        return True
-
-    def take(self, line):
-        self.lines.append(line)
-        ev = json.loads(line)
-        if ev["event"] == "Characters":
-            self.chars = [ev["characterId0"], ev["characterId1"]]
-        if ev["event"] in ("Characters", "ActNow"):
-            self.prompts += 1
-
-    def act(self):
-        while self.acted < self.prompts:
-            self.acted += 1
-            last = [json.loads(l)["event"] for l in self.lines
-                    if json.loads(l)["event"] in ("Characters", "ActNow")]
-            if last and last[-1] == "Characters":
-                self.send({"command": "SelectCharacters", "characterId0": self.chars[0],
-                           "characterId1": self.chars[1]})
-            else:
-                self.send({"command": "EndTurn"})
-
-    def over(self):
-        return self.eof or any(json.loads(l)["event"] in ("GameEnd", "Left")
-                               for l in self.lines[-3:])
+    player on it (sopratest.ScriptedPlayer)."""
 
 
 def settle(clients, quiet=0.2, limit=15):
@@ -131,7 +71,7 @@ def settle(clients, quiet=0.2, limit=15):
             return
         for c in live:
             if c.s in r:
-                c.pump(0)
+                c.take(c.pump(0))
 
 
 def play(clients, steps=None):

@@ -41,7 +41,6 @@ import json
 import os
 import random
 import select
-import socket
 import subprocess
 import sys
 import tempfile
@@ -66,70 +65,16 @@ class Server(sopratest.Server):
             super().close()
 
 
-class Player:
-    """A scripted player: selects the first two characters offered, then
-    always ends its turn."""
+class Player(sopratest.ScriptedPlayer):
+    """A scripted player (sopratest.ScriptedPlayer) with a name; a prompt
+    it answers is the last Characters or ActNow unless characters spawned
+    since."""
+
+    LAST_OF = ("Characters", "ActNow", "CharacterSpawned")
 
     def __init__(self, port, name):
         self.name = name
-        self.lines = []  # every line received over all its connections
-        self.prompts = 0  # Characters/ActNow received
-        self.acted = 0
-        self.secret = None
-        self.connect(port)
-
-    def connect(self, port):
-        self.s = socket.create_connection(("127.0.0.1", port), timeout=5)
-        self.buf = b""
-        self.eof = False
-
-    def send(self, obj):
-        try:
-            self.s.sendall(json.dumps(obj).encode() + b"\n")
-        except OSError:
-            pass
-
-    def pump(self, timeout):
-        """Read what is there; returns the new lines."""
-        new = []
-        r, _, _ = select.select([self.s], [], [], timeout)
-        if not r:
-            return new
-        try:
-            d = self.s.recv(1 << 16)
-        except OSError:
-            d = b""
-        if not d:
-            self.eof = True
-            return new
-        self.buf += d
-        while b"\n" in self.buf:
-            line, self.buf = self.buf.split(b"\n", 1)
-            new.append(line.decode())
-        return new
-
-    def take(self, lines):
-        for line in lines:
-            self.lines.append(line)
-            ev = json.loads(line)
-            if ev["event"] == "Session":
-                self.secret = ev["secret"]
-            if ev["event"] == "Characters":
-                self.chars = [v for k, v in ev.items() if k != "event"]
-                self.chars = [x for v in self.chars for x in (v if isinstance(v, list) else [v])]
-            if ev["event"] in ("Characters", "ActNow"):
-                self.prompts += 1
-
-    def act(self):
-        while self.acted < self.prompts:
-            self.acted += 1
-            last = [json.loads(l)["event"] for l in self.lines
-                    if json.loads(l)["event"] in ("Characters", "ActNow", "CharacterSpawned")]
-            if last and last[-1] == "Characters":
-                self.send({"command": "SelectCharacters",
-                           "characterId0": self.chars[0], "characterId1": self.chars[1]})
-            else:
-                self.send({"command": "EndTurn"})
+        super().__init__(port)
 
 
 def game_stream(p):
@@ -154,23 +99,19 @@ def settle(players, quiet=0.15, limit=10):
                 return
 
 
-def over(p):
-    return any(json.loads(l)["event"] in ("GameEnd", "Left") for l in p.lines[-3:]) or p.eof
-
-
 def play(players, steps=None, patience=1.0):
     """Run the game; after `steps` actions stop (idle) and return False."""
     n = 0
     while True:
         settle(players)
-        if all(over(p) for p in players):
+        if all(p.over() for p in players):
             return True
         acting = [p for p in players if p.acted < p.prompts and not p.eof]
-        check(acting or any(not over(p) for p in players), "stuck")
+        check(acting or any(not p.over() for p in players), "stuck")
         if not acting:
             settle(players, quiet=patience)
             if not any(p.acted < p.prompts for p in players):
-                check(all(over(p) for p in players), "nobody prompted, game not over")
+                check(all(p.over() for p in players), "nobody prompted, game not over")
                 return True
             continue
         if steps is not None and n >= steps:
@@ -326,7 +267,7 @@ def case_grace(args, tmp):
         players = start_game(srv.port)
         play(players, steps=2)
         reconnect(players[:1], srv.port, live=True)  # drop and come back at once
-        check(not over(players[0]), "game over too early")
+        check(not players[0].over(), "game over too early")
         players[1].s.close()  # does not come back
         players[1].eof = True
         t0 = time.monotonic()

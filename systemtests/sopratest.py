@@ -5,15 +5,21 @@ folder, so it is on sys.path).
 - Server: sopra-server started on a port the kernel picks (--port 0) with its
   stderr in a file, the port read from its "listening on ADDR:PORT" line
   (and the watchers' port from "watchers on ADDR:PORT" with --watch-port).
+- ScriptedPlayer: a connection that keeps every line it receives and plays
+  a fixed script (the first two characters offered, then always ends its
+  turn).
 - TmuxServer: a tmux server of the test's own (tmux -L NAME -f /dev/null),
   killed at the end: a person's tmux, its sessions and its configuration are
   never touched, and two test runs never meet.
 """
 import atexit
+import json
 import os
 import re
 import resource
+import select
 import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -27,6 +33,87 @@ class Failure(Exception):
 def check(cond, what):
     if not cond:
         raise Failure(what)
+
+
+class ScriptedPlayer:
+    """A player on one connection (connect() again for a new one): lines
+    keeps every line taken over all its connections. pump() returns what
+    has come, take() folds lines in (Session's secret, the characters
+    offered, the prompts), act() answers each prompt not yet answered: the
+    first two characters offered to a Characters, an end of the turn to
+    anything else. The prompt answered is the last of LAST_OF among the
+    lines."""
+
+    LAST_OF = ("Characters", "ActNow")
+
+    def __init__(self, port):
+        self.lines = []
+        self.prompts = 0  # Characters/ActNow taken
+        self.acted = 0
+        self.secret = None
+        self.chars = []
+        self.connect(port)
+
+    def connect(self, port):
+        self.s = socket.create_connection(("127.0.0.1", port), timeout=5)
+        self.buf = b""
+        self.eof = False
+
+    def send_raw(self, data):
+        try:
+            self.s.sendall(data)
+        except OSError:
+            pass
+
+    def send(self, obj):
+        self.send_raw(json.dumps(obj).encode() + b"\n")
+
+    def pump(self, timeout):
+        """Read what is there within timeout seconds; returns the new lines
+        (not taken yet)."""
+        new = []
+        r, _, _ = select.select([self.s], [], [], timeout)
+        if not r:
+            return new
+        try:
+            d = self.s.recv(1 << 16)
+        except OSError:
+            d = b""
+        if not d:
+            self.eof = True
+            return new
+        self.buf += d
+        while b"\n" in self.buf:
+            line, self.buf = self.buf.split(b"\n", 1)
+            new.append(line.decode())
+        return new
+
+    def take(self, lines):
+        for line in lines:
+            self.lines.append(line)
+            ev = json.loads(line)
+            if ev["event"] == "Session":
+                self.secret = ev["secret"]
+            if ev["event"] == "Characters":
+                self.chars = [ev["characterId0"], ev["characterId1"]]
+            if ev["event"] in ("Characters", "ActNow"):
+                self.prompts += 1
+
+    def act(self):
+        while self.acted < self.prompts:
+            self.acted += 1
+            last = [json.loads(l)["event"] for l in self.lines
+                    if json.loads(l)["event"] in self.LAST_OF]
+            if last and last[-1] == "Characters":
+                self.send({"command": "SelectCharacters", "characterId0": self.chars[0],
+                           "characterId1": self.chars[1]})
+            else:
+                self.send({"command": "EndTurn"})
+
+    def over(self):
+        """The game is over for this player: GameEnd or its Left, or EOF."""
+        return self.eof or any(json.loads(l)["event"] in ("GameEnd", "Left")
+                               for l in self.lines[-3:])
 
 
 def reported_port(text, what="listening on"):
