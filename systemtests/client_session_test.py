@@ -21,16 +21,15 @@ read with capture-pane.
 
 Without tmux the test is skipped loudly (exit 77), and fails under CI=true.
 """
-import argparse
 import os
 import shutil
 import signal
 import socket
 import stat
-import sys
 import threading
 import time
 
+import sopratest
 from sopratest import Failure, Server, TmuxServer
 from client_test import TIMEOUT, Tmux, fail, status_line
 
@@ -327,15 +326,8 @@ CASES = {"grace": case_grace, "cut": case_cut, "restart": case_restart,
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    for a in ("server", "client", "config", "workdir"):
-        ap.add_argument("--" + a, required=True)
-    ap.add_argument("cases", nargs="*", help="default: all (%s)" % ", ".join(CASES))
-    args = ap.parse_args()
-    if shutil.which("tmux") is None:
-        print("*" * 70 + "\nSKIPPED: client_session_test needs tmux\n" + "*" * 70, flush=True)
-        sys.exit(1 if os.environ.get("CI") == "true" else 77)
-    os.makedirs(args.workdir, exist_ok=True)
+    args = sopratest.client_test_args("client_session_test", lambda ap: ap.add_argument(
+        "cases", nargs="*", help="default: all (%s)" % ", ".join(CASES)))
     for name in args.cases or CASES:
         try:
             CASES[name](args)

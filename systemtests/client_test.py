@@ -22,7 +22,6 @@ Both editions: base at 80x24, revised at 160x50. Screen captures are kept in
 WORKDIR/*.txt (docs/client.md shows some). Without tmux the test is skipped
 loudly (exit 77), and fails under CI=true.
 """
-import argparse
 import json
 import os
 import re
@@ -32,6 +31,7 @@ import sys
 import threading
 import time
 
+import sopratest
 from sopratest import Failure, Server, TmuxServer
 
 TIMEOUT = 60.0  # generous: a loaded machine
@@ -402,15 +402,7 @@ def replay(args, game, final):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    for a in ("server", "client", "config", "workdir"):
-        ap.add_argument("--" + a, required=True)
-    args = ap.parse_args()
-    if shutil.which("tmux") is None:
-        print("*" * 70 + "\nSKIPPED: client_test needs tmux (apt-get install tmux; "
-              "setup.sh installs it)\n" + "*" * 70, flush=True)
-        sys.exit(1 if os.environ.get("CI") == "true" else 77)
-    os.makedirs(args.workdir, exist_ok=True)
+    args = sopratest.client_test_args("client_test")
     for rules, w, h, seed in (("base", 80, 24, 11), ("revised", 160, 50, 12)):
         tmux = TmuxServer("sopra-client-test")
         g = None

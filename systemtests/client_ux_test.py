@@ -21,13 +21,12 @@ exact text asserted:
 
 Without tmux the test is skipped loudly (exit 77), and fails under CI=true.
 """
-import argparse
 import os
 import re
-import shutil
 import sys
 import time
 
+import sopratest
 from sopratest import Failure, Server, TmuxServer, check
 
 TIMEOUT = 60.0
@@ -167,15 +166,7 @@ def case_badge(args, tmux):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    for a in ("server", "client", "config", "workdir"):
-        ap.add_argument("--" + a, required=True)
-    args = ap.parse_args()
-    if shutil.which("tmux") is None:
-        print("*" * 70 + "\nSKIPPED: client_ux_test needs tmux (apt-get install tmux; "
-              "setup.sh installs it)\n" + "*" * 70, flush=True)
-        sys.exit(1 if os.environ.get("CI") == "true" else 77)
-    os.makedirs(args.workdir, exist_ok=True)
+    args = sopratest.client_test_args("client_ux_test")
     failed = 0
     for name, case in (("pick_and_look", case_pick_and_look), ("countdown", case_countdown),
                        ("badge", case_badge)):

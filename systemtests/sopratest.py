@@ -8,10 +8,13 @@ folder, so it is on sys.path).
 - ScriptedPlayer: a connection that keeps every line it receives and plays
   a fixed script (the first two characters offered, then always ends its
   turn).
+- require_tmux / client_test_args: what a test that drives sopra-client in
+  tmux starts with (its arguments; skipped without tmux).
 - TmuxServer: a tmux server of the test's own (tmux -L NAME -f /dev/null),
   killed at the end: a person's tmux, its sessions and its configuration are
   never touched, and two test runs never meet.
 """
+import argparse
 import atexit
 import json
 import os
@@ -20,7 +23,9 @@ import resource
 import select
 import signal
 import socket
+import shutil
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -114,6 +119,31 @@ class ScriptedPlayer:
         """The game is over for this player: GameEnd or its Left, or EOF."""
         return self.eof or any(json.loads(l)["event"] in ("GameEnd", "Left")
                                for l in self.lines[-3:])
+
+
+def require_tmux(name):
+    """Exit unless tmux is installed: skipped (77), or failed under CI=true."""
+    if shutil.which("tmux") is None:
+        ci = os.environ.get("CI") == "true"
+        print("*" * 70 + "\nSKIPPED: %s needs tmux (apt-get install tmux; setup.sh "
+              "installs it)" % name + ("; a failure under CI=true" if ci else "") + "\n" +
+              "*" * 70, flush=True)
+        sys.exit(1 if ci else 77)
+
+
+def client_test_args(name, more=None):
+    """The arguments of a test that drives sopra-client in tmux: --server,
+    --client, --config and --workdir (created), and what more(parser) adds;
+    the test is skipped without tmux (require_tmux)."""
+    ap = argparse.ArgumentParser()
+    for a in ("server", "client", "config", "workdir"):
+        ap.add_argument("--" + a, required=True)
+    if more:
+        more(ap)
+    args = ap.parse_args()
+    require_tmux(name)
+    os.makedirs(args.workdir, exist_ok=True)
+    return args
 
 
 def reported_port(text, what="listening on"):

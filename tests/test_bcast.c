@@ -17,18 +17,13 @@
 #include "sopra/game_event.h"
 
 #include "contract.h"
+#include "sink_log.h"
 
 struct rec {
-	char log[2048];
+	char log[SINK_LOG_SIZE]; /* first: the sink_log */
 	int encodes;
 	int comm_of[64]; /* as the joined calls said */
 };
-
-static void rec_add(struct rec *r, const char *item)
-{
-	size_t n = strlen(r->log);
-	snprintf(r->log + n, sizeof r->log - n, "%s%s", n ? " " : "", item);
-}
 
 static void rec_encode(void *ctx, const struct game_event *ev)
 {
@@ -48,30 +43,14 @@ static void rec_send(void *ctx, int comm_id, int player, const struct game_event
 		snprintf(item, sizeof item, "%d:%s", comm_id, game_event_name(ev->type));
 	else
 		snprintf(item, sizeof item, "(%d):%s", player, game_event_name(ev->type));
-	rec_add(r, item);
+	sink_log_add(r, item);
 }
 
 static void rec_joined(void *ctx, int comm_id, int player)
 {
 	struct rec *r = ctx;
-	char item[32];
 	r->comm_of[player] = comm_id;
-	snprintf(item, sizeof item, "join:%d@%d", player, comm_id);
-	rec_add(r, item);
-}
-
-static void rec_left(void *ctx, int comm_id, int player)
-{
-	char item[32];
-	snprintf(item, sizeof item, "left:%d@%d", player, comm_id);
-	rec_add(ctx, item);
-}
-
-static void rec_close(void *ctx, int comm_id)
-{
-	char item[32];
-	snprintf(item, sizeof item, "close:%d", comm_id);
-	rec_add(ctx, item);
+	sink_log_joined(r, comm_id, player);
 }
 
 static struct bcast *new_bcast(struct rec *r)
@@ -80,8 +59,8 @@ static struct bcast *new_bcast(struct rec *r)
 	return bcast_new((struct bcast_sink){.encode = rec_encode,
 	                                     .send = rec_send,
 	                                     .joined = rec_joined,
-	                                     .left = rec_left,
-	                                     .close = rec_close,
+	                                     .left = sink_log_left,
+	                                     .close = sink_log_close,
 	                                     .ctx = r});
 }
 

@@ -20,17 +20,12 @@
 #include "sopra/session.h"
 
 #include "contract.h"
+#include "sink_log.h"
 
 struct rec {
-	char log[4096];
+	char log[SINK_LOG_SIZE]; /* first: the sink_log */
 	char secret_seen[PROTO_SECRET_HEX + 1]; /* of the last Session sent */
 };
-
-static void rec_add(struct rec *r, const char *item)
-{
-	size_t n = strlen(r->log);
-	snprintf(r->log + n, sizeof r->log - n, "%s%s", n ? " " : "", item);
-}
 
 static void rec_send(void *ctx, int comm_id, int player, const struct game_event *ev)
 {
@@ -41,7 +36,7 @@ static void rec_send(void *ctx, int comm_id, int player, const struct game_event
 		snprintf(item, sizeof item, "%d:CommandFailed(%s)", comm_id, ev->str);
 	else
 		snprintf(item, sizeof item, "%d:%s", comm_id, game_event_name(ev->type));
-	rec_add(r, item);
+	sink_log_add(r, item);
 	if (ev->type == GEV_SESSION) {
 		assert_int_equal(ev->arg[0], player);
 		assert_int_equal(ev->nargs, 1);
@@ -49,32 +44,11 @@ static void rec_send(void *ctx, int comm_id, int player, const struct game_event
 	}
 }
 
-static void rec_joined(void *ctx, int comm_id, int player)
-{
-	char item[32];
-	snprintf(item, sizeof item, "join:%d@%d", player, comm_id);
-	rec_add(ctx, item);
-}
-
-static void rec_left(void *ctx, int comm_id, int player)
-{
-	char item[32];
-	snprintf(item, sizeof item, "left:%d@%d", player, comm_id);
-	rec_add(ctx, item);
-}
-
-static void rec_close(void *ctx, int comm_id)
-{
-	char item[32];
-	snprintf(item, sizeof item, "close:%d", comm_id);
-	rec_add(ctx, item);
-}
-
 static void rec_timer(void *ctx, int player, int sec)
 {
 	char item[32];
 	snprintf(item, sizeof item, "timer:%d=%d", player, sec);
-	rec_add(ctx, item);
+	sink_log_add(ctx, item);
 }
 
 static void fake_secret(void *ctx, int player, char *hex)
@@ -102,9 +76,9 @@ static void t_init(struct t *t, bool sessions)
 		                          .timer = rec_timer,
 		                          .timer_ctx = &t->r};
 	struct bcast_sink out = {.send = rec_send,
-	                         .joined = rec_joined,
-	                         .left = rec_left,
-	                         .close = rec_close,
+	                         .joined = sink_log_joined,
+	                         .left = sink_log_left,
+	                         .close = sink_log_close,
 	                         .ctx = &t->r};
 	t->b = bcast_new(out);
 	t->s = session_new(&o, t->b, out);
@@ -134,6 +108,21 @@ static void secret_of(int player, char *hex)
 	fake_secret(NULL, player, hex);
 }
 
+/* Players 0..n-1 join on connections 11, 12, ... */
+static void join_players(struct t *t, int n)
+{
+	for (int p = 0; p < n; p++)
+		bcast_join(t->b, p, 11 + p);
+}
+
+/* Player p leaves (Left to all, routed); the log starts afresh. */
+static void player_left(struct t *t, int p)
+{
+	push(t, GEV_LEFT, GEV_TO_ALL)->arg[0] = p;
+	route(t, 0);
+	t->r.log[0] = '\0';
+}
+
 static int reconnect(struct t *t, int comm, int sender, const char *secret, char *msg)
 {
 	return session_reconnect(t->s, comm, sender, secret, msg, 128);
@@ -149,8 +138,7 @@ static void test_history_and_reconnect(void **state)
 	t_init(&t, true);
 	assert_true(session_on(t.s));
 	assert_true(session_keeps_seat(t.s));
-	bcast_join(t.b, 0, 11);
-	bcast_join(t.b, 1, 12);
+	join_players(&t, 2);
 	push(&t, GEV_CONFIG, 0);
 	push(&t, GEV_ACT_NOW, 0);
 	route(&t, 11);
@@ -242,12 +230,8 @@ static void test_reconnect_refused(void **state)
 	(void)state;
 	struct t t;
 	t_init(&t, true);
-	bcast_join(t.b, 0, 11);
-	bcast_join(t.b, 1, 12);
-	bcast_join(t.b, 2, 13);
-	push(&t, GEV_LEFT, GEV_TO_ALL)->arg[0] = 2;
-	route(&t, 0);
-	t.r.log[0] = '\0';
+	join_players(&t, 3);
+	player_left(&t, 2);
 	char s0[PROTO_SECRET_HEX + 1], s2[PROTO_SECRET_HEX + 1], wrong[PROTO_SECRET_HEX + 1];
 	secret_of(0, s0);
 	secret_of(2, s2);
@@ -276,9 +260,7 @@ static void test_missed_end(void **state)
 	(void)state;
 	struct t t;
 	t_init(&t, true);
-	bcast_join(t.b, 0, 11);
-	bcast_join(t.b, 1, 12);
-	bcast_join(t.b, 2, 13);
+	join_players(&t, 3);
 	assert_int_equal(bcast_conn_lost(t.b, 12), 1);
 	assert_int_equal(bcast_conn_lost(t.b, 13), 2);
 	push(&t, GEV_LEFT, GEV_TO_ALL)->arg[0] = 2;
@@ -311,11 +293,8 @@ static void test_resume(void **state)
 	(void)state;
 	struct t t;
 	t_init(&t, true);
-	bcast_join(t.b, 0, 11);
-	bcast_join(t.b, 1, 12);
-	push(&t, GEV_LEFT, GEV_TO_ALL)->arg[0] = 0;
-	route(&t, 0);
-	t.r.log[0] = '\0';
+	join_players(&t, 2);
+	player_left(&t, 0);
 	session_resume(t.s, false, 30);
 	assert_string_equal(t.r.log, "timer:0=0 timer:1=0 timer:1=30");
 	assert_true(session_is_away(t.s, 1));
@@ -356,8 +335,7 @@ static void test_without_sessions(void **state)
 	t_init(&t, false);
 	assert_false(session_on(t.s));
 	assert_false(session_keeps_seat(t.s));
-	bcast_join(t.b, 0, 11);
-	bcast_join(t.b, 1, 12);
+	join_players(&t, 2);
 	assert_int_equal(bcast_conn_lost(t.b, 12), 1);
 	push(&t, GEV_CONFIG, 0);
 	push(&t, GEV_NEXT_ROUND, GEV_TO_ALL);
