@@ -311,6 +311,29 @@ static char *slurp(const char *path, size_t *len)
 	return b.s;
 }
 
+/* Free s (keeping its journal), with what outlives it: the journal's path
+ * in path (256 bytes) and, unless sent is NULL, a copy of every line it
+ * sent. */
+static void srv_end(struct srv *s, char *path, struct str *sent)
+{
+	if (sent) {
+		*sent = (struct str){0};
+		str_add(sent, s->sent.s, s->sent.n);
+	}
+	snprintf(path, 256, "%s", s->path);
+	srv_free(s, true);
+}
+
+/* The journal of a game of 2 played to its end by a server named name:
+ * its text (*len bytes; the caller frees it), its path in path. */
+static char *played_journal(const char *name, char *path, size_t *len)
+{
+	struct srv *s = srv_new(JOURNAL_SYNC_NEVER, name);
+	srv_play_game(s, 2);
+	srv_end(s, path, NULL);
+	return slurp(path, len);
+}
+
 static void spit(const char *path, const char *data, size_t len)
 {
 	FILE *f = fopen(path, "wb");
@@ -353,10 +376,8 @@ static void check_full_game(enum journal_sync sync, enum game_rules rules)
 	assert_true(game_is_over(s->game));
 	assert_false(journal_failed(s->j));
 	char path[256];
-	snprintf(path, sizeof path, "%s", s->path);
-	struct str sent = {0};
-	str_add(&sent, s->sent.s, s->sent.n);
-	srv_free(s, true);
+	struct str sent;
+	srv_end(s, path, &sent);
 
 	struct stat st;
 	assert_int_equal(stat(path, &st), 0);
@@ -447,11 +468,9 @@ static void test_failures_are_bounded(void **state)
 	for (int i = 0; i < 100; i++) /* player 1, in player 0's wait */
 		cmdq_push_line(s->q, 2, "{\"command\":\"EndTurn\"}", 21);
 	srv_drain(s);
-	struct str sent = {0};
-	str_add(&sent, s->sent.s, s->sent.n);
 	char path[256];
-	snprintf(path, sizeof path, "%s", s->path);
-	srv_free(s, true);
+	struct str sent;
+	srv_end(s, path, &sent);
 
 	struct journal_file jf;
 	struct str out = {0};
@@ -504,8 +523,7 @@ static void test_one_writer(void **state)
 	assert_int_equal(after_len, before_len);
 	assert_memory_equal(after, before, before_len);
 	char path[256];
-	snprintf(path, sizeof path, "%s", s->path);
-	srv_free(s, true);
+	srv_end(s, path, NULL);
 	assert_false(journal_in_use(path));
 	struct stat st; /* its owner's only */
 	assert_int_equal(stat(path, &st), 0);
@@ -557,11 +575,9 @@ static void test_every_record_kind(void **state)
 	 * written before spelled them \u0008 and \u000c; both read back the same) */
 	srv_line(s, 4,
 	         "{\"command\":\"Register\",\"playerName\":\"\\t\\\\x\\r\\u001f\\b\\u000c\"}");
-	struct str sent = {0};
-	str_add(&sent, s->sent.s, s->sent.n);
 	char path[256];
-	snprintf(path, sizeof path, "%s", s->path);
-	srv_free(s, true);
+	struct str sent;
+	srv_end(s, path, &sent);
 
 	size_t len;
 	char *text = slurp(path, &len);
@@ -643,11 +659,9 @@ static void test_lines_after_left(void **state)
 	srv_drain(s);
 	assert_int_equal(s->nclosed, 1);
 	assert_false(game_is_over(s->game));
-	struct str sent = {0};
-	str_add(&sent, s->sent.s, s->sent.n);
 	char path[256];
-	snprintf(path, sizeof path, "%s", s->path);
-	srv_free(s, true);
+	struct str sent;
+	srv_end(s, path, &sent);
 	struct journal_file jf;
 	struct str out = {0};
 	char err[512];
@@ -669,13 +683,9 @@ static void test_lines_after_left(void **state)
 static void test_torn_and_corrupt(void **state)
 {
 	(void)state;
-	struct srv *s = srv_new(JOURNAL_SYNC_NEVER, "torn");
-	srv_play_game(s, 2);
 	char path[256];
-	snprintf(path, sizeof path, "%s", s->path);
-	srv_free(s, true);
 	size_t len;
-	char *text = slurp(path, &len);
+	char *text = played_journal("torn", path, &len);
 	struct journal_file jf;
 	char err[512];
 	assert_true(journal_parse(text, len, "j", &jf, err, sizeof err));
@@ -778,13 +788,9 @@ static void test_torn_and_corrupt(void **state)
 static void test_wrong_config_hash(void **state)
 {
 	(void)state;
-	struct srv *s = srv_new(JOURNAL_SYNC_NEVER, "hash");
-	srv_play_game(s, 2);
 	char path[256];
-	snprintf(path, sizeof path, "%s", s->path);
-	srv_free(s, true);
 	size_t len;
-	char *text = slurp(path, &len);
+	char *text = played_journal("hash", path, &len);
 	struct journal_file jf;
 	char err[512];
 
@@ -847,13 +853,9 @@ static void test_wrong_config_hash(void **state)
 static void test_digest_mismatch(void **state)
 {
 	(void)state;
-	struct srv *s = srv_new(JOURNAL_SYNC_NEVER, "digest");
-	srv_play_game(s, 2);
 	char path[256];
-	snprintf(path, sizeof path, "%s", s->path);
-	srv_free(s, true);
 	size_t len;
-	char *text = slurp(path, &len);
+	char *text = played_journal("digest", path, &len);
 	char *d = strstr(text, "{\"digest\":\"");
 	assert_non_null(d);
 	d += strlen("{\"digest\":\"");
@@ -888,8 +890,7 @@ static void test_reader_json(void **state)
 	(void)state;
 	struct srv *s = srv_new(JOURNAL_SYNC_NEVER, "json");
 	char path[256];
-	snprintf(path, sizeof path, "%s", s->path);
-	srv_free(s, true);
+	srv_end(s, path, NULL);
 	size_t len;
 	char *head = slurp(path, &len);
 	len = (size_t)(strchr(head, '\n') - head) + 1; /* the header alone */
@@ -1008,10 +1009,8 @@ static void test_cannot_write(void **state)
 	srv_line(s, 1, "{\"command\":\"EndTurn\"}");
 	assert_false(cmdq_empty(s->q)); /* nothing is applied any more */
 	assert_true(core_drain(s->core).halted);
-	snprintf(path, sizeof path, "%s", s->path);
-	struct str sent = {0};
-	str_add(&sent, s->sent.s, s->sent.n);
-	srv_free(s, true);
+	struct str sent;
+	srv_end(s, path, &sent);
 	struct journal_file jf;
 	struct str out = {0};
 	if (!replay_file(path, &out, &jf, err, sizeof err, NULL))
