@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,36 +75,41 @@ bool model_is_equipment(enum model_card_type t)
 	return t >= MODEL_CARD_HAMMER;
 }
 
+/* The index of the element of v (n of them, each size bytes with an int id
+ * at offset off) whose id is id, or -1. */
+static int index_of_id(const void *v, int n, size_t size, size_t off, int id)
+{
+	const char *p = v;
+	for (int i = 0; i < n; i++) {
+		int x;
+		memcpy(&x, p + (size_t)i * size + off, sizeof x);
+		if (x == id)
+			return i;
+	}
+	return -1;
+}
+
+/* The index in v (n elements of type) of the one whose id is key, or -1. */
+#define INDEX_OF_ID(type, v, n, key) index_of_id((v), (n), sizeof(type), offsetof(type, id), (key))
+
 int model_find_card(const struct model *m, int id)
 {
-	for (int i = 0; i < m->ncards; i++)
-		if (m->cards[i].id == id)
-			return i;
-	return -1;
+	return INDEX_OF_ID(struct model_card, m->cards, m->ncards, id);
 }
 
 int model_find_char(const struct model *m, int id)
 {
-	for (int i = 0; i < m->nchars; i++)
-		if (m->chars[i].id == id)
-			return i;
-	return -1;
+	return INDEX_OF_ID(struct model_character, m->chars, m->nchars, id);
 }
 
 int model_find_loc(const struct model *m, int id)
 {
-	for (int i = 0; i < m->nlocs; i++)
-		if (m->locs[i].id == id)
-			return i;
-	return -1;
+	return INDEX_OF_ID(struct model_location, m->locs, m->nlocs, id);
 }
 
 int model_find_crisis(const struct model *m, int id)
 {
-	for (int i = 0; i < m->ncrises; i++)
-		if (m->crises[i].id == id)
-			return i;
-	return -1;
+	return INDEX_OF_ID(struct model_crisis, m->crises, m->ncrises, id);
 }
 
 int model_chars_at(const struct model *m, int l)
