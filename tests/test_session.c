@@ -23,7 +23,7 @@
 #include "sink_log.h"
 
 struct rec {
-	char log[SINK_LOG_SIZE]; /* first: the sink_log */
+	char log[SINK_LOG_SIZE];                /* first: the sink_log */
 	char secret_seen[PROTO_SECRET_HEX + 1]; /* of the last Session sent */
 };
 
