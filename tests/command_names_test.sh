@@ -26,13 +26,15 @@ fi
 
 # The C and Python files of the server, the clients, the bots, the tools and
 # the shared helpers, less the tests: unit tests (test_*), the Python system
-# tests (*_test.py), the system test programs (their command lines are test
-# input) and the client's drawing benchmark. The scenario runner counts.
+# tests (*_test.py) and their shared module (sopratest.py), the system test
+# programs (their command lines are test input) and the client's drawing
+# benchmark. The scenario runner counts.
 mapfile -t files < <(find src include client tools bots common systemtests \
 	-type f \( -name '*.c' -o -name '*.h' -o -name '*.py' \) \
 	! -name 'test_*' ! -name '*_test.py' \
 	! -path 'systemtests/selftest.c' ! -path 'systemtests/faults.c' \
-	! -path 'systemtests/fairness.c' ! -path 'client/draw_bench.c' | sort)
+	! -path 'systemtests/fairness.c' ! -path 'systemtests/sopratest.py' \
+	! -path 'client/draw_bench.c' | sort)
 
 bad=0
 checked=0
