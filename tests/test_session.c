@@ -168,7 +168,7 @@ static void rec_history(void *ctx, int comm_id, int player, size_t n)
 {
 	char item[48];
 	snprintf(item, sizeof item, "history:%d@%d=%zu", player, comm_id, n);
-	rec_add(ctx, item);
+	sink_log_add(ctx, item);
 }
 
 /* A sink that takes the history (bcast_sink.history) is told its length
@@ -186,7 +186,7 @@ static void test_history_read_as_it_drains(void **state)
 	session_free(t.s);
 	struct session_opts o = {.secret = fake_secret, .grace_sec = 5};
 	struct bcast_sink out = {
-	        .send = rec_send, .joined = rec_joined, .history = rec_history, .ctx = &t.r};
+	        .send = rec_send, .joined = sink_log_joined, .history = rec_history, .ctx = &t.r};
 	t.s = session_new(&o, t.b, out);
 	bcast_join(t.b, 0, 11);
 	bcast_join(t.b, 1, 12);
