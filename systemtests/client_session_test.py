@@ -212,7 +212,10 @@ def case_cut(args):
 
 
 def case_restart(args):
-    c = Case(args, "restart", "--reconnect-grace", "60", "--timeout", "120")
+    # the bot inside the first client leaves with it and never comes back: the
+    # game waits out its grace before our next turn, so the grace stays well
+    # below the screen waits' TIMEOUT (60 s) and well above a client's restart
+    c = Case(args, "restart", "--reconnect-grace", "25", "--timeout", "120")
     try:
         t = c.client("--port %d --name Anna %s --start" % (c.srv.port, BOT))
         t.wait(lambda s: "Your turn" in status_line(s) or "Pick:" in s, "the game")
