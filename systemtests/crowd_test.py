@@ -806,16 +806,6 @@ def case_watch_limit(args):
         srv.close()
 
 
-def padded_config(path, nbytes):
-    """h_basic.json with a character's name that makes it about nbytes long
-    (the Config event carries the whole file)."""
-    with open(args_global.config) as f:
-        cfg = json.load(f)
-    cfg["characters"][0]["name"] = "p" * nbytes
-    with open(path, "w") as f:
-        json.dump(cfg, f)
-
-
 def case_watch_evict(args):
     """A full watch port (64 watchers, 16 from each of 127.0.0.2 to
     127.0.0.5) of watchers that do not read (4 KiB receive buffers; a 64 KiB
@@ -1136,13 +1126,19 @@ def case_history_stream(args):
         os.unlink(path)
 
 
-def long_name_config(path, size):
-    """h_basic.json with one name `size` bytes long."""
+def long_name_config(path, size, section="locations", index=1, fill="n"):
+    """h_basic.json with one name (cfg[section][index]) `size` bytes long;
+    the Config event carries the whole file, so it is about that long too."""
     with open(args_global.config) as f:
         cfg = json.load(f)
-    cfg["locations"][1]["name"] = "n" * size
+    cfg[section][index]["name"] = fill * size
     with open(path, "w") as f:
         json.dump(cfg, f)
+
+
+def padded_config(path, nbytes):
+    """h_basic.json padded to about nbytes by its first character's name."""
+    long_name_config(path, nbytes, "characters", 0, "p")
 
 
 def http_port(srv):

@@ -248,10 +248,7 @@ class Game:
                 # the content ends at the zero tail the writer takes ahead
                 # (docs/journal.md); a torn line is one cut before it
                 torn = read(journal).split(b"\0", 1)[0][-1:] != b"\n"
-                srv = Server(args, os.path.join(wd, "server%d.err" % kills), port,
-                             "--resume", journal, "--journal-sync", self.sync)
-                check(srv.port == port, "resumed on port %s, not %d: %s" %
-                      (srv.port, port, srv.text()[-1500:]))
+                srv = self.resume(args, os.path.join(wd, "server%d.err" % kills), port, journal)
                 stats.kill(torn, self.settle(bots, kills))
                 if srv.p.poll() is not None:
                     break  # the resumed server has ended
@@ -267,6 +264,14 @@ class Game:
         stats.count_epilogues(wd)
         self.compare(args, journal, bots)
         return kills
+
+    def resume(self, args, err, port, journal):
+        """A server resuming journal on the port the killed one had (so the
+        bots' --reconnect finds it), its log in err."""
+        srv = Server(args, err, port, "--resume", journal, "--journal-sync", self.sync)
+        check(srv.port == port, "resumed on port %s, not %d: %s" %
+              (srv.port, port, srv.text()[-1500:]))
+        return srv
 
     def disk_full(self, args, stats):
         """The same game with its journal on a disk that fills up mid-game:
@@ -302,10 +307,7 @@ class Game:
             check(any(len(seen[i]) < len(self.ref[i]) for i in range(len(bots))),
                   "the journal did not fail before the end of the game")
             how["make_room"]()
-            srv = Server(args, os.path.join(wd, "resumed.err"), port, "--resume", journal,
-                         "--journal-sync", self.sync)
-            check(srv.port == port, "resumed on port %s, not %d: %s" %
-                  (srv.port, port, srv.text()[-1500:]))
+            srv = self.resume(args, os.path.join(wd, "resumed.err"), port, journal)
             self.settle(bots, 1)
             self.finish_bots(bots)
             self.server_end(srv, stats)
