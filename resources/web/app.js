@@ -479,8 +479,11 @@ function renderSeat(b) {
   if (seat.hidden) return;
   const me = S.me;
   $("me-line").textContent = me ? `You are ${playerName(b, me.player)} (player ${me.player})` : "Joining…";
-  $("dice").replaceChildren(...(me ? me.dice : []).map((v) => el("span", "die", String(v))));
-  const hand = me && b.players[me.player] ? b.players[me.player].hand : [];
+  const mine = me && b.players[me.player];
+  // live: the dice the server reports; a step back: the dice at that step
+  const dice = !me ? [] : S.step === null ? me.dice : mine ? mine.dice : [];
+  $("dice").replaceChildren(...dice.map((v) => el("span", "die", String(v))));
+  const hand = mine ? mine.hand : [];
   $("hand").replaceChildren(...hand.map((id) => {
     const c = el("span", "card", cardName(b, id));
     c.dataset.card = id;

@@ -243,6 +243,13 @@ def live_time_travel(person, watcher, cfg, replay, journal, artifacts):
     set_slider(watcher, first_round)
     check(board_facts(person) == board_facts(watcher),
           "at step %d the person's and the watcher's boards differ" % first_round)
+    # the seat shows the dice of that step (the watcher's box of the person), not the live ones
+    seat = js(person, "return [...document.querySelectorAll('#dice .die')].map(x => x.textContent)")
+    box = js(watcher, "return document.querySelector("
+                      "'#players .player[data-player=\"' + arguments[0] + '\"] .dice').textContent",
+             js(person, "return S.me.player"))
+    check(" ".join(seat) == box.replace("dice", "", 1).strip(),
+          "at step %d the person's seat shows dice %s, the watcher %r" % (first_round, seat, box))
     shot(person, cfg, artifacts, "5-travel-person-round-1")
     for d in (person, watcher):
         d.find_element(By.ID, "live").click()
