@@ -199,6 +199,14 @@ bool script_on_readable(struct script *s, int i, uint64_t *done_ns);
  * selection, blocking; returns when the first ActNow has arrived. */
 void script_setup_blocking(struct script *s);
 
+/* The fan-out floor's game (floor_script.c) over a script opened on a
+ * sopra-fanout-floor: no setup, the first connection acts first. */
+void floor_script_start(struct script *s);
+
+/* Like script_send_next(), the same per-turn mix as the floor's one-byte
+ * commands; the answers are fed by script_on_readable(). */
+bool floor_script_send_next(struct script *s);
+
 /* Read until the command in flight is complete (blocking, poll over all
  * connections); returns its round trip in ns. */
 uint64_t script_wait_blocking(struct script *s);

@@ -7,7 +7,7 @@
  *                 [--base-port PORT] [--reserve-mib MIB] [--stop-on-p99]
  *                 [--client-nice N] [--server-nice N]
  *                 [--client-sched batch|other] [--server-sched batch|other]
- *                 [--journal]
+ *                 [--journal] [--floor [--floor-exe PATH]]
  *
  * Many sopra-server processes at once, one game each, every game paced like
  * people playing: one command every --period-ms (default 2000) per game, at
@@ -61,6 +61,17 @@
  * connections close and every game ends by itself (the last player left);
  * the bench also sends SIGTERM and reaps them.
  *
+ * --floor measures the machine's floor for one process per game next to
+ * the server: at every level the games are first played against
+ * sopra-fanout-floor processes (fanout.c, one per game, started from next
+ * to sopra-density or --floor-exe), then those are stopped and the same
+ * number of servers is started and measured; the tables get a row for each.
+ * A floor process is the least a game server does per command at human
+ * pace: it sleeps in epoll (libevent) on its 4 players' connections, reads
+ * the command and writes what sopra-server writes (the sender's two lines
+ * for a failing command, an event to all 4 for a working one), with the
+ * clients, pacing, command mix and accounting of the servers' rows.
+ *
  * Output: a markdown table on stdout, progress on stderr.
  */
 #define _GNU_SOURCE 1 /* epoll_pwait2 */
@@ -79,6 +90,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sched.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
@@ -108,6 +120,8 @@ static int opt_base_port = 10000;
 static long opt_reserve_mib = 6144;
 static const char *opt_config; /* generated */
 static bool opt_journal;       /* as deployed: --journal-dir per game, sessions */
+static bool opt_floor;         /* a floor row before every server row */
+static const char *opt_floor_exe; /* sopra-fanout-floor; default: next to this program */
 static char journal_root[256]; /* a fresh directory, removed at the end */
 static size_t cfg_bytes;
 
@@ -521,12 +535,14 @@ static int nprocs_running(void)
 struct game {
 	pid_t pid;
 	int port;
+	bool floor;   /* a sopra-fanout-floor, not a sopra-server */
+	int ready_fd; /* a floor's: where it writes its port once it listens */
 	struct script s;
 	uint64_t next_send;
 	bool deferred; /* its time came while a command was in flight */
 };
 
-enum op { OP_GROW, OP_MEM, OP_RUN, OP_QUIT };
+enum op { OP_GROW, OP_MEM, OP_RUN, OP_CLEAR, OP_QUIT };
 
 struct request {
 	enum op op;
@@ -534,6 +550,7 @@ struct request {
 	int port_lo, port_hi; /* OP_GROW: port indexes to use */
 	double seconds;       /* OP_RUN */
 	long reserve_kib;     /* OP_GROW: stop when MemAvailable drops below */
+	bool floor;           /* OP_GROW: floor processes instead of servers */
 };
 
 enum grow_fail { GF_NONE, GF_SPAWN, GF_FDS, GF_PORTS, GF_MEMORY, GF_START };
@@ -571,12 +588,13 @@ static void worker_kill_all(void)
 			games[k].pid = 0;
 		}
 	}
+	ngames = 0;
 }
 
 /* vfork + exec: cheap however large the worker is; the child only makes
  * system calls. The server gets its own nice value (--server-nice, default
  * 0, not the worker's) and /dev/null for stdio. */
-static pid_t spawn_server(int port, int *err)
+static pid_t spawn_server(int port, bool floor, int *ready_fd, int *err)
 {
 	static int devnull = -1;
 	if (devnull < 0 && (devnull = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0)
@@ -592,9 +610,21 @@ static pid_t spawn_server(int port, int *err)
 	        "30",       NULL};
 	if (!opt_journal)
 		argv[9] = NULL;
+	/* a floor: FD 3 (the pipe it writes its port to once listening) PORT */
+	int ready[2] = {-1, -1};
+	const char *floor_argv[] = {opt_floor_exe, "3", portbuf, NULL};
+	if (floor && pipe2(ready, O_CLOEXEC) != 0) {
+		*err = errno;
+		return -1;
+	}
 	/* environ without AGONES_SDK_HTTP_PORT: main() unset it */
 	pid_t pid = vfork();
 	if (pid == 0) {
+		if (floor) {
+			dup2(ready[1], 3);
+			execve(opt_floor_exe, (char *const *)floor_argv, environ);
+			_exit(127);
+		}
 		setpriority(PRIO_PROCESS, 0, opt_server_nice);
 		if (opt_server_sched != SCHED_OTHER) {
 			struct sched_param none = {0};
@@ -607,7 +637,26 @@ static pid_t spawn_server(int port, int *err)
 		_exit(127);
 	}
 	*err = pid < 0 ? errno : 0;
+	if (floor) {
+		close(ready[1]);
+		*ready_fd = ready[0];
+		if (pid < 0)
+			close(ready[0]);
+	}
 	return pid;
+}
+
+/* Wait until the floor process writes its port (true), or exited / 5 s
+ * passed (false); closes its pipe. */
+static bool wait_floor_listening(struct game *g)
+{
+	struct pollfd pf = {.fd = g->ready_fd, .events = POLLIN};
+	int port = 0;
+	bool ok = poll(&pf, 1, 5000) == 1 && read(g->ready_fd, &port, sizeof port) == sizeof port &&
+	          port == g->port;
+	close(g->ready_fd);
+	g->ready_fd = -1;
+	return ok;
 }
 
 /* Wait until the server on port accepts a connection (true), or exited /
@@ -659,8 +708,8 @@ static void worker_grow(const struct request *rq, struct reply *rp)
 				rp->fail = GF_PORTS;
 				break;
 			}
-			int err = 0;
-			pid_t pid = spawn_server(port_at(pi), &err);
+			int err = 0, ready_fd = -1;
+			pid_t pid = spawn_server(port_at(pi), rq->floor, &ready_fd, &err);
 			if (pid < 0) {
 				rp->fail = GF_SPAWN;
 				rp->fail_errno = err;
@@ -670,13 +719,17 @@ static void worker_grow(const struct request *rq, struct reply *rp)
 			memset(g, 0, sizeof *g);
 			g->pid = pid;
 			g->port = port_at(pi++);
+			g->floor = rq->floor;
+			g->ready_fd = ready_fd;
 		}
 		for (int i = first; i < ngames; i++) {
 			struct game *g = &games[i];
-			if (!wait_listening(g->pid, g->port)) {
+			if (g->floor ? !wait_floor_listening(g) : !wait_listening(g->pid, g->port)) {
 				rp->fail = GF_START;
 				for (int k = i; k < ngames;
 				     k++) { /* this one and the rest of the batch */
+					if (games[k].ready_fd >= 0)
+						close(games[k].ready_fd);
 					kill(games[k].pid, SIGKILL);
 					waitpid(games[k].pid, NULL, 0);
 				}
@@ -702,7 +755,10 @@ static void worker_grow(const struct request *rq, struct reply *rp)
 				break;
 			}
 			script_open(&g->s, g->port, opt_players);
-			script_setup_blocking(&g->s);
+			if (g->floor)
+				floor_script_start(&g->s);
+			else
+				script_setup_blocking(&g->s);
 			for (int c = 0; c < opt_players; c++) {
 				set_nonblock(g->s.fds[c]);
 				struct epoll_event ev = {.events = EPOLLIN,
@@ -776,6 +832,12 @@ static int wait_events(struct epoll_event *evs, int max, int64_t timeout_ns)
 	return n < 0 ? 0 : n;
 }
 
+/* The game's next command, if it waits for one (script_send_next). */
+static bool game_send_next(struct game *g)
+{
+	return g->floor ? floor_script_send_next(&g->s) : script_send_next(&g->s);
+}
+
 static void worker_run(const struct request *rq, struct reply *rp, struct samples *lat,
                        struct samples *lateness)
 {
@@ -809,7 +871,7 @@ static void worker_run(const struct request *rq, struct reply *rp, struct sample
 			struct game *g = &games[gi];
 			if (g->s.pending_on >= 0) {
 				g->deferred = true;
-			} else if (!g->s.over && script_send_next(&g->s)) {
+			} else if (!g->s.over && game_send_next(g)) {
 				inflight++;
 				late += now - g->next_send;
 				samples_add(lateness, now - g->next_send);
@@ -846,7 +908,7 @@ static void worker_run(const struct request *rq, struct reply *rp, struct sample
 				if (kind >= 0)
 					samples_add(lat, done - sent);
 				if (g->deferred && now_ns() < end && !g->s.over &&
-				    script_send_next(&g->s)) {
+				    game_send_next(g)) {
 					g->deferred = false;
 					inflight++;
 				}
@@ -928,6 +990,9 @@ static void worker_main(int fd)
 			break;
 		case OP_RUN:
 			worker_run(&rq, &rp, &lat, &lateness);
+			break;
+		case OP_CLEAR:
+			worker_kill_all();
 			break;
 		case OP_QUIT:
 			worker_kill_all();
@@ -1030,6 +1095,7 @@ static const char *fail_name(enum grow_fail f, int err)
 
 struct level {
 	int games;
+	bool floor; /* the floor processes' row (--floor), not the servers' */
 	double grow_s;
 	double cmds_per_s, p50, p99, max; /* ms */
 	long cmds, fails;
@@ -1040,6 +1106,7 @@ struct level {
 	double pte_kib, tcp_mem_kib;        /* page tables per server; TCP buffers per game */
 	double kobj_kib, sock_kib, sockets; /* a server's kernel objects, sockets */
 	double late_p99_ms;                 /* how late the clients sent, p99 */
+	char loadavg[32];                   /* /proc/loadavg's three, after the run */
 	/* per command carried: the servers' ... */
 	double cpu_us, user_us, sys_us, wait_us, slices, vcsw, ivcsw, minflt;
 	/* ... and the load generator's */
@@ -1070,8 +1137,9 @@ static long page_kib(void)
 static double others_busy_pct; /* the machine's load before the bench started */
 static int next_port_index;
 
-/* Grow to `target` games in all; false (and *why) if it stopped short. */
-static bool grow_to(int target, double *secs, enum grow_fail *why, int *err)
+/* Grow to `target` games in all (floor: of floor processes); false (and
+ * *why) if it stopped short. */
+static bool grow_to(int target, bool floor, double *secs, enum grow_fail *why, int *err)
 {
 	int need_workers = (target + opt_per_worker - 1) / opt_per_worker;
 	while (nworkers < need_workers)
@@ -1091,7 +1159,8 @@ static bool grow_to(int target, double *secs, enum grow_fail *why, int *err)
 		                     .port_lo = lo,
 		                     .port_hi = lo + nports < port_count() ? lo + nports
 		                                                           : port_count(),
-		                     .reserve_kib = opt_reserve_mib * 1024};
+		                     .reserve_kib = opt_reserve_mib * 1024,
+		                     .floor = floor};
 		lo = rq.port_hi;
 		send_req(w, &rq);
 	}
@@ -1114,12 +1183,44 @@ static bool grow_to(int target, double *secs, enum grow_fail *why, int *err)
 	return ok;
 }
 
+/* Stop every game (the floor's before the servers' are started). */
+static void clear_all(void)
+{
+	for (int w = 0; w < nworkers; w++)
+		send_req(w, &(struct request){.op = OP_CLEAR});
+	for (int w = 0; w < nworkers; w++) {
+		struct reply rp;
+		struct samples none = {0};
+		recv_reply(w, &rp, &none, NULL);
+		workers[w].games = 0;
+	}
+	next_port_index = 0;
+}
+
 static int total_games(void)
 {
 	int n = 0;
 	for (int w = 0; w < nworkers; w++)
 		n += workers[w].games;
 	return n;
+}
+
+static const char *process_name(const struct level *lv)
+{
+	return lv->floor ? "floor" : "server";
+}
+
+/* /proc/loadavg's first three fields into buf. */
+static void read_loadavg(char *buf, size_t n)
+{
+	FILE *f = fopen("/proc/loadavg", "r");
+	float a = 0, b = 0, c = 0;
+	if (f) {
+		if (fscanf(f, "%f %f %f", &a, &b, &c) != 3)
+			a = b = c = 0;
+		fclose(f);
+	}
+	snprintf(buf, n, "%.2f %.2f %.2f", a, b, c);
 }
 
 static void measure(struct level *lv)
@@ -1168,8 +1269,8 @@ static void measure(struct level *lv)
 	lv->procs = nprocs_running();
 
 	/* the paced run */
-	fprintf(stderr, "density: %d games, playing %.0f s (1 command / %d ms / game)\n", lv->games,
-	        opt_seconds, opt_period_ms);
+	fprintf(stderr, "density: %d games (%s), playing %.0f s (1 command / %d ms / game)\n",
+	        lv->games, process_name(lv), opt_seconds, opt_period_ms);
 	unsigned long long b0, t0, b1, t1;
 	cpu_jiffies(&b0, &t0);
 	for (int w = 0; w < nworkers; w++)
@@ -1191,6 +1292,7 @@ static void measure(struct level *lv)
 		late_n += rp.late_n;
 	}
 	cpu_jiffies(&b1, &t1);
+	read_loadavg(lv->loadavg, sizeof lv->loadavg);
 	lv->cmds_per_s = (double)lv->cmds / secs;
 	lv->p50 = (double)samples_q(&lat, 0.5) / 1e6;
 	lv->p99 = (double)samples_q(&lat, 0.99) / 1e6;
@@ -1213,11 +1315,20 @@ static void measure(struct level *lv)
 	samples_free(&lat);
 	samples_free(&lateness);
 	fprintf(stderr,
-	        "density: %d games: %.0f cmd/s, RTT p50 %.2f p99 %.2f max %.1f ms; server CPU "
+	        "density: %d games (%s): %.0f cmd/s, RTT p50 %.2f p99 %.2f max %.1f ms; CPU "
 	        "%.1f us/command (%.1f us waiting for a CPU, %.2f involuntary switches); Pss "
-	        "%.0f KiB/server; kernel %.0f KiB/game\n",
-	        lv->games, lv->cmds_per_s, lv->p50, lv->p99, lv->max, lv->cpu_us, lv->wait_us,
-	        lv->ivcsw, lv->pss_kib, lv->kernel_kib);
+	        "%.0f KiB/process; kernel %.0f KiB/game; load %s\n",
+	        lv->games, process_name(lv), lv->cmds_per_s, lv->p50, lv->p99, lv->max, lv->cpu_us, lv->wait_us,
+	        lv->ivcsw, lv->pss_kib, lv->kernel_kib, lv->loadavg);
+}
+
+/* The last level's server row (the last row if every one is the floor's). */
+static const struct level *last_server_level(void)
+{
+	for (int i = nlevels - 1; i >= 0; i--)
+		if (!levels[i].floor)
+			return &levels[i];
+	return &levels[nlevels - 1];
 }
 
 static void print_table(const char *limit)
@@ -1232,50 +1343,50 @@ static void print_table(const char *limit)
 	       opt_period_ms, opt_seconds, sched_name(opt_server_sched),
 	       opt_journal ? " journaled (--journal-dir on disk, --reconnect-grace 30)" : "",
 	       sched_name(opt_client_sched), opt_client_nice, others_busy_pct, ncpu);
-	printf("| games | added in (s) | commands/s | RTT p50 / p99 / max (ms) | clients' sends "
-	       "late, p99 (ms) | server CPU per command (us) | Pss per server (KiB) | kernel per "
-	       "game (KiB) | machine busy (%%) |\n");
-	printf("|---|---|---|---|---|---|---|---|---|\n");
+	printf("| games | process | added in (s) | commands/s | RTT p50 / p99 / max (ms) | "
+	       "clients' sends late, p99 (ms) | CPU per command (us) | Pss per process (KiB) | "
+	       "kernel per game (KiB) | machine busy (%%) | load average |\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
 	for (int i = 0; i < nlevels; i++) {
 		const struct level *l = &levels[i];
-		printf("| %d | %.1f | %.0f | %.2f / %.2f / %.1f | %.2f | %.1f | %.0f | %.0f | %.0f "
-		       "|\n",
-		       l->games, l->grow_s, l->cmds_per_s, l->p50, l->p99, l->max, l->late_p99_ms,
-		       l->cpu_us, l->pss_kib, l->kernel_kib, l->machine_busy_pct);
+		printf("| %d | %s | %.1f | %.0f | %.2f / %.2f / %.1f | %.2f | %.1f | %.0f | %.0f | "
+		       "%.0f | %s |\n",
+		       l->games, process_name(l), l->grow_s, l->cmds_per_s, l->p50, l->p99, l->max, l->late_p99_ms,
+		       l->cpu_us, l->pss_kib, l->kernel_kib, l->machine_busy_pct, l->loadavg);
 	}
 	if (nlevels == 0)
 		return;
-	printf("\nPer command carried, the servers (CPU time from schedstat, its user/system "
-	       "split from utime/stime) and the load generator:\n\n");
-	printf("| games | server CPU: all / user / system (us) | waiting for a CPU (us) | put on "
-	       "a CPU | switches: voluntary / involuntary | minor faults | client CPU / "
+	printf("\nPer command carried, the game processes (CPU time from schedstat, its "
+	       "user/system split from utime/stime) and the load generator:\n\n");
+	printf("| games | process | CPU: all / user / system (us) | waiting for a CPU (us) | put "
+	       "on a CPU | switches: voluntary / involuntary | minor faults | client CPU / "
 	       "waiting (us) |\n");
-	printf("|---|---|---|---|---|---|---|\n");
+	printf("|---|---|---|---|---|---|---|---|\n");
 	for (int i = 0; i < nlevels; i++) {
 		const struct level *l = &levels[i];
-		printf("| %d | %.1f / %.1f / %.1f | %.1f | %.2f | %.2f / %.2f | %.3f | %.1f / %.1f "
-		       "|\n",
-		       l->games, l->cpu_us, l->user_us, l->sys_us, l->wait_us, l->slices, l->vcsw,
+		printf("| %d | %s | %.1f / %.1f / %.1f | %.1f | %.2f | %.2f / %.2f | %.3f | %.1f / "
+		       "%.1f |\n",
+		       l->games, process_name(l), l->cpu_us, l->user_us, l->sys_us, l->wait_us, l->slices, l->vcsw,
 		       l->ivcsw, l->minflt, l->client_cpu_us, l->client_wait_us);
 	}
-	printf("\nMemory per game (KiB). The server: its Pss, and the kernel objects it holds "
+	printf("\nMemory per game (KiB). The game process: its Pss, and the kernel objects it holds "
 	       "(page tables, stack and task, VMAs, descriptors; its sockets' part and their "
 	       "number apart). The machine: the growth of Slab + KernelStack + PageTables and "
 	       "of TCP buffers (/proc/net/sockstat) since the start, both ends of every "
 	       "loopback connection and everybody else's work included:\n\n");
-	printf("| games | server Pss: all / anon / file | server kernel objects: all / page tables "
+	printf("| games | process | Pss: all / anon / file | kernel objects: all / page tables "
 	       "/ sockets (count) | machine kernel growth | machine TCP buffers | bench client "
 	       "RSS |\n");
-	printf("|---|---|---|---|---|---|\n");
+	printf("|---|---|---|---|---|---|---|\n");
 	for (int i = 0; i < nlevels; i++) {
 		const struct level *l = &levels[i];
-		printf("| %d | %.0f / %.0f / %.0f | %.0f / %.0f / %.0f (%.1f) | %.0f | %.1f | %.0f "
-		       "|\n",
-		       l->games, l->pss_kib, l->pss_anon_kib, l->pss_file_kib, l->kobj_kib,
+		printf("| %d | %s | %.0f / %.0f / %.0f | %.0f / %.0f / %.0f (%.1f) | %.0f | %.1f | "
+		       "%.0f |\n",
+		       l->games, process_name(l), l->pss_kib, l->pss_anon_kib, l->pss_file_kib, l->kobj_kib,
 		       l->pte_kib, l->sock_kib, l->sockets, l->kernel_kib, l->tcp_mem_kib,
 		       l->client_rss_kib);
 	}
-	const struct level *l = &levels[nlevels - 1];
+	const struct level *l = last_server_level();
 	double per_game_kib = l->pss_kib + l->kobj_kib;
 	printf("\nLast level: %d games, %ld commands (%ld failed as scripted), sends %.2f ms late "
 	       "on average; VmRSS %.0f KiB and private %.0f KiB per server; MemAvailable "
@@ -1288,6 +1399,8 @@ static void print_table(const char *limit)
 		printf("The run stopped at: %s.\n", stopped_by);
 	int met = 0, over = 0;
 	for (int i = 0; i < nlevels; i++) {
+		if (levels[i].floor)
+			continue;
 		if (levels[i].p99 <= P99_TARGET_MS && !over)
 			met = levels[i].games;
 		else if (levels[i].p99 > P99_TARGET_MS && !over)
@@ -1305,6 +1418,18 @@ static void print_table(const char *limit)
 	       "cores per 1,000 games -> %.0f games per core at 100%% (server side only).\n",
 	       per_game_kib, (23.0 * 1048576.0) / per_game_kib, cores_per_1000,
 	       cores_per_1000 > 0 ? 1000.0 / cores_per_1000 : 0);
+	for (int i = nlevels - 1; i >= 0; i--) {
+		const struct level *f = &levels[i];
+		if (!f->floor)
+			continue;
+		double floor_cores = f->cpu_us * 1e-6 * (1000.0 / opt_period_ms) * 1000;
+		printf("The floor at %d games: %.1f us CPU per command (%.1f waiting for a CPU, "
+		       "%.2f involuntary switches), %.0f KiB per game (Pss and kernel objects) -> "
+		       "%.0f games per core at 100%%.\n",
+		       f->games, f->cpu_us, f->wait_us, f->ivcsw, f->pss_kib + f->kobj_kib,
+		       floor_cores > 0 ? 1000.0 / floor_cores : 0);
+		break;
+	}
 }
 
 static void finish_workers(void)
@@ -1342,7 +1467,7 @@ static void usage(void)
 	        "[--seconds S] [--period-ms MS] [--players P] [--rounds R] [--per-worker G] "
 	        "[--base-port PORT] [--reserve-mib MIB] [--stop-on-p99] [--client-nice N] "
 	        "[--server-nice N] [--client-sched batch|other] [--server-sched batch|other] "
-	        "[--journal]\n");
+	        "[--journal] [--floor [--floor-exe PATH]]\n");
 	exit(64);
 }
 
@@ -1367,6 +1492,10 @@ int main(int argc, char **argv)
 		}
 		if (strcmp(a, "--journal") == 0) {
 			opt_journal = true;
+			continue;
+		}
+		if (strcmp(a, "--floor") == 0) {
+			opt_floor = true;
 			continue;
 		}
 		if (!v)
@@ -1398,6 +1527,8 @@ int main(int argc, char **argv)
 			opt_base_port = atoi(v);
 		else if (strcmp(a, "--reserve-mib") == 0)
 			opt_reserve_mib = atol(v);
+		else if (strcmp(a, "--floor-exe") == 0)
+			opt_floor_exe = v;
 		else
 			usage();
 	}
@@ -1406,6 +1537,13 @@ int main(int argc, char **argv)
 	    opt_rounds < 1)
 		usage();
 	unsetenv("AGONES_SDK_HTTP_PORT"); /* measured as outside Agones */
+	static char floor_exe[4096 + 32];
+	if (opt_floor && !opt_floor_exe) {
+		const char *slash = strrchr(argv[0], '/');
+		snprintf(floor_exe, sizeof floor_exe, "%.*ssopra-fanout-floor",
+		         slash ? (int)(slash - argv[0] + 1) : 0, argv[0]);
+		opt_floor_exe = floor_exe;
+	}
 	if (opt_journal) {
 		/* on disk, not tmpfs: the turn's fdatasync is part of the cost */
 		snprintf(journal_root, sizeof journal_root, "%s/sopra-density-journals.XXXXXX",
@@ -1456,7 +1594,7 @@ int main(int argc, char **argv)
 			continue;
 		/* memory: would this level leave less than the reserve? */
 		if (nlevels > 0) {
-			const struct level *l = &levels[nlevels - 1];
+			const struct level *l = last_server_level();
 			double need_kib = (l->pss_kib + l->kernel_kib + l->client_rss_kib) *
 			                  (double)(target - l->games);
 			long avail = read_meminfo().avail;
@@ -1472,11 +1610,26 @@ int main(int argc, char **argv)
 				break;
 			}
 		}
+		if (opt_floor) {
+			/* the floor's row first, then its processes make room */
+			clear_all();
+			struct level *fl = &levels[nlevels];
+			fprintf(stderr, "density: starting floor processes up to %d games\n", target);
+			enum grow_fail why = GF_NONE;
+			int err = 0;
+			fl->floor = true;
+			if (!grow_to(target, true, &fl->grow_s, &why, &err))
+				die("the floor stopped at %d games: %s", total_games(),
+				    fail_name(why, err));
+			measure(fl);
+			nlevels++;
+			clear_all();
+		}
 		fprintf(stderr, "density: starting servers up to %d games\n", target);
 		struct level *lv = &levels[nlevels];
 		enum grow_fail why = GF_NONE;
 		int err = 0;
-		bool ok = grow_to(target, &lv->grow_s, &why, &err);
+		bool ok = grow_to(target, false, &lv->grow_s, &why, &err);
 		if (!ok) {
 			snprintf(stop_buf, sizeof stop_buf, "%s at %d games", fail_name(why, err),
 			         total_games());

@@ -15,6 +15,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${BENCH_BUILD_DIR:-build-bench}
 cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$dir" -j"$(nproc 2>/dev/null || echo 2)" --target sopra-server sopra-density >/dev/null
+cmake --build "$dir" -j"$(nproc 2>/dev/null || echo 2)" --target sopra-server sopra-density sopra-fanout-floor >/dev/null
 echo "sopra-density on $(nproc 2>/dev/null || echo '?') CPUs, $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)" >&2
 "$dir/bench/sopra-density" --server "${SOPRA_SERVER:-$dir/sopra-server}" "$@" | tee "$dir/density-last-run.md"

@@ -74,7 +74,7 @@ static int loop_spawn(pid_t *pid, const char *what, evconnlistener_cb cb,
 			execl(exe, exe, fdbuf, (char *)NULL);
 			_exit(127);
 		}
-		_exit(floor_loop_run(p[1], cb, init));
+		_exit(floor_loop_run(p[1], 0, cb, init));
 	}
 	child_started(c);
 	close(p[1]);

@@ -1,7 +1,8 @@
 /*
- * sopra-fanout-floor FD: the floor for many games at once (bench.c,
- * section "concurrent"). It listens on an ephemeral loopback port, writes
- * the port (an int) to FD and serves until a connection closes. Built like
+ * sopra-fanout-floor FD [PORT]: the floor for many games at once (bench.c,
+ * section "concurrent"; density.c --floor, one per game). It listens on
+ * loopback port PORT (default: an ephemeral one), writes the port (an int)
+ * to FD and serves until a connection closes. Built like
  * sopra-server (Release, dynamically linked with libevent_core), so that
  * the comparison is the traffic and not the linking.
  *
@@ -104,9 +105,12 @@ static void *fanout_init(struct event_base *base)
 
 int main(int argc, char **argv)
 {
-	if (argc != 2) {
-		fputs("usage: sopra-fanout-floor FD  (started by sopra-bench)\n", stderr);
+	if (argc != 2 && argc != 3) {
+		fputs("usage: sopra-fanout-floor FD [PORT]  (started by sopra-bench, "
+		      "sopra-density)\n",
+		      stderr);
 		return 64;
 	}
-	return floor_loop_run(atoi(argv[1]), fanout_accept_cb, fanout_init);
+	return floor_loop_run(atoi(argv[1]), argc == 3 ? atoi(argv[2]) : 0, fanout_accept_cb,
+			      fanout_init);
 }

@@ -9,7 +9,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
-int floor_loop_run(int fd, evconnlistener_cb cb, void *(*init)(struct event_base *))
+int floor_loop_run(int fd, int port, evconnlistener_cb cb, void *(*init)(struct event_base *))
 {
 	signal(SIGPIPE, SIG_IGN);
 	struct event_base *base = event_base_new();
@@ -20,6 +20,7 @@ int floor_loop_run(int fd, evconnlistener_cb cb, void *(*init)(struct event_base
 	memset(&sin, 0, sizeof sin);
 	sin.sin_family = AF_INET;
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sin.sin_port = htons((uint16_t)port);
 	struct evconnlistener *l =
 		evconnlistener_new_bind(base, cb, arg, LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_FREE, -1,
 					(struct sockaddr *)&sin, sizeof sin);
@@ -28,7 +29,7 @@ int floor_loop_run(int fd, evconnlistener_cb cb, void *(*init)(struct event_base
 	struct sockaddr_in bound;
 	socklen_t blen = sizeof bound;
 	getsockname(evconnlistener_get_fd(l), (struct sockaddr *)&bound, &blen);
-	int port = ntohs(bound.sin_port);
+	port = ntohs(bound.sin_port);
 	if (write(fd, &port, sizeof port) != sizeof port)
 		return 1;
 	close(fd);
