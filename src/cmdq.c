@@ -19,10 +19,16 @@ void cmdq_free(struct cmdq *q)
 	cmdq_init(q, q->rules, q->sessions);
 }
 
+/* The first ring's entries. A game at human pace holds one or two entries
+ * at a time, and an entry is ~350 bytes: a first ring of 32 would hold
+ * 11 KiB of zeroed (so resident) memory in every game process. A burst
+ * doubles the ring. */
+#define CMDQ_FIRST_CAP 4
+
 /* Double the ring, keeping the entries in order from index 0. */
 static void cmdq_grow(struct cmdq *q)
 {
-	size_t cap = q->cap ? q->cap * 2 : 32;
+	size_t cap = q->cap ? q->cap * 2 : CMDQ_FIRST_CAP;
 	struct cmdq_entry *v = xcalloc(cap, sizeof *v);
 	for (size_t i = 0; i < q->n; i++) {
 		const struct cmdq_entry *old = &q->v[(q->head + i) % q->cap];
