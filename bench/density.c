@@ -118,11 +118,11 @@ static int opt_rounds = 100; /* the game's length: 100 rounds = 2,800 commands *
 static int opt_per_worker = 2500;
 static int opt_base_port = 10000;
 static long opt_reserve_mib = 6144;
-static const char *opt_config; /* generated */
-static bool opt_journal;       /* as deployed: --journal-dir per game, sessions */
-static bool opt_floor;         /* a floor row before every server row */
+static const char *opt_config;    /* generated */
+static bool opt_journal;          /* as deployed: --journal-dir per game, sessions */
+static bool opt_floor;            /* a floor row before every server row */
 static const char *opt_floor_exe; /* sopra-fanout-floor; default: next to this program */
-static char journal_root[256]; /* a fresh directory, removed at the end */
+static char journal_root[256];    /* a fresh directory, removed at the end */
 static size_t cfg_bytes;
 
 #define P99_TARGET_MS 5.0
@@ -724,7 +724,8 @@ static void worker_grow(const struct request *rq, struct reply *rp)
 		}
 		for (int i = first; i < ngames; i++) {
 			struct game *g = &games[i];
-			if (g->floor ? !wait_floor_listening(g) : !wait_listening(g->pid, g->port)) {
+			if (g->floor ? !wait_floor_listening(g)
+			             : !wait_listening(g->pid, g->port)) {
 				rp->fail = GF_START;
 				for (int k = i; k < ngames;
 				     k++) { /* this one and the rest of the batch */
@@ -1318,8 +1319,8 @@ static void measure(struct level *lv)
 	        "density: %d games (%s): %.0f cmd/s, RTT p50 %.2f p99 %.2f max %.1f ms; CPU "
 	        "%.1f us/command (%.1f us waiting for a CPU, %.2f involuntary switches); Pss "
 	        "%.0f KiB/process; kernel %.0f KiB/game; load %s\n",
-	        lv->games, process_name(lv), lv->cmds_per_s, lv->p50, lv->p99, lv->max, lv->cpu_us, lv->wait_us,
-	        lv->ivcsw, lv->pss_kib, lv->kernel_kib, lv->loadavg);
+	        lv->games, process_name(lv), lv->cmds_per_s, lv->p50, lv->p99, lv->max, lv->cpu_us,
+	        lv->wait_us, lv->ivcsw, lv->pss_kib, lv->kernel_kib, lv->loadavg);
 }
 
 /* The last level's server row (the last row if every one is the floor's). */
@@ -1351,8 +1352,9 @@ static void print_table(const char *limit)
 		const struct level *l = &levels[i];
 		printf("| %d | %s | %.1f | %.0f | %.2f / %.2f / %.1f | %.2f | %.1f | %.0f | %.0f | "
 		       "%.0f | %s |\n",
-		       l->games, process_name(l), l->grow_s, l->cmds_per_s, l->p50, l->p99, l->max, l->late_p99_ms,
-		       l->cpu_us, l->pss_kib, l->kernel_kib, l->machine_busy_pct, l->loadavg);
+		       l->games, process_name(l), l->grow_s, l->cmds_per_s, l->p50, l->p99, l->max,
+		       l->late_p99_ms, l->cpu_us, l->pss_kib, l->kernel_kib, l->machine_busy_pct,
+		       l->loadavg);
 	}
 	if (nlevels == 0)
 		return;
@@ -1366,10 +1368,12 @@ static void print_table(const char *limit)
 		const struct level *l = &levels[i];
 		printf("| %d | %s | %.1f / %.1f / %.1f | %.1f | %.2f | %.2f / %.2f | %.3f | %.1f / "
 		       "%.1f |\n",
-		       l->games, process_name(l), l->cpu_us, l->user_us, l->sys_us, l->wait_us, l->slices, l->vcsw,
-		       l->ivcsw, l->minflt, l->client_cpu_us, l->client_wait_us);
+		       l->games, process_name(l), l->cpu_us, l->user_us, l->sys_us, l->wait_us,
+		       l->slices, l->vcsw, l->ivcsw, l->minflt, l->client_cpu_us,
+		       l->client_wait_us);
 	}
-	printf("\nMemory per game (KiB). The game process: its Pss, and the kernel objects it holds "
+	printf("\nMemory per game (KiB). The game process: its Pss, and the kernel objects it "
+	       "holds "
 	       "(page tables, stack and task, VMAs, descriptors; its sockets' part and their "
 	       "number apart). The machine: the growth of Slab + KernelStack + PageTables and "
 	       "of TCP buffers (/proc/net/sockstat) since the start, both ends of every "
@@ -1382,9 +1386,9 @@ static void print_table(const char *limit)
 		const struct level *l = &levels[i];
 		printf("| %d | %s | %.0f / %.0f / %.0f | %.0f / %.0f / %.0f (%.1f) | %.0f | %.1f | "
 		       "%.0f |\n",
-		       l->games, process_name(l), l->pss_kib, l->pss_anon_kib, l->pss_file_kib, l->kobj_kib,
-		       l->pte_kib, l->sock_kib, l->sockets, l->kernel_kib, l->tcp_mem_kib,
-		       l->client_rss_kib);
+		       l->games, process_name(l), l->pss_kib, l->pss_anon_kib, l->pss_file_kib,
+		       l->kobj_kib, l->pte_kib, l->sock_kib, l->sockets, l->kernel_kib,
+		       l->tcp_mem_kib, l->client_rss_kib);
 	}
 	const struct level *l = last_server_level();
 	double per_game_kib = l->pss_kib + l->kobj_kib;
@@ -1614,7 +1618,8 @@ int main(int argc, char **argv)
 			/* the floor's row first, then its processes make room */
 			clear_all();
 			struct level *fl = &levels[nlevels];
-			fprintf(stderr, "density: starting floor processes up to %d games\n", target);
+			fprintf(stderr, "density: starting floor processes up to %d games\n",
+			        target);
 			enum grow_fail why = GF_NONE;
 			int err = 0;
 			fl->floor = true;

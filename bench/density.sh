@@ -5,6 +5,9 @@
 #                                    each (about 3-4 minutes with the start-ups)
 #   bench/density.sh --sweep         then 2,500 more at a time up to the first
 #                                    limit (memory reserve, processes, ports, ...)
+#   bench/density.sh --floor --games 1000         at each level the floor (one
+#                                    sopra-fanout-floor per game) first, then
+#                                    the servers
 #   bench/density.sh --games 200 --seconds 5      any sopra-density options
 #
 # Builds the server as it is deployed (Release, README "Release build") into
