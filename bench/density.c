@@ -1184,17 +1184,27 @@ static bool grow_to(int target, bool floor, double *secs, enum grow_fail *why, i
 	return ok;
 }
 
-/* Stop every game (the floor's before the servers' are started). */
-static void clear_all(void)
+/* Send op to every worker and wait for their replies (no samples), into
+ * replies[w] unless replies is NULL. */
+static void request_all(enum op op, struct reply *replies)
 {
 	for (int w = 0; w < nworkers; w++)
-		send_req(w, &(struct request){.op = OP_CLEAR});
+		send_req(w, &(struct request){.op = op});
 	for (int w = 0; w < nworkers; w++) {
 		struct reply rp;
 		struct samples none = {0};
 		recv_reply(w, &rp, &none, NULL);
-		workers[w].games = 0;
+		if (replies)
+			replies[w] = rp;
 	}
+}
+
+/* Stop every game (the floor's before the servers' are started). */
+static void clear_all(void)
+{
+	request_all(OP_CLEAR, NULL);
+	for (int w = 0; w < nworkers; w++)
+		workers[w].games = 0;
 	next_port_index = 0;
 }
 
@@ -1229,23 +1239,21 @@ static void measure(struct level *lv)
 	/* memory: the servers (Pss), the kernel's growth, the client */
 	struct mem m = {0};
 	long client_rss = 0;
-	for (int w = 0; w < nworkers; w++)
-		send_req(w, &(struct request){.op = OP_MEM});
+	static struct reply replies[sizeof workers / sizeof workers[0]];
+	request_all(OP_MEM, replies);
 	for (int w = 0; w < nworkers; w++) {
-		struct reply rp;
-		struct samples none = {0};
-		recv_reply(w, &rp, &none, NULL);
-		m.rss += rp.mem.rss;
-		m.pss += rp.mem.pss;
-		m.pss_anon += rp.mem.pss_anon;
-		m.pss_file += rp.mem.pss_file;
-		m.private_kib += rp.mem.private_kib;
-		m.pte_kib += rp.mem.pte_kib;
-		m.kobj_kib += rp.mem.kobj_kib;
-		m.sock_kib += rp.mem.sock_kib;
-		m.sockets += rp.mem.sockets;
-		m.n += rp.mem.n;
-		client_rss += rp.client_rss_kib;
+		const struct reply *rp = &replies[w];
+		m.rss += rp->mem.rss;
+		m.pss += rp->mem.pss;
+		m.pss_anon += rp->mem.pss_anon;
+		m.pss_file += rp->mem.pss_file;
+		m.private_kib += rp->mem.private_kib;
+		m.pte_kib += rp->mem.pte_kib;
+		m.kobj_kib += rp->mem.kobj_kib;
+		m.sock_kib += rp->mem.sock_kib;
+		m.sockets += rp->mem.sockets;
+		m.n += rp->mem.n;
+		client_rss += rp->client_rss_kib;
 	}
 	struct meminfo mi = read_meminfo();
 	double n = m.n ? (double)m.n : 1;
@@ -1438,12 +1446,8 @@ static void print_table(const char *limit)
 
 static void finish_workers(void)
 {
-	for (int w = 0; w < nworkers; w++)
-		send_req(w, &(struct request){.op = OP_QUIT});
+	request_all(OP_QUIT, NULL);
 	for (int w = 0; w < nworkers; w++) {
-		struct reply rp;
-		struct samples none = {0};
-		recv_reply(w, &rp, &none, NULL);
 		waitpid(workers[w].pid, NULL, 0);
 		child_reaped(workers[w].pid);
 		close(workers[w].fd);
