@@ -99,6 +99,14 @@ const struct cmdq_entry *cmdq_front(const struct cmdq *q)
 	return q->n ? &q->v[q->head] : NULL;
 }
 
+bool cmdq_more_from(const struct cmdq *q, int comm_id)
+{
+	for (size_t i = 1; i < q->n; i++)
+		if (q->v[(q->head + i) % q->cap].comm_id == comm_id)
+			return true;
+	return false;
+}
+
 void cmdq_pop(struct cmdq *q)
 {
 	assert(q->n > 0);

@@ -11,6 +11,16 @@
  * meanwhile: one client pipelining thousands of commands delays another
  * client's command by at most one batch.
  *
+ * Pacing: a connection that pipelines failing commands is read more
+ * slowly; every line is still answered, in order, and nothing is closed
+ * (a line that cannot be framed aside). A token bucket per connection
+ * (NET_PACE_BURST, NET_PACE_RATE) is charged for each CommandFailed
+ * answered while more of the connection's input waits (more of its lines
+ * in the queue, or bytes in `in`): a client that waits for each answer
+ * never pays. With the bucket empty no more lines are taken: reading
+ * pauses, TCP's flow control pushes back on the sender, and the resume
+ * timer takes the next batch once NET_PACE_RESUME tokens are back.
+ *
  * Connection life cycle (logged on every transition):
  *
  *   OPEN --(Left, bad framing, shutdown)--> DRAINING --(output empty)-->
@@ -162,6 +172,9 @@ void net_conn_close(struct conn *c, const char *why)
 	struct server *s = c->srv;
 	if (c->state == CONN_CLOSED)
 		return;
+	if (c->pace_charged)
+		net_log(s, "conn %d: %lu pipelined failures charged, reading paced %lu times",
+		        c->id, c->pace_charged, c->paced);
 	conn_set_state(c, CONN_CLOSED, why);
 	event_del(c->rev);
 	event_del(c->wev);
@@ -415,14 +428,17 @@ static bool conn_stalled(const struct conn *c, long now)
 	return evbuffer_get_length(c->out) > 0 && now - c->progress_ms >= NET_STALL_MS;
 }
 
+static bool pace_pacing(const struct conn *c, long now);
+
 /* The backlog of its own copies beyond which a stalled connection is
- * dropped: small for a stranger (it only gets answers to its own lines),
- * NET_MAX_OUTPUT for a player. Shared lines (the Config line, long events)
- * do not count here: they cost one copy for everybody and are held to the
- * budget instead. */
-static size_t conn_cap(const struct conn *c)
+ * dropped: small for a stranger (it only gets answers to its own lines)
+ * and for a connection being paced (what piles up is answers to its
+ * pipelined failures), NET_MAX_OUTPUT for a player. Shared lines (the
+ * Config line, long events) do not count here: they cost one copy for
+ * everybody and are held to the budget instead. */
+static size_t conn_cap(const struct conn *c, long now)
 {
-	return c->registered ? NET_MAX_OUTPUT : NET_STRANGER_MAX_OUTPUT;
+	return c->registered && !pace_pacing(c, now) ? NET_MAX_OUTPUT : NET_STRANGER_MAX_OUTPUT;
 }
 
 /* Queue one encoded line for c if it is OPEN, behind its history if one
@@ -437,7 +453,7 @@ static void conn_queue(struct conn *c, const struct proto_buf *line)
 	long now = now_ms();
 	if (evbuffer_get_length(c->out) == 0) {
 		c->progress_ms = now; /* the stall clock starts with the backlog */
-	} else if (conn_private_out(c) + line->len > conn_cap(c) && conn_stalled(c, now)) {
+	} else if (conn_private_out(c) + line->len > conn_cap(c, now) && conn_stalled(c, now)) {
 		net_conn_lost(c, "output buffer overflow (client does not read)");
 		return;
 	}
@@ -595,6 +611,76 @@ void net_flush_dirty(struct server *s)
 	}
 }
 
+/* ---- pacing --------------------------------------------------------------- */
+
+#define PACE_FULL ((long)NET_PACE_BURST * 1000)
+
+/* c's tokens (in thousandths) at now: what it had at pace_ms, plus what it
+ * earned since (at most a full bucket). */
+static long pace_tokens(const struct conn *c, long now)
+{
+	long elapsed = now - c->pace_ms;
+	if (elapsed <= 0)
+		return c->pace_milli;
+	/* NET_PACE_RATE tokens a second are as many thousandths a millisecond */
+	if (elapsed > (PACE_FULL - c->pace_milli) / NET_PACE_RATE)
+		return PACE_FULL;
+	return c->pace_milli + elapsed * NET_PACE_RATE;
+}
+
+/* Add the tokens c earned since it was last charged or checked. */
+static void pace_refill(struct conn *c, long now)
+{
+	c->pace_milli = pace_tokens(c, now);
+	c->pace_ms = now;
+}
+
+/* Whether c is being paced: its reading was paced and its bucket has not
+ * filled up since (it pipelines failures faster than NET_PACE_RATE). */
+static bool pace_pacing(const struct conn *c, long now)
+{
+	return c->paced > 0 && pace_tokens(c, now) < PACE_FULL;
+}
+
+/* A full bucket for c, opened at now. */
+static void pace_start(struct conn *c, long now)
+{
+	c->pace_milli = PACE_FULL;
+	c->pace_ms = now;
+}
+
+/* c was answered CommandFailed: one token if more of its input waits (it
+ * pipelines). The bucket may go below zero by what one batch takes. */
+static void pace_charge(struct conn *c)
+{
+	struct server *s = c->srv;
+	if (evbuffer_get_length(c->in) == 0 && !cmdq_more_from(s->queue, c->id))
+		return;
+	pace_refill(c, now_ms());
+	c->pace_milli -= 1000;
+	c->pace_charged++;
+}
+
+/* Whether c may have more lines taken now; if not, its reading is paused
+ * and its resume timer armed for when NET_PACE_RESUME tokens are back. */
+static bool pace_allows(struct conn *c)
+{
+	pace_refill(c, now_ms());
+	if (c->pace_milli >= 1000)
+		return true;
+	if (c->paced++ == 0)
+		net_log(c->srv,
+		        "conn %d: pipelines failing commands faster than %d a second: "
+		        "read more slowly",
+		        c->id, NET_PACE_RATE);
+	long wait =
+	        ((long)NET_PACE_RESUME * 1000 - c->pace_milli + NET_PACE_RATE - 1) / NET_PACE_RATE;
+	event_del(c->rev);
+	struct timeval tv = {wait / 1000, (suseconds_t)(wait % 1000) * 1000};
+	evtimer_add(c->resume, &tv);
+	return false;
+}
+
 /* ---- the core's sink ------------------------------------------------------ */
 
 /* c has registered: its newly arrived input is taken before other
@@ -654,6 +740,8 @@ static void sink_send(void *ctx, int comm_id, int player, const struct game_even
 	if (!c)
 		return;
 	conn_queue(c, s->line);
+	if (ev->type == GEV_COMMAND_FAILED && c->state == CONN_OPEN)
+		pace_charge(c);
 	if (ev->type == GEV_ACT_NOW && ev->to >= 0 && c->state == CONN_OPEN)
 		s->prompted = c;
 }
@@ -784,7 +872,7 @@ static void enforce_idle_limits(struct server *s, long now)
 		next = c->next;
 		if (c->state != CONN_OPEN || c->watcher)
 			continue;
-		if (conn_stalled(c, now) && conn_private_out(c) > conn_cap(c))
+		if (conn_stalled(c, now) && conn_private_out(c) > conn_cap(c, now))
 			net_conn_lost(c, "output buffer overflow (client does not read)");
 		else if (!c->registered && now - c->line_ms >= limit)
 			net_conn_lost(c, "stranger idle: no command within the timeout");
@@ -875,6 +963,8 @@ static bool conn_take_lines(struct conn *c)
 		evbuffer_drain(c->in, evbuffer_get_length(c->in));
 		return false;
 	}
+	if (!pace_allows(c))
+		return false;
 	for (int taken = 0; c->state == CONN_OPEN && !c->framing_broken;) {
 		size_t avail = evbuffer_get_length(c->in);
 		if (avail == 0)
@@ -903,11 +993,13 @@ static bool conn_take_lines(struct conn *c)
 			taken++;
 		}
 		evbuffer_drain(c->in, n + 1);
+		c->partial_ms = 0; /* a line was completed: what follows waits anew */
 	}
 	return false;
 }
 
-/* Remember since when a partial line waits in c->in (idle limit). */
+/* Remember since when bytes wait in c->in without a line being taken
+ * (idle limit): a partial line, or lines paced or paused meanwhile. */
 static void conn_note_partial(struct conn *c)
 {
 	if (evbuffer_get_length(c->in) == 0)
@@ -1045,6 +1137,7 @@ struct conn *net_conn_open(struct server *s, evutil_socket_t fd, bool watch)
 		return NULL;
 	}
 	c->opened_ms = c->line_ms = c->progress_ms = now_ms();
+	pace_start(c, c->opened_ms);
 	list_push(&s->conns, c);
 	by_id_append(s, c);
 	s->nconns++;

@@ -6,8 +6,9 @@
  *                 --timeout, the reconnect graces, signals, settling after
  *                 every step, the end's epilogue and the shutdown
  *   net_conn.c    connections: their life cycle, framing their input into
- *                 queue entries, their output (the core's sink), the limits
- *                 on what they hold (idle strangers, stalls, the budget)
+ *                 queue entries (paced for pipelined failures), their
+ *                 output (the core's sink), the limits on what they hold
+ *                 (idle strangers, stalls, the budget)
  *   net_listen.c  listeners and admission: the listening sockets, accepting
  *                 (the stranger and watcher limits, the spare descriptor)
  *   net_watch.c   watchers: their stream (the Config line, then every line
@@ -48,6 +49,20 @@ struct evconnlistener;
 #define NET_READ_BYTES 16384
 /* Lines taken from one connection per readable event (fairness). */
 #define NET_LINES_PER_EVENT 16
+/* Pacing (net_conn.c, "Pacing"): a connection that pipelines failing
+ * commands is read more slowly, never cut off. Each CommandFailed answered
+ * while more of its input waits costs a token; a connection holds at most
+ * NET_PACE_BURST, and gets NET_PACE_RATE back a second. With none left, no
+ * more of its lines are taken until NET_PACE_RESUME are back (one wake-up
+ * per batch, ~NET_PACE_RATE / NET_PACE_RESUME a second). A client that
+ * waits for each answer is never charged, however fast it is (sopra-bench
+ * rtt fails over half of ~20,000 round trips a second); a scripted client
+ * pipelining a turn's worth of mistakes stays within the burst; a flood
+ * of junk is answered line for line at a rate that costs the server a few
+ * per cent of a CPU, not all of it. */
+#define NET_PACE_BURST  256
+#define NET_PACE_RATE   4096
+#define NET_PACE_RESUME 16
 /* Connections accepted per listener event before the loop turns to the
  * connections it has: a burst of connects cannot starve their first lines. */
 #define NET_ACCEPTS_PER_EVENT 8
@@ -135,13 +150,20 @@ struct conn {
 	bool paused;         /* a stranger whose answers pile up: not read */
 	long opened_ms;      /* when it was accepted */
 	long line_ms;        /* when its last complete line arrived (or opened_ms) */
-	long partial_ms;     /* since when a partial line waits in `in`, or 0 */
+	long partial_ms;     /* since when bytes wait in `in` with no line taken, or 0 */
 	long progress_ms;    /* last time its output moved (or became non-empty) */
 	size_t out_shared;   /* bytes of `out` and `later` that are references */
 	bool dirty;          /* in srv->dirty: output queued, not yet flushed */
 	int linger_polls;
 	char peer[64];
 	struct net_origin origin; /* its address, for the stranger list's eviction */
+	/* pacing: tokens in thousandths (below zero: a batch's debt), as of
+	 * pace_ms; the failures charged, and how often its reading was paced
+	 * (both logged when it closes) */
+	long pace_milli;
+	long pace_ms;
+	unsigned long pace_charged;
+	unsigned long paced;
 	/* a Reconnect's history not written yet (hist_player >= 0): entries
 	 * [hist_next, hist_end) of that player's history, encoded into `out` as
 	 * it drains (conn_refill in net_conn.c); what is sent to c meanwhile waits in

@@ -75,6 +75,10 @@ void cmdq_push_grace_over(struct cmdq *q, int player);
 
 /* The oldest entry, or NULL when empty. It stays valid until cmdq_pop. */
 const struct cmdq_entry *cmdq_front(const struct cmdq *q);
+/* Whether an entry behind the oldest one comes from connection comm_id
+ * (while the oldest is dispatched: more of that connection's input waits).
+ * Scans the queue: it holds one callback's entries. */
+bool cmdq_more_from(const struct cmdq *q, int comm_id);
 /* Remove the oldest entry (releasing what its command owned); the queue
  * must not be empty. */
 void cmdq_pop(struct cmdq *q);
