@@ -26,6 +26,10 @@ flood runs in a process of its own, also the server's CPU share.
                     flood bad lines for 5 s each: the journal grows by 16
                     entries, the player's history keeps 16 failures, it
                     reconnects and gets them
+  pacing            a stranger pipelines 8,448 failing lines: each is
+                    answered once, in order, no faster than the pacing
+                    allows; a client doing round trips meanwhile is served
+                    and never charged
   address_limit     silent strangers from one address beyond
                     --max-strangers-per-address: the newest stay, the first
                     are closed; another address's stranger is untouched
@@ -59,12 +63,14 @@ Ends with "N passed, M failed".
 import argparse
 import json
 import os
+import re
 import resource
 import select
 import signal
 import socket
 import sys
 import tempfile
+import threading
 import time
 
 import sopratest
@@ -139,8 +145,8 @@ class Client:
     def send(self, line):
         self.s.sendall(line.encode() + b"\n")
 
-    def event(self, timeout=5.0):
-        """The next event (parsed), or None at EOF."""
+    def line(self, timeout=5.0):
+        """The next line as sent (without its "\\n"), or None at EOF."""
         deadline = time.monotonic() + timeout
         while b"\n" not in self.buf:
             left = deadline - time.monotonic()
@@ -153,7 +159,12 @@ class Client:
                     return None
                 self.buf += d
         line, self.buf = self.buf.split(b"\n", 1)
-        return json.loads(line)
+        return line
+
+    def event(self, timeout=5.0):
+        """The next event (parsed), or None at EOF."""
+        line = self.line(timeout)
+        return None if line is None else json.loads(line)
 
     def expect(self, name, timeout=5.0):
         ev = self.event(timeout)
@@ -284,11 +295,12 @@ def cpu_ticks(pid):
 
 
 def rtt_while(child, measure, srv=None):
-    """Round trips (measure(5) at a time) until child ends; sorted, and the
-    child's result. With srv, prints the share of one CPU the server used
-    meanwhile (a server far from 100 % that still answers late was waiting
-    for a CPU, not working)."""
+    """Round trips (measure(5) at a time) until child ends; sorted, the
+    child's result and, with srv, the share of one CPU the server used
+    meanwhile (also printed: a server far from 100 % that still answers
+    late was waiting for a CPU, not working); None without srv."""
     busy = []
+    share = None
     t0, c0 = time.monotonic(), cpu_ticks(srv.p.pid) if srv else 0
     while child.running():
         busy += measure(5)
@@ -297,7 +309,7 @@ def rtt_while(child, measure, srv=None):
         share = (cpu_ticks(srv.p.pid) - c0) / os.sysconf("SC_CLK_TCK") / (time.monotonic() - t0)
         print("    the server used %.0f %% of one CPU during the flood (load average %.2f)" %
               (100 * share, os.getloadavg()[0]))
-    return sorted(busy), child.result()
+    return sorted(busy), child.result(), share
 
 
 def finish(a, b, srv):
@@ -885,7 +897,7 @@ def flood_big_watch_game(args, flood):
         check(a.event(30)["event"] == "Config", "no Config")
         idle = rtt_register(a, 100)
         # a generous limit: these round trips are printed, not judged
-        busy, n = rtt_while(Child(lambda: flood(srv)), lambda k: rtt_register(a, k, 60), srv)
+        busy, n, _ = rtt_while(Child(lambda: flood(srv)), lambda k: rtt_register(a, k, 60), srv)
         srv.peak_kib = srv.status("VmHWM")
         srv.kill()
         return srv, idle, busy, n
@@ -947,26 +959,48 @@ def vm_hwm_kib(pid):
     return -1
 
 
-def flood_lines(c, line, seconds):
-    """Send `line` as fast as the server takes it for `seconds`, reading
-    (and dropping) the answers; returns how many were sent."""
+def flood_lines(c, line, answer, seconds):
+    """Send `line` as fast as the server takes it for `seconds`, reading the
+    answers; returns how many arrived, or -1 if one was not `answer` (the
+    line, without its "\\n", the server answers `line` with). What the
+    kernels buffer is not counted: the server is not through with it."""
     data = (line + "\n").encode() * 256
-    sent = 0
+    got, rest, wrong = 0, b"", False
     c.s.setblocking(False)
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         try:
-            n = c.s.send(data)
-            sent += n
+            c.s.send(data)
         except BlockingIOError:
             pass
         try:
-            while c.s.recv(1 << 20):
-                pass
+            while True:
+                d = c.s.recv(1 << 20)
+                if not d:
+                    return -1
+                rest += d
+                lines = rest.split(b"\n")
+                rest = lines.pop()
+                got += len(lines)
+                wrong = wrong or any(x != answer for x in lines)
         except BlockingIOError:
             pass
     c.s.setblocking(True)
-    return sent // len(line + "\n")
+    return -1 if wrong else got
+
+
+def conn_id(srv, client):
+    """The commId the server gave client's connection (its "open" log line)."""
+    port = client.s.getsockname()[1]
+    m = re.search(r"conn (\d+): open \((\[::ffff:)?127\.0\.0\.1\]?:%d\)" % port, srv.text())
+    check(m is not None, "no 'open' log line for port %d" % port)
+    return int(m.group(1))
+
+
+def pace_charges(srv):
+    """commId -> pipelined failures charged, from the close log lines."""
+    return {int(m.group(1)): int(m.group(2)) for m in re.finditer(
+        r"conn (\d+): (\d+) pipelined failures charged", srv.text())}
 
 
 def case_journal_flood(args):
@@ -993,11 +1027,14 @@ def case_journal_flood(args):
         idle = rtt(a, 100)
         base = len(open(jnl, "rb").read().rstrip(b"\0"))
         s = Client(srv.port)
-        busy_s, n_stranger = rtt_while(Child(lambda: flood_lines(s, "x", 5)),
-                                       lambda n: rtt(a, n), srv)
+        s.send("x")
+        answer = s.line()
+        check(b'"CommandFailed"' in answer, "x is answered %r" % answer)
+        busy_s, n_stranger, cpu_s = rtt_while(Child(lambda: flood_lines(s, "x", answer, 5)),
+                                              lambda n: rtt(a, n), srv)
         mid = len(open(jnl, "rb").read().rstrip(b"\0"))
-        busy_p, n_player = rtt_while(Child(lambda: flood_lines(b, "x", 5)),
-                                     lambda n: rtt(a, n), srv)
+        busy_p, n_player, cpu_p = rtt_while(Child(lambda: flood_lines(b, "x", answer, 5)),
+                                            lambda n: rtt(a, n), srv)
         after = len(open(jnl, "rb").read().rstrip(b"\0"))
         b.close()
         time.sleep(0.3)
@@ -1012,17 +1049,90 @@ def case_journal_flood(args):
         check(hist and hist[0]["event"] == "Config", "the history does not start with Config")
         check(failed == 16, "%d CommandFailed in the history, not 16" % failed)
         peak = vm_hwm_kib(srv.p.pid)
-        print("    journal_flood: %d bad lines of a stranger, %d of a player in 5 s each; "
+        print("    journal_flood: %d answers to a stranger's bad lines, %d to a player's in 5 s "
+              "each; "
               "journal %d -> %d (stranger) -> %d bytes (player); history %d lines; "
               "server peak %d KiB" % (n_stranger, n_player, base, mid, after, len(hist), peak))
         print("    journal_flood: load average %.2f" % os.getloadavg()[0])
         report("journal_flood (the stranger's)", idle, busy_s)
         report("journal_flood (the player's)", idle, busy_p)
-        check(n_stranger > 10000 and n_player > 10000, "the floods were too slow")
+        check(n_stranger >= 0 and n_player >= 0, "a flood line was answered otherwise")
+        check(n_stranger > 10000 and n_player > 10000, "the floods were answered too slowly")
+        # paced, a flood costs the server a few per cent of a CPU (it took
+        # all of one answering as fast as it could read)
+        check(cpu_s <= 0.15 and cpu_p <= 0.15, "the server used %.0f %% and %.0f %% of a CPU "
+              "during the floods" % (100 * cpu_s, 100 * cpu_p))
         check(mid == base, "the stranger's lines grew the journal by %d bytes" % (mid - base))
         check(after - mid < 16 * 1024, "the player's failures grew the journal by %d bytes" %
               (after - mid))
         check(peak < PEAK_BOUND_KIB, "peak %d KiB" % peak)
+    finally:
+        srv.close()
+
+
+# The pacing of pipelined failures (src/net_int.h, NET_PACE_*).
+PACE_BURST, PACE_RATE, PACE_BATCH = 256, 4096, 16
+
+
+def case_pacing(args):
+    """A stranger pipelines BURST + 2 * RATE failing lines of three kinds
+    and reads: it gets exactly one CommandFailed per line, in order, and
+    nothing else, and no sooner than the bucket allows (a lower bound:
+    load only makes it later). Meanwhile another stranger does round trips
+    of the same failing lines as fast as it can: its answers keep coming
+    while the first one waits, and the server charges it nothing (its
+    close log line)."""
+    srv = Server(args, args.config)
+    try:
+        p, r = Client(srv.port), Client(srv.port)
+        kinds = ["x", '{"command":"StartGame"}', '{"command":"NoSuchCommand"}']
+        answers = []
+        for k in kinds:
+            r.send(k)
+            answers.append(r.line())
+            check(answers[-1] and b'"CommandFailed"' in answers[-1], "%s: %r" % (k, answers[-1]))
+        n = PACE_BURST + 2 * PACE_RATE
+        payload = "".join(kinds[i % 3] + "\n" for i in range(n)).encode()
+        t0 = time.monotonic()
+        sender = threading.Thread(target=p.s.sendall, args=(payload,))
+        sender.start()
+        got, trips = 0, 0
+        while got < n:
+            while got < n and (b"\n" in p.buf or readable(p.s, 0)):
+                line = p.line(10)
+                check(line is not None, "EOF after %d answers" % got)
+                check(line == answers[got % 3], "answer %d: %r" % (got, line[:200]))
+                got += 1
+            if got < n:
+                r.send(kinds[trips % 3])
+                check(r.line() == answers[trips % 3], "round trip %d answered otherwise" % trips)
+                trips += 1
+        elapsed = time.monotonic() - t0
+        sender.join()
+        check(not readable(p.s, 0.3) and not p.buf, "more than one answer per line")
+        pid, rid = conn_id(srv, p), conn_id(srv, r)
+        p.close()
+        r.close()
+        deadline = time.monotonic() + 10
+        while not all("conn %d: open -> closed" % i in srv.text() for i in (pid, rid)):
+            check(time.monotonic() < deadline, "the server did not close both within 10 s")
+            time.sleep(0.05)
+        charges = pace_charges(srv)
+        print("    pacing: %d pipelined lines answered in %.2f s (%.0f a second; bound %.2f s), "
+              "%d round trips meanwhile; charged %d and %d (load average %.2f)" %
+              (n, elapsed, n / elapsed, (n - PACE_BURST - PACE_BATCH) / PACE_RATE, trips,
+               charges.get(pid, 0), charges.get(rid, 0), os.getloadavg()[0]))
+        # every line but one the server found with nothing behind it yet (the
+        # sender still sending) is charged; the bucket holds BURST and earns
+        # RATE a second (counted in whole milliseconds: up to one more); the
+        # last batch may be taken on one token and charge PACE_BATCH
+        charged = charges.get(pid, 0)
+        check(charged >= n - PACE_BURST, "the pipelining stranger was charged %d" % charged)
+        bound = (charged - PACE_BURST - PACE_BATCH - PACE_RATE / 1000) / PACE_RATE
+        check(elapsed >= bound, "%d pipelined failures answered in %.2f s, sooner than the "
+              "%.2f s the bucket allows" % (n, elapsed, bound))
+        check(rid not in charges, "the round-trip client was charged %d" % charges.get(rid, 0))
+        check(trips >= 10, "only %d round trips while the pipelined lines were paced" % trips)
     finally:
         srv.close()
 
@@ -1143,7 +1253,6 @@ def padded_config(path, nbytes):
 
 def http_port(srv):
     """The port of the server's "http: the page on HOST:PORT" line."""
-    import re
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         m = re.search(r"the page on \S*:(\d+)", srv.text())
@@ -1225,7 +1334,7 @@ CASES = [("strangers_flood", case_strangers_flood), ("half_lines", case_half_lin
          ("address_limit", case_address_limit), ("address_flood", case_address_flood),
          ("watch_limit", case_watch_limit), ("watch_evict", case_watch_evict),
          ("watch_loop", case_watch_loop), ("watch_silent", case_watch_silent),
-         ("journal_flood", case_journal_flood), ("history_stream", case_history_stream),
+         ("journal_flood", case_journal_flood), ("pacing", case_pacing), ("history_stream", case_history_stream),
          ("watchers_config", case_watchers_config)]
 
 

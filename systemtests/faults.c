@@ -985,8 +985,9 @@ static bool case_split_1byte(ctx *t)
 /* 1000 lines in one write from the active player, alternating bad input
  * (numbered unknown commands: CommandFailed naming the number) and failing
  * game commands (CommandFailed + ActNow), ending with EndTurn: every answer
- * comes in order; the other player hears only its ActNow. Then 20000
- * numbered bad lines from the other player in one write: answered in order. */
+ * comes in order; the other player hears only its ActNow. Then 4352
+ * numbered bad lines from the other player in one write (more than its
+ * socket buffers hold; paced, a second's worth): answered in order. */
 static bool case_pipeline_1000(ctx *t)
 {
     game2 g;
@@ -1018,7 +1019,7 @@ static bool case_pipeline_1000(ctx *t)
     if (!expect_name(t, g.b, "ActNow") || !expect_quiet(t, g.a, 100))
         return false;
 
-    int n = 20000;
+    int n = 4352;
     cap = (size_t)n * 32, len = 0;
     buf = xmalloc(cap);
     for (int i = 0; i < n; i++)
@@ -1467,10 +1468,12 @@ static bool case_half_close(ctx *t)
 /*
  * A registered player that never reads (B, small receive buffer) pipelines
  * up to 4 million bad lines ("x\n" -> 53-byte CommandFailed each: 200+ MiB of
- * answers if nothing stopped it). The server must drop B once more than
- * 8 MiB wait for it (our sends then fail), its memory must stay bounded
- * (VmHWM grows by less than 64 MiB), A hears nothing, and the game treats B
- * as gone: A's EndTurn finds Left(1), and the game ends normally.
+ * answers if nothing stopped it). The server paces B (4,096 answers a
+ * second) and, once the kernel's buffers are full (a few MiB on loopback:
+ * some seconds at that pace) and B's answers wait unread, holds them to
+ * 64 KiB: it drops B (our sends then fail), its memory stays bounded (VmHWM
+ * grows by less than 64 MiB), A hears nothing, and the game treats B as
+ * gone: A's EndTurn finds Left(1), and the game ends normally.
  */
 static bool case_slow_reader(ctx *t)
 {
@@ -1660,14 +1663,15 @@ static bool case_sigterm_twice(ctx *t)
     return signal_in_turn(t, SIGTERM, SIGINT);
 }
 
-/* SIGTERM while a client that does not read has megabytes of output queued:
- * the flush is capped, the server still exits 0 within 2 s. */
+/* SIGTERM while a client that does not read has output waiting (answers to
+ * its pipelined bad lines, paced): the flush is capped, the server still
+ * exits 0 within 2 s. */
 static bool case_sigterm_unread_output(ctx *t)
 {
     game2 g;
     if (!start_turn(t, &g, 30, 16384))
         return false;
-    size_t len; /* ~5 MB of answers: below the cap, above socket buffers */
+    size_t len; /* ~5 MB of answers if all were answered: more than 300 ms' worth */
     char *buf = repeat_line("x\n", 100000, &len);
     bool stalled = false;
     bool sent = cl_send_ex(g.b, buf, len, true, &stalled);
