@@ -193,6 +193,40 @@ static void test_queue_growth_keeps_messages(void **state)
 	t_free(t);
 }
 
+/* cmdq_more_from: whether an entry behind the front comes from a
+ * connection (the front itself does not count), also once the ring has
+ * wrapped around. */
+static void test_more_from_behind_the_front(void **state)
+{
+	(void)state;
+	struct cmdq q;
+	cmdq_init(&q, RULES_BASE, false);
+	assert_false(cmdq_more_from(&q, 1));
+	cmdq_push_line(&q, 1, "x", 1);
+	assert_false(cmdq_more_from(&q, 1)); /* only the front */
+	cmdq_push_line(&q, 2, "x", 1);
+	cmdq_push_line(&q, 1, "x", 1);
+	assert_true(cmdq_more_from(&q, 1));
+	assert_true(cmdq_more_from(&q, 2));
+	assert_false(cmdq_more_from(&q, 3));
+	cmdq_pop(&q);
+	assert_true(cmdq_more_from(&q, 1)); /* 2 is the front now */
+	assert_false(cmdq_more_from(&q, 2));
+	cmdq_pop(&q);
+	assert_false(cmdq_more_from(&q, 1));
+	cmdq_pop(&q);
+	/* the ring wraps: filled from head 3, its last entry is at index 2 */
+	size_t cap = q.cap;
+	assert_int_equal(q.head, 3);
+	for (size_t i = 0; i + 1 < cap; i++)
+		cmdq_push_line(&q, 5, "x", 1);
+	cmdq_push_line(&q, 8, "x", 1);
+	assert_int_equal(q.cap, cap); /* not grown */
+	assert_true(cmdq_more_from(&q, 8));
+	assert_false(cmdq_more_from(&q, 1));
+	cmdq_free(&q);
+}
+
 static void test_timeout_aborts_registration_and_drops_rest(void **state)
 {
 	(void)state;
@@ -397,6 +431,7 @@ int main(void)
 	        cmocka_unit_test(test_player_resolved_when_dispatched),
 	        cmocka_unit_test(test_bad_line_answers_sender_only),
 	        cmocka_unit_test(test_queue_growth_keeps_messages),
+	        cmocka_unit_test(test_more_from_behind_the_front),
 	        cmocka_unit_test(test_timeout_aborts_registration_and_drops_rest),
 	        cmocka_unit_test(test_lost_connection_tells_game),
 	        cmocka_unit_test(test_entry_order_is_arrival_order),
