@@ -58,6 +58,11 @@ flood runs in a process of its own, also the server's CPU share.
                     gets the Config exact and the game's lines to all
 
 Usage: crowd_test.py --server PATH --config PATH [--only NAME] [--verbose]
+                     [--isolate]
+--isolate keeps the floods' own CPU off the server's core and out of the
+probes' way: with few cores, a flooder on the same machine takes CPU time
+that a remote one would not, and the round trips printed then measure the
+scheduler more than the server.
 Ends with "N passed, M failed".
 """
 import argparse
@@ -95,6 +100,9 @@ class Server(sopratest.Server):
     def __init__(self, args, config, timeout=30, nofile=None, extra=(), env=None):
         super().__init__(args.server, "--config", config, "--seed", "56",
                          "--timeout", str(timeout), *extra, nofile=nofile, env=env)
+        if getattr(args, "isolate", False):
+            for tid in os.listdir("/proc/%d/task" % self.p.pid):  # every thread
+                os.sched_setaffinity(int(tid), {0})
 
 
 def small_quarantine_env():
@@ -233,6 +241,12 @@ def rtt(c, n=50):
     return sorted(out)
 
 
+# Idle round trips before a flood: about as many as a flood's 5 s take, so
+# that the idle p99 and the p99 during the flood come from samples of a
+# like size (the p99 of 100 is their second-worst, mostly noise).
+IDLE_ROUND_TRIPS = 1000
+
+
 def p99(v):
     return v[min(len(v) - 1, int(0.99 * (len(v) - 1) + 0.5))]
 
@@ -259,7 +273,7 @@ class Child:
             os.close(r)
             n = -1
             try:
-                os.nice(10)
+                os.setpriority(os.PRIO_PROCESS, 0, 10)  # whatever the test's own
                 n = int(fn() or 0)
             finally:
                 os.write(w, str(n).encode())
@@ -343,7 +357,7 @@ def case_strangers_flood(args):
     srv = Server(args, args.config, extra=ONE_ADDRESS_CROWD)
     try:
         a, b = start_two(srv)
-        idle = rtt(b)
+        idle = rtt(b, IDLE_ROUND_TRIPS)
         junk = b"x\n" * 65536  # 128 KiB of bad lines per write
         strangers = []
         for _ in range(256):
@@ -385,7 +399,7 @@ def case_half_lines(args):
     try:
         a = Client(srv.port)
         register(a, "A")
-        idle = rtt_register(a, 100)
+        idle = rtt_register(a, IDLE_ROUND_TRIPS)
         half = b'{"command":"Register","playerName":"' + b"h" * 1000
         conns = []
         b = None
@@ -722,7 +736,7 @@ def case_address_flood(args):
     try:
         a = Client(srv.port)
         register(a, "A")
-        idle = rtt_register(a, 100)
+        idle = rtt_register(a, IDLE_ROUND_TRIPS)
         seconds = 6
         t0, c0 = time.monotonic(), cpu_ticks(srv.p.pid)
         floods = [Child(lambda: connect_flood("127.0.0.2", srv.port, seconds)) for _ in range(3)]
@@ -895,7 +909,7 @@ def flood_big_watch_game(args, flood):
         a = Client(srv.port)
         a.send(json.dumps({"command": "Register", "playerName": "A"}))
         check(a.event(30)["event"] == "Config", "no Config")
-        idle = rtt_register(a, 100)
+        idle = rtt_register(a, IDLE_ROUND_TRIPS)
         # a generous limit: these round trips are printed, not judged
         busy, n, _ = rtt_while(Child(lambda: flood(srv)), lambda k: rtt_register(a, k, 60), srv)
         srv.peak_kib = srv.status("VmHWM")
@@ -1024,7 +1038,7 @@ def case_journal_flood(args):
             secrets.append(c.expect("Session")["secret"])
         drain(a)
         drain(b)  # A selects; B waits
-        idle = rtt(a, 100)
+        idle = rtt(a, IDLE_ROUND_TRIPS)
         base = len(open(jnl, "rb").read().rstrip(b"\0"))
         s = Client(srv.port)
         s.send("x")
@@ -1345,7 +1359,21 @@ def main():
     ap.add_argument("--config", required=True)
     ap.add_argument("--only")
     ap.add_argument("--verbose", action="store_true")
+    ap.add_argument("--isolate", action="store_true",
+                    help="the server on CPU 0 alone; this test, its floods and probes on the "
+                         "other CPUs, the probes at nice -10 (clients on other machines, as far "
+                         "as one machine can)")
     args = ap.parse_args()
+    if args.isolate:
+        cpus = os.sched_getaffinity(0) - {0}
+        if not cpus:
+            print("--isolate needs two CPUs or more", file=sys.stderr)
+            return 2
+        os.sched_setaffinity(0, cpus)
+        try:
+            os.setpriority(os.PRIO_PROCESS, 0, -10)
+        except PermissionError:
+            print("--isolate: the probes keep nice %d (raising it needs root)" % os.nice(0))
     args_global = args
     VERBOSE = args.verbose
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)
