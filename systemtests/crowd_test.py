@@ -6,7 +6,8 @@ Every case starts the real sopra-server on a free port and checks exact
 outcomes (who got which event, who was dropped, exit code 0) plus the
 server's peak memory (VmHWM) against the documented bound. Round-trip
 numbers of an honest player during each flood are printed (not asserted:
-the machine is shared), next to the same player's idle numbers; where a
+the machine is shared), next to the same player's idle numbers taken by
+the same probe at the same rhythm just before (class Probe); where a
 flood runs in a process of its own, also the server's CPU share.
 
   strangers_flood   256 strangers that never read pipeline junk lines
@@ -216,35 +217,111 @@ def start_two(srv, sessions=False):
     return a, b
 
 
-def rtt_register(c, n=20, timeout=5.0):
-    """n round trips of a second Register from a registered player during
-    registration (CommandFailed only; nothing else changes); sorted ms."""
-    out = []
-    for _ in range(n):
-        t0 = time.monotonic()
-        c.send('{"command":"Register","playerName":"again"}')
-        c.expect("CommandFailed", timeout)
-        out.append((time.monotonic() - t0) * 1e3)
-    return sorted(out)
+# ---- the honest player's round trip ------------------------------------------
+#
+# A Probe measures it from a process of its own: PROBE_GROUP round trips of
+# a failing command (CommandFailed, nothing else changes), a rest of
+# PROBE_REST s, over and over, from IDLE_SECONDS before a flood until after
+# it. The samples taken before the flood are the idle numbers, those taken
+# while it ran the busy ones: one rhythm for both, since a round trip after
+# a rest costs more than one right after another (the CPUs and the server
+# wake up from idle), so idle numbers taken back to back would make even a
+# flood that does nothing look 2-3 times slower. Neither the flood nor the
+# test's own work shares the probe's interpreter.
+PROBE_GROUP = 5
+PROBE_REST = 0.01
+IDLE_SECONDS = 3.0
+REGISTER_AGAIN = '{"command":"Register","playerName":"again"}'
+END_TURN = '{"command":"EndTurn"}'
 
 
-def rtt(c, n=50):
-    """n round trips of a failing command from the player who is not active
-    (CommandFailed only); sorted times in ms."""
-    out = []
-    for _ in range(n):
-        t0 = time.monotonic()
-        c.send('{"command":"EndTurn"}')
-        c.expect("CommandFailed")
-        out.append((time.monotonic() - t0) * 1e3)
-        time.sleep(0.002)
-    return sorted(out)
+class Probe:
+    """Round trips of `line` (answered with CommandFailed alone) by client
+    c, in a forked process at the test's own priority, until stop(). The
+    parent must not read from c meanwhile; c's buffer must be empty."""
 
+    live = set()  # the probes not stopped yet (kill_all ends them after a case)
 
-# Idle round trips before a flood: about as many as a flood's 5 s take, so
-# that the idle p99 and the p99 during the flood come from samples of a
-# like size (the p99 of 100 is their second-worst, mostly noise).
-IDLE_ROUND_TRIPS = 1000
+    def __init__(self, c, line):
+        check(b"\n" not in c.buf, "the probe's client has unread events")
+        ctl_r, self.ctl = os.pipe()
+        r, w = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:  # the child: never returns into the test
+            os.close(self.ctl)
+            os.close(r)
+            out = "ERR no result"
+            try:
+                out = "\n".join("%.6f %.4f" % s for s in Probe.run(c, line, ctl_r))
+            except BaseException as e:  # noqa: BLE001 - reported to the parent
+                out = "ERR %s" % e
+            finally:
+                data = out.encode()
+                while data:
+                    data = data[os.write(w, data):]
+                os._exit(0)
+        os.close(ctl_r)
+        os.close(w)
+        self.r = r
+        self.t_start = time.monotonic()
+        Probe.live.add(self)
+
+    @staticmethod
+    def kill_all():
+        """Ends the probes of a case that failed before it stopped them."""
+        for p in list(Probe.live):
+            os.kill(p.pid, signal.SIGKILL)
+            os.waitpid(p.pid, 0)
+            os.close(p.ctl)
+            os.close(p.r)
+            Probe.live.discard(p)
+
+    @staticmethod
+    def run(c, line, ctl):
+        """The child's loop: (start time, ms) per round trip."""
+        samples = []
+        while True:
+            for _ in range(PROBE_GROUP):
+                t0 = time.monotonic()
+                c.send(line)
+                c.expect("CommandFailed", 60)
+                samples.append((t0, (time.monotonic() - t0) * 1e3))
+            if readable(ctl, PROBE_REST):  # the rest, or the parent's stop
+                return samples
+
+    def idle(self):
+        """Let it take its idle samples: IDLE_SECONDS from its start."""
+        time.sleep(max(0.0, self.t_start + IDLE_SECONDS - time.monotonic()))
+
+    def stop(self):
+        """Ends the child after its current group; its (start, ms) samples."""
+        if self.pid is None:
+            return self.samples
+        os.write(self.ctl, b"x")
+        os.close(self.ctl)
+        data = b""
+        while True:
+            d = os.read(self.r, 1 << 16)
+            if not d:
+                break
+            data += d
+        os.close(self.r)
+        os.waitpid(self.pid, 0)
+        self.pid = None
+        Probe.live.discard(self)
+        text = data.decode()
+        check(not text.startswith("ERR"), "the probe failed: %s" % text[4:])
+        self.samples = [tuple(float(x) for x in ln.split()) for ln in text.split("\n") if ln]
+        return self.samples
+
+    def window(self, t_from, t_to=None):
+        """The round trips (ms, sorted) that started in [t_from, t_to)."""
+        return sorted(ms for t, ms in self.stop()
+                      if t >= t_from and (t_to is None or t < t_to))
+
+    def idle_samples(self, t_flood):
+        """The round trips before the flood started at t_flood."""
+        return self.window(0.0, t_flood)
 
 
 def p99(v):
@@ -252,10 +329,12 @@ def p99(v):
 
 
 def report(name, idle, busy):
-    print("    %s: honest round trip idle p50 %.3f p99 %.3f ms; during the flood p50 %.3f "
-          "p99 %.3f ms (%.2fx the idle p99)" % (name, idle[len(idle) // 2], p99(idle),
-                                                 busy[len(busy) // 2], p99(busy),
-                                                 p99(busy) / max(p99(idle), 1e-9)))
+    check(idle and busy, "%s: no round trips measured (idle %d, busy %d)"
+          % (name, len(idle), len(busy)))
+    print("    %s: honest round trip idle p50 %.3f p99 %.3f ms (%d); during the flood p50 "
+          "%.3f p99 %.3f ms (%d; %.2fx the idle p99)"
+          % (name, idle[len(idle) // 2], p99(idle), len(idle), busy[len(busy) // 2], p99(busy),
+             len(busy), p99(busy) / max(p99(idle), 1e-9)))
 
 
 class Child:
@@ -308,22 +387,20 @@ def cpu_ticks(pid):
     return int(fields[11]) + int(fields[12])
 
 
-def rtt_while(child, measure, srv=None):
-    """Round trips (measure(5) at a time) until child ends; sorted, the
-    child's result and, with srv, the share of one CPU the server used
-    meanwhile (also printed: a server far from 100 % that still answers
-    late was waiting for a CPU, not working); None without srv."""
-    busy = []
-    share = None
-    t0, c0 = time.monotonic(), cpu_ticks(srv.p.pid) if srv else 0
+def timed_flood(flood, srv):
+    """Runs flood() in a Child (a Probe goes on meanwhile); returns the
+    flood's (start, end) in time.monotonic(), flood's result and the share
+    of one CPU the server used meanwhile (also printed: a server far from
+    100 % that still answers late was waiting for a CPU, not working)."""
+    t0, c0 = time.monotonic(), cpu_ticks(srv.p.pid)
+    child = Child(flood)
     while child.running():
-        busy += measure(5)
         time.sleep(0.01)
-    if srv:
-        share = (cpu_ticks(srv.p.pid) - c0) / os.sysconf("SC_CLK_TCK") / (time.monotonic() - t0)
-        print("    the server used %.0f %% of one CPU during the flood (load average %.2f)" %
-              (100 * share, os.getloadavg()[0]))
-    return sorted(busy), child.result(), share
+    t1 = time.monotonic()
+    share = (cpu_ticks(srv.p.pid) - c0) / os.sysconf("SC_CLK_TCK") / (t1 - t0)
+    print("    the server used %.0f %% of one CPU during the flood (load average %.2f)" %
+          (100 * share, os.getloadavg()[0]))
+    return (t0, t1), child.result(), share
 
 
 def finish(a, b, srv):
@@ -357,7 +434,8 @@ def case_strangers_flood(args):
     srv = Server(args, args.config, extra=ONE_ADDRESS_CROWD)
     try:
         a, b = start_two(srv)
-        idle = rtt(b, IDLE_ROUND_TRIPS)
+        probe = Probe(b, END_TURN)
+        probe.idle()
         junk = b"x\n" * 65536  # 128 KiB of bad lines per write
         strangers = []
         for _ in range(256):
@@ -367,21 +445,22 @@ def case_strangers_flood(args):
             s.setblocking(False)
             strangers.append(s)
         sent = 0
-        t_end = time.monotonic() + 3
-        busy = []
-        while time.monotonic() < t_end:
+        t_flood = time.monotonic()
+        while time.monotonic() < t_flood + 3:
             for s in strangers:
                 try:
                     sent += s.send(junk)
                 except (BlockingIOError, BrokenPipeError, ConnectionResetError):
                     pass
-            busy += rtt(b, 5)
+            time.sleep(0.01)
+        t_end = time.monotonic()
+        idle, busy = probe.idle_samples(t_flood), probe.window(t_flood, t_end)
         hwm = srv.status("VmHWM")
         text = srv.text()
         dropped = text.count("output buffer overflow") + text.count("over the memory budget") \
             + text.count("evicted")
         log("sent %d MiB of junk; %d strangers dropped; VmHWM %d KiB" % (sent // MIB, dropped, hwm))
-        report("strangers_flood", idle, sorted(busy))
+        report("strangers_flood", idle, busy)
         print("    strangers_flood: %d MiB of junk sent by 256 strangers, %d drops, server peak "
               "%d MiB" % (sent // MIB, dropped, hwm // 1024))
         check(dropped > 0, "no stranger was dropped although none reads")
@@ -399,14 +478,14 @@ def case_half_lines(args):
     try:
         a = Client(srv.port)
         register(a, "A")
-        idle = rtt_register(a, IDLE_ROUND_TRIPS)
+        probe = Probe(a, REGISTER_AGAIN)
+        probe.idle()
         half = b'{"command":"Register","playerName":"' + b"h" * 1000
         conns = []
         b = None
-        busy = []
+        idle = busy = []
+        t_flood = time.monotonic()
         for i in range(4000):
-            if i % 25 == 12 and b is None:  # A's round trip during the flood
-                busy += rtt_register(a, 2)
             try:
                 s = socket.socket()
                 s.setblocking(False)
@@ -423,12 +502,15 @@ def case_half_lines(args):
                         t.send(half)
                     except OSError:
                         pass
+                time.sleep(0.01)  # 2,000 take 2.5 s: enough round trips to compare
             if i == 2000:  # B arrives in the middle of the flood and plays
+                idle = probe.idle_samples(t_flood)  # A's probe ends: the game starts
+                busy = probe.window(t_flood)
                 b = Client(srv.port)
                 register(b, "B")
                 for c in (a, b):
                     c.expect("GameStarted")
-        report("half_lines", idle, sorted(busy))
+        report("half_lines", idle, busy)
         hwm = srv.status("VmHWM")
         text = srv.text()
         evicted = text.count("evicted")
@@ -736,20 +818,20 @@ def case_address_flood(args):
     try:
         a = Client(srv.port)
         register(a, "A")
-        idle = rtt_register(a, IDLE_ROUND_TRIPS)
+        probe = Probe(a, REGISTER_AGAIN)
+        probe.idle()
         seconds = 6
         t0, c0 = time.monotonic(), cpu_ticks(srv.p.pid)
         floods = [Child(lambda: connect_flood("127.0.0.2", srv.port, seconds)) for _ in range(3)]
         time.sleep(0.5)
         got = 0
-        busy = []
         for i in range(20):
             s = connect_from("127.0.0.3", srv.port)
             time.sleep(0.1)
             got += answered(s)
             s.close()
-            busy += rtt_register(a, 5)
         t1 = time.monotonic()
+        idle, busy = probe.idle_samples(t0), probe.window(t0, t1)
         share = (cpu_ticks(srv.p.pid) - c0) / os.sysconf("SC_CLK_TCK") / (t1 - t0)
         check(t1 - t0 < seconds, "the 20 tries outlasted the flood")
         b = Client.__new__(Client)
@@ -762,7 +844,7 @@ def case_address_flood(args):
               "%d KiB, %.0f %% of one CPU" % (connects, seconds, connects / seconds, got,
                                              os.getloadavg()[0], srv.status("VmHWM"),
                                              100 * share))
-        report("address_flood", idle, sorted(busy))
+        report("address_flood", idle, busy)
         check(got == 20, "127.0.0.3 was answered %d of 20 times" % got)
         check(connects > 200, "the flood made only %d connects" % connects)
     finally:
@@ -909,9 +991,10 @@ def flood_big_watch_game(args, flood):
         a = Client(srv.port)
         a.send(json.dumps({"command": "Register", "playerName": "A"}))
         check(a.event(30)["event"] == "Config", "no Config")
-        idle = rtt_register(a, IDLE_ROUND_TRIPS)
-        # a generous limit: these round trips are printed, not judged
-        busy, n, _ = rtt_while(Child(lambda: flood(srv)), lambda k: rtt_register(a, k, 60), srv)
+        probe = Probe(a, REGISTER_AGAIN)
+        probe.idle()
+        (t0, t1), n, _ = timed_flood(lambda: flood(srv), srv)
+        idle, busy = probe.idle_samples(t0), probe.window(t0, t1)
         srv.peak_kib = srv.status("VmHWM")
         srv.kill()
         return srv, idle, busy, n
@@ -1038,17 +1121,18 @@ def case_journal_flood(args):
             secrets.append(c.expect("Session")["secret"])
         drain(a)
         drain(b)  # A selects; B waits
-        idle = rtt(a, IDLE_ROUND_TRIPS)
+        probe = Probe(a, END_TURN)  # A's failures reach their budget while idle
+        probe.idle()
         base = len(open(jnl, "rb").read().rstrip(b"\0"))
         s = Client(srv.port)
         s.send("x")
         answer = s.line()
         check(b'"CommandFailed"' in answer, "x is answered %r" % answer)
-        busy_s, n_stranger, cpu_s = rtt_while(Child(lambda: flood_lines(s, "x", answer, 5)),
-                                              lambda n: rtt(a, n), srv)
+        when_s, n_stranger, cpu_s = timed_flood(lambda: flood_lines(s, "x", answer, 5), srv)
         mid = len(open(jnl, "rb").read().rstrip(b"\0"))
-        busy_p, n_player, cpu_p = rtt_while(Child(lambda: flood_lines(b, "x", answer, 5)),
-                                            lambda n: rtt(a, n), srv)
+        when_p, n_player, cpu_p = timed_flood(lambda: flood_lines(b, "x", answer, 5), srv)
+        idle = probe.idle_samples(when_s[0])
+        busy_s, busy_p = probe.window(*when_s), probe.window(*when_p)
         after = len(open(jnl, "rb").read().rstrip(b"\0"))
         b.close()
         time.sleep(0.3)
@@ -1392,6 +1476,7 @@ def main():
         except (Failure, OSError, ValueError, KeyError) as e:
             print("FAIL %s: %s" % (name, e), flush=True)
             failed += 1
+        Probe.kill_all()
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 
