@@ -524,25 +524,39 @@ static int conn_refill(struct conn *c)
 	return 0;
 }
 
+/* Whether c is streamed (a watcher, or a history going out): its sends are
+ * cut into NET_STREAM_SEND_MAX pieces. */
+static bool conn_streamed(const struct conn *c)
+{
+	return c->watcher || c->hist_player >= 0;
+}
+
 /* Sends what c has pending, topped up from what it is streamed, as much as
- * the kernel takes now. Returns 0 or the errno of a failed send (EAGAIN
- * and EINTR are not failures; ENOMEM: its output cannot be topped up). */
+ * the kernel takes now -- but a streamed connection at most
+ * NET_STREAM_SEND_MAX bytes (its write event, still pending, sends the
+ * rest on a later turn of the loop, after the players' input). Returns 0
+ * or the errno of a failed send (EAGAIN and EINTR are not failures;
+ * ENOMEM: its output cannot be topped up). */
 static int conn_send_pending(struct conn *c)
 {
-	for (;;) {
+	size_t left = conn_streamed(c) ? NET_STREAM_SEND_MAX : SIZE_MAX;
+	while (left > 0) {
 		if (conn_refill(c) != 0)
 			return ENOMEM;
 		if (evbuffer_get_length(c->out) == 0)
 			return 0;
-		int n = evbuffer_write(c->out, c->fd);
+		ev_ssize_t most = left > (size_t)EV_SSIZE_MAX ? -1 : (ev_ssize_t)left;
+		int n = evbuffer_write_atmost(c->out, c->fd, most);
 		if (n > 0) {
 			c->progress_ms = now_ms();
+			left -= (size_t)n < left ? (size_t)n : left;
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
 			continue;
 		return n < 0 && errno != EAGAIN && errno != EWOULDBLOCK ? errno : 0;
 	}
+	return 0;
 }
 
 /* Output of c is all sent: stop waiting for the socket; a draining

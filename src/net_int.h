@@ -79,6 +79,11 @@ struct evconnlistener;
  * stream) goes into its output as it drains: topped up whenever fewer than
  * this many bytes wait, so that none of it is ever queued whole. */
 #define NET_REFILL_LOW ((size_t)64 << 10)
+/* One turn of the loop sends a streamed connection (a watcher, a history
+ * going out) at most this many bytes: a copy into the kernel of a few MB
+ * at once (a 15 MB Config to a fresh loopback socket) would hold up a
+ * player's command that arrives meanwhile by a millisecond or more. */
+#define NET_STREAM_SEND_MAX ((size_t)64 << 10)
 /* The watchers' log is kept in blocks of this size (a longer line gets a
  * block of its own); blocks never move, so watchers send them by
  * reference. */
