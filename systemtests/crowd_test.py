@@ -58,8 +58,8 @@ flood runs in a process of its own, also the server's CPU share.
                     watcher as before; a watcher that reads
                     gets the Config exact and the game's lines to all
 
-Usage: crowd_test.py --server PATH --config PATH [--only NAME] [--verbose]
-                     [--isolate]
+Usage: crowd_test.py --server PATH --config PATH --probe PATH [--only NAME]
+                     [--verbose] [--isolate]
 --isolate keeps the floods' own CPU off the server's core and out of the
 probes' way: with few cores, a flooder on the same machine takes CPU time
 that a remote one would not, and the round trips printed then measure the
@@ -74,6 +74,7 @@ import resource
 import select
 import signal
 import socket
+import subprocess
 import sys
 import tempfile
 import threading
@@ -219,99 +220,61 @@ def start_two(srv, sessions=False):
 
 # ---- the honest player's round trip ------------------------------------------
 #
-# A Probe measures it from a process of its own: PROBE_GROUP round trips of
-# a failing command (CommandFailed, nothing else changes), a rest of
-# PROBE_REST s, over and over, from IDLE_SECONDS before a flood until after
+# A Probe measures it from a process of its own (sopra-rtt-probe, in C, so
+# that no interpreter adds its own tail): PROBE_GROUP round trips of a
+# failing command (CommandFailed, nothing else changes), a rest of
+# PROBE_REST_MS, over and over, from IDLE_SECONDS before a flood until after
 # it. The samples taken before the flood are the idle numbers, those taken
 # while it ran the busy ones: one rhythm for both, since a round trip after
 # a rest costs more than one right after another (the CPUs and the server
 # wake up from idle), so idle numbers taken back to back would make even a
-# flood that does nothing look 2-3 times slower. Neither the flood nor the
-# test's own work shares the probe's interpreter.
+# flood that does nothing look 2-3 times slower.
 PROBE_GROUP = 5
-PROBE_REST = 0.01
+PROBE_REST_MS = 10
 IDLE_SECONDS = 3.0
 REGISTER_AGAIN = '{"command":"Register","playerName":"again"}'
 END_TURN = '{"command":"EndTurn"}'
 
 
 class Probe:
-    """Round trips of `line` (answered with CommandFailed alone) by client
-    c, in a forked process at the test's own priority, until stop(). The
-    parent must not read from c meanwhile; c's buffer must be empty."""
+    """sopra-rtt-probe doing round trips of `line` (answered with
+    CommandFailed alone) on client c's socket, at the test's own priority,
+    until stop(). The test must not read from c meanwhile; c's buffer must
+    be empty."""
 
     live = set()  # the probes not stopped yet (kill_all ends them after a case)
 
     def __init__(self, c, line):
         check(b"\n" not in c.buf, "the probe's client has unread events")
-        ctl_r, self.ctl = os.pipe()
-        r, w = os.pipe()
-        self.pid = os.fork()
-        if self.pid == 0:  # the child: never returns into the test
-            os.close(self.ctl)
-            os.close(r)
-            out = "ERR no result"
-            try:
-                out = "\n".join("%.6f %.4f" % s for s in Probe.run(c, line, ctl_r))
-            except BaseException as e:  # noqa: BLE001 - reported to the parent
-                out = "ERR %s" % e
-            finally:
-                data = out.encode()
-                while data:
-                    data = data[os.write(w, data):]
-                os._exit(0)
-        os.close(ctl_r)
-        os.close(w)
-        self.r = r
+        fd = c.s.fileno()
+        self.p = subprocess.Popen([args_global.probe, str(fd), line, str(PROBE_GROUP),
+                                   str(PROBE_REST_MS)], pass_fds=(fd,), stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.t_start = time.monotonic()
+        self.samples = None
         Probe.live.add(self)
 
     @staticmethod
     def kill_all():
         """Ends the probes of a case that failed before it stopped them."""
         for p in list(Probe.live):
-            os.kill(p.pid, signal.SIGKILL)
-            os.waitpid(p.pid, 0)
-            os.close(p.ctl)
-            os.close(p.r)
+            p.p.kill()
+            p.p.communicate()
             Probe.live.discard(p)
-
-    @staticmethod
-    def run(c, line, ctl):
-        """The child's loop: (start time, ms) per round trip."""
-        samples = []
-        while True:
-            for _ in range(PROBE_GROUP):
-                t0 = time.monotonic()
-                c.send(line)
-                c.expect("CommandFailed", 60)
-                samples.append((t0, (time.monotonic() - t0) * 1e3))
-            if readable(ctl, PROBE_REST):  # the rest, or the parent's stop
-                return samples
 
     def idle(self):
         """Let it take its idle samples: IDLE_SECONDS from its start."""
         time.sleep(max(0.0, self.t_start + IDLE_SECONDS - time.monotonic()))
 
     def stop(self):
-        """Ends the child after its current group; its (start, ms) samples."""
-        if self.pid is None:
-            return self.samples
-        os.write(self.ctl, b"x")
-        os.close(self.ctl)
-        data = b""
-        while True:
-            d = os.read(self.r, 1 << 16)
-            if not d:
-                break
-            data += d
-        os.close(self.r)
-        os.waitpid(self.pid, 0)
-        self.pid = None
-        Probe.live.discard(self)
-        text = data.decode()
-        check(not text.startswith("ERR"), "the probe failed: %s" % text[4:])
-        self.samples = [tuple(float(x) for x in ln.split()) for ln in text.split("\n") if ln]
+        """Ends it after its current group; its (start, ms) samples."""
+        if self.samples is None:
+            out, err = self.p.communicate(b"x", timeout=120)
+            Probe.live.discard(self)
+            check(self.p.returncode == 0, "the probe failed (%d): %s"
+                  % (self.p.returncode, err.decode().strip()))
+            self.samples = [tuple(float(x) for x in ln.split()) for ln in out.decode().split("\n")
+                            if ln]
         return self.samples
 
     def window(self, t_from, t_to=None):
@@ -1441,6 +1404,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--server", required=True)
     ap.add_argument("--config", required=True)
+    ap.add_argument("--probe", required=True,
+                    help="sopra-rtt-probe (build/systemtests/): the honest round trips")
     ap.add_argument("--only")
     ap.add_argument("--verbose", action="store_true")
     ap.add_argument("--isolate", action="store_true",
