@@ -1052,21 +1052,43 @@ static void conn_resume_cb(evutil_socket_t fd, short what, void *arg)
 	net_serve_queue(s);
 }
 
-/* Appends what the socket has, up to NET_READ_BYTES, to c->in; returns
- * read(2)'s result. evbuffer_read would do the same with an FIONREAD ioctl
- * before every read: one system call per command more. */
-static ssize_t conn_read_some(struct conn *c, evutil_socket_t fd)
+/* Appends to c->in what the socket has: at least `want` bytes of room are
+ * reserved, and as much of the room as evbuffer gives, up to `max`, is
+ * read into; *room is set to that amount. Returns read(2)'s result. */
+static ssize_t conn_read_into(struct conn *c, evutil_socket_t fd, size_t want, size_t max,
+                              size_t *room)
 {
+	assert(want <= max);
 	struct evbuffer_iovec v;
-	if (evbuffer_reserve_space(c->in, NET_READ_BYTES, &v, 1) != 1) {
+	if (evbuffer_reserve_space(c->in, (ev_ssize_t)want, &v, 1) != 1) {
 		errno = ENOMEM;
 		return -1;
 	}
-	ssize_t n = read(fd, v.iov_base, NET_READ_BYTES);
+	*room = v.iov_len < max ? v.iov_len : max;
+	ssize_t n = read(fd, v.iov_base, *room);
 	int e = errno;
 	v.iov_len = n > 0 ? (size_t)n : 0;
 	evbuffer_commit_space(c->in, &v, 1);
 	errno = e;
+	return n;
+}
+
+/* Appends what the socket has, up to NET_READ_BYTES, to c->in; returns
+ * the bytes read, or the first read(2)'s result if it read nothing. A
+ * command line comes in one small read; only a read that fills its room
+ * is followed by a larger one (an error or the end that it meets is seen
+ * at the next readable event). evbuffer_read would ask FIONREAD before
+ * every read: one system call per command more. */
+static ssize_t conn_read_some(struct conn *c, evutil_socket_t fd)
+{
+	size_t room;
+	ssize_t n = conn_read_into(c, fd, NET_READ_FIRST, NET_READ_BYTES, &room);
+	if (n > 0 && (size_t)n == room && room < NET_READ_BYTES) {
+		size_t rest = NET_READ_BYTES - room;
+		ssize_t more = conn_read_into(c, fd, rest, rest, &room);
+		if (more > 0)
+			n += more;
+	}
 	return n;
 }
 

@@ -45,8 +45,12 @@ struct evconnlistener;
 #define NET_SHUTDOWN_SIGNAL_MS    1000
 /* Retry delay after accept() fails for lack of resources. */
 #define NET_ACCEPT_RETRY_MS 100
-/* Bytes read from a socket per readable event. */
+/* Bytes read from a socket per readable event, at most. The first read
+ * asks for NET_READ_FIRST (a command line fits; libevent's chain for it
+ * is 1 KiB), and only a read that fills it is followed by one for the
+ * rest: a 32 KiB chain per read would stay in the heap of every game. */
 #define NET_READ_BYTES 16384
+#define NET_READ_FIRST 512
 /* Lines taken from one connection per readable event (fairness). */
 #define NET_LINES_PER_EVENT 16
 /* Pacing (net_conn.c, "Pacing"): a connection that pipelines failing
