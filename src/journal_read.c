@@ -22,6 +22,8 @@
 
 /* Fields in one journal line (the header has the most: 16). */
 #define JOURNAL_MAX_FIELDS 32
+/* Bytes journal_load reads at a time. */
+#define JOURNAL_LOAD_CHUNK 65536
 
 /* ---- one flat JSON object per line ---------------------------------------- */
 
@@ -616,11 +618,13 @@ bool journal_load(const char *path, struct journal_file *jf, char *err, size_t e
 		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
 		return false;
 	}
+	/* read straight into the heap: a chunk on the stack would stay
+	 * resident under the whole game that follows (a journal directory's
+	 * previous journal is loaded at every start) */
 	struct proto_buf b = {0};
-	char chunk[65536];
 	size_t n;
-	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-		proto_buf_add(&b, chunk, n);
+	while ((n = fread(proto_buf_room(&b, JOURNAL_LOAD_CHUNK), 1, JOURNAL_LOAD_CHUNK, f)) > 0)
+		b.len += n;
 	bool rerr = ferror(f) != 0;
 	fclose(f);
 	if (rerr) {

@@ -661,6 +661,11 @@ out:
 
 int main(int argc, char **argv)
 {
+	/* The log goes out a line at a time from this buffer: unbuffered,
+	 * every fprintf would format through 8 KiB of stack (glibc), resident
+	 * under the whole game, and a log line would take several writes. */
+	static char log_buffer[1024];
+	setvbuf(stderr, log_buffer, _IOLBF, sizeof log_buffer);
 	struct options o = {.port = DEFAULT_PORT,
 	                    .timeout = DEFAULT_TIMEOUT_SEC,
 	                    .rules = RULES_BASE,
@@ -679,7 +684,9 @@ int main(int argc, char **argv)
 	 * goes on) instead of killing the server */
 	sigaction(SIGXFSZ, &sa, NULL);
 
-	struct jdir_choice journal_dir; /* o.journal or o.resume point into it */
+	/* o.journal or o.resume point into it; static, not on the stack under
+	 * the whole game (its path is JDIR_PATH_MAX bytes) */
+	static struct jdir_choice journal_dir;
 	if (o.journal_dir && (rc = use_journal_dir(&o, &journal_dir)) >= 0)
 		return rc;
 	if (o.resume)
