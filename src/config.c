@@ -971,6 +971,13 @@ static void parse_root(struct ctx *c, const cJSON *root, struct config *cfg)
  * before. The mapping is gone when the parse is (tree_release), so it costs
  * the running server nothing.
  *
+ * Every other block is a mapping of its own too (whole 4 KiB pages), not
+ * malloc's: the tree is gone before the game starts, but what the
+ * configuration keeps is allocated while it exists, above it in the heap,
+ * and the hole it would leave there is reused piece by piece by the game's
+ * own allocations until every page of it is resident again (docs/
+ * performance.md, "Density": memory per game).
+ *
  * The hooks are process-global: installed for the one parse only and reset
  * to malloc/free right after it (so other users of cJSON are unaffected as
  * long as none runs at the same time; the server is single-threaded). A
@@ -1025,6 +1032,33 @@ static struct tree_block *tree_block_huge(size_t cap)
 #endif
 }
 
+/* A block of at least cap bytes: a mapping of its own (whole pages), or
+ * malloc's where there is no anonymous mmap; NULL when out of memory. */
+static struct tree_block *tree_block_plain(size_t cap)
+{
+	struct tree_block *b;
+#ifdef MAP_ANONYMOUS
+	long page = sysconf(_SC_PAGESIZE);
+	size_t mask = page > 0 ? (size_t)page - 1 : 4095;
+	if (cap > SIZE_MAX - sizeof *b - mask)
+		return NULL;
+	size_t len = (sizeof *b + cap + mask) & ~mask;
+	void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED)
+		return NULL;
+	b = map;
+	b->mapped = len;
+	b->cap = len - sizeof *b;
+#else
+	if (cap > SIZE_MAX - sizeof *b || !(b = malloc(sizeof *b + cap)))
+		return NULL;
+	b->mapped = 0;
+	b->cap = cap;
+#endif
+	b->used = 0;
+	return b;
+}
+
 /* Allocates a block for at least `need` bytes after the block b (NULL:
  * the first); NULL when out of memory. A block that cannot have the size
  * it should settles for `need` bytes. */
@@ -1041,16 +1075,9 @@ static struct tree_block *tree_block_new(const struct tree_block *b, size_t need
 		nb->used = 0;
 		return nb;
 	}
-	nb = cap <= most ? malloc(sizeof *nb + cap) : NULL;
-	if (!nb && cap > need && need <= most) {
-		cap = need;
-		nb = malloc(sizeof *nb + cap);
-	}
-	if (nb) {
-		nb->used = 0;
-		nb->cap = cap;
-		nb->mapped = 0;
-	}
+	nb = tree_block_plain(cap);
+	if (!nb && cap > need)
+		nb = tree_block_plain(need);
 	return nb;
 }
 

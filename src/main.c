@@ -812,9 +812,9 @@ int main(int argc, char **argv)
 	 * pings on the loop; nothing at all without $AGONES_SDK_HTTP_PORT */
 	agones = start_agones(srv, o.seed, false);
 #ifdef __GLIBC__
-	/* Loading freed the file buffer and the whole JSON tree (about 4x the
-	 * file); return those pages now instead of carrying them, resident,
-	 * through the game (docs/performance.md: idle RSS). */
+	/* Loading freed its scratch (cJSON's tree is in mappings of its own,
+	 * already unmapped); return the freed pages now instead of carrying
+	 * them, resident, through the game (docs/performance.md: idle RSS). */
 	malloc_trim(0);
 #endif
 	rc = server_run(srv);
