@@ -241,6 +241,7 @@ struct server {
 	bool stopping;
 	bool loop_failed;
 	bool halted; /* the core halted: an entry could not be recorded */
+	bool trimmed; /* the set-up's freed heap was given back (net.c) */
 
 	/* the event being routed, encoded once (bcast_sink.encode) */
 	struct proto_buf out;
