@@ -18,8 +18,9 @@
 #                  same options (deploy/container_test.sh uses this).
 #
 # The image starts FROM scratch: rootfs/ holds the binary as
-# /usr/bin/sopra-server, every shared library it needs (from ldd: libc,
-# libevent, libcjson, libnettle, the loader) at its own path, the example
+# /usr/bin/sopra-server, every shared library it needs (from ldd; for the
+# Release build, which links libevent and nettle in: libc, libcjson, the
+# loader) at its own path, the example
 # configurations under /etc/sopra/ and an /etc/passwd and /etc/group with
 # the user sopra (65532), which the image runs as; state/ becomes the
 # journal directory /var/lib/sopra, owned by that user.
