@@ -3,8 +3,9 @@
  * section "concurrent"; density.c --floor, one per game). It listens on
  * loopback port PORT (default: an ephemeral one), writes the port (an int)
  * to FD and serves until a connection closes. Built like
- * sopra-server (Release, dynamically linked with libevent_core), so that
- * the comparison is the traffic and not the linking.
+ * sopra-server (Release, libevent_core linked the same way: statically by
+ * default, SOPRA_STATIC_DEPS), so that the comparison is the traffic and
+ * not the linking.
  *
  * It does what sopra-server does per command on the wire and nothing
  * else. Its clients

@@ -10,9 +10,10 @@
 #                                    per --journal-sync policy)
 #   bench/run.sh --help              this text
 #
-# The server is measured as it is deployed: a Release build (build-bench/,
-# dynamically linked). Memory is reported as Pss and private memory (from
-# /proc/PID/smaps_rollup), what a host running many games pays per game.
+# The server is measured as it is deployed: a Release build (build-bench/;
+# libevent and nettle linked statically, cJSON and libc shared). Memory is
+# reported as Pss and private memory (from /proc/PID/smaps_rollup), what a
+# host running many games pays per game.
 # SOPRA_SERVER=PATH measures another server binary (e.g. an older build)
 # with the same benchmark. SOPRA_COMPARE=PATH measures a second server in the
 # round-trip sections, in the same chunks as the first (the two builds
