@@ -661,11 +661,6 @@ out:
 
 int main(int argc, char **argv)
 {
-	/* The log goes out a line at a time from this buffer: unbuffered,
-	 * every fprintf would format through 8 KiB of stack (glibc), resident
-	 * under the whole game, and a log line would take several writes. */
-	static char log_buffer[1024];
-	setvbuf(stderr, log_buffer, _IOLBF, sizeof log_buffer);
 	struct options o = {.port = DEFAULT_PORT,
 	                    .timeout = DEFAULT_TIMEOUT_SEC,
 	                    .rules = RULES_BASE,
