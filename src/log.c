@@ -7,13 +7,15 @@
  * piece by piece it would be three system calls, and lines of processes
  * sharing the stream could interleave); a longer one in pieces. */
 #define LOG_LINE_MAX 1024
+/* What every line starts with, before the module's prefix. */
+#define LOG_HEAD "sopra-server: %s"
 
 void sopra_log(FILE *out, const char *prefix, const char *fmt, ...)
 {
 	if (!out)
 		return;
 	char line[LOG_LINE_MAX];
-	int head = snprintf(line, sizeof line, "sopra-server: %s", prefix);
+	int head = snprintf(line, sizeof line, LOG_HEAD, prefix);
 	va_list ap;
 	va_start(ap, fmt);
 	int body = head < 0 || (size_t)head >= sizeof line
@@ -25,7 +27,7 @@ void sopra_log(FILE *out, const char *prefix, const char *fmt, ...)
 		fwrite(line, 1, (size_t)head + (size_t)body + 1, out);
 	} else { /* too long for the buffer: in pieces */
 		va_start(ap, fmt);
-		fprintf(out, "sopra-server: %s", prefix);
+		fprintf(out, LOG_HEAD, prefix);
 		vfprintf(out, fmt, ap);
 		fputc('\n', out);
 		va_end(ap);
