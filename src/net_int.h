@@ -240,7 +240,7 @@ struct server {
 	bool epilogue;
 	bool stopping;
 	bool loop_failed;
-	bool halted; /* the core halted: an entry could not be recorded */
+	bool halted;  /* the core halted: an entry could not be recorded */
 	bool trimmed; /* the set-up's freed heap was given back (net.c) */
 
 	/* the event being routed, encoded once (bcast_sink.encode) */
