@@ -84,6 +84,7 @@ static void conn_set_state(struct conn *c, enum conn_state st, const char *why)
 		c->srv->nwatchers--;
 	else if (c->state == CONN_OPEN && !c->registered)
 		c->srv->nstrangers--;
+	net_stranger_remove(c->srv, c);
 	c->state = st;
 }
 
@@ -771,6 +772,7 @@ static void sink_joined(void *ctx, int comm_id, int player)
 		return;
 	if (c->state == CONN_OPEN)
 		s->nstrangers--;
+	net_stranger_remove(s, c);
 	c->registered = true;
 	conn_promote(c);
 }
@@ -1004,6 +1006,7 @@ static bool conn_take_lines(struct conn *c)
 		if (!is_blank(line, len)) {
 			cmdq_push_line(s->queue, c->id, line, len);
 			c->line_ms = now_ms();
+			net_stranger_had_line(c);
 			taken++;
 		}
 		evbuffer_drain(c->in, n + 1);
@@ -1160,13 +1163,15 @@ static struct conn *conn_new(struct server *s, evutil_socket_t fd)
 	return c;
 }
 
-struct conn *net_conn_open(struct server *s, evutil_socket_t fd, bool watch)
+struct conn *net_conn_open(struct server *s, evutil_socket_t fd, bool watch,
+                           const struct net_origin *origin)
 {
 	struct conn *c = conn_new(s, fd);
 	if (!c)
 		return NULL;
 	c->id = ++s->next_comm_id;
 	c->watcher = watch;
+	c->origin = *origin;
 	/* a watcher is written after everything else (net_watch.c) */
 	if (watch && event_priority_set(c->wev, NET_PRIO_STRANGER) != 0) {
 		net_conn_free(c);
@@ -1177,10 +1182,12 @@ struct conn *net_conn_open(struct server *s, evutil_socket_t fd, bool watch)
 	list_push(&s->conns, c);
 	by_id_append(s, c);
 	s->nconns++;
-	if (watch)
+	if (watch) {
 		s->nwatchers++;
-	else
+	} else {
 		s->nstrangers++;
+		net_stranger_add(s, c);
+	}
 	return c;
 }
 

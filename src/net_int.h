@@ -67,9 +67,12 @@ struct evconnlistener;
 #define NET_PACE_BURST  256
 #define NET_PACE_RATE   4096
 #define NET_PACE_RESUME 16
-/* Connections accepted per listener event before the loop turns to the
- * connections it has: a burst of connects cannot starve their first lines. */
+/* A batch of accepts ends after this many connections or this many
+ * microseconds, whichever comes first; then the loop turns to the
+ * connections it has: a burst of connects cannot starve their first lines
+ * nor delay a player's command by more than about one batch. */
 #define NET_ACCEPTS_PER_EVENT 8
+#define NET_ACCEPT_BATCH_US   200
 /* A connection whose output made no progress for this long does not read
  * (see conn_stalled). */
 #define NET_STALL_MS 200
@@ -142,6 +145,14 @@ struct net_origin {
  * Watchers likewise, per --max-watchers-per-address and the watch port's
  * limit, but only a silent watcher is ever replaced. */
 
+/* The strangers of one origin, idlest first (net_origin.c). */
+struct stranger_group {
+	struct net_origin origin;
+	int n;                    /* strangers in the list */
+	size_t slot;              /* index in srv->groups */
+	struct conn *head, *tail; /* head: the idlest */
+};
+
 struct conn {
 	struct server *srv;
 	evutil_socket_t fd;   /* owned */
@@ -166,6 +177,10 @@ struct conn {
 	int linger_polls;
 	char peer[64];
 	struct net_origin origin; /* its address, for the stranger list's eviction */
+	/* a stranger: its origin's group, and its neighbours there in idle
+	 * order (net_origin.c); NULL otherwise */
+	struct stranger_group *group;
+	struct conn *group_prev, *group_next;
 	/* pacing: tokens in thousandths (below zero: a batch's debt), as of
 	 * pace_ms; the failures charged, and how often its reading was paced
 	 * (both logged when it closes) */
@@ -209,8 +224,9 @@ struct server {
 	FILE *log;
 	int reserve_fd; /* a spare descriptor, given up to accept when none are left */
 	int accepts_this_event;
-	long accept_log_ms; /* when "accept failed" was last logged */
-	int accept_errors;  /* accept failures not logged since then */
+	long accept_batch_us; /* when the current batch of accepts began */
+	long accept_log_ms;   /* when "accept failed" was last logged */
+	int accept_errors;    /* accept failures not logged since then */
 
 	struct conn *conns;    /* not CLOSED */
 	struct conn *dead;     /* CLOSED, not yet freed */
@@ -218,8 +234,11 @@ struct server {
 	struct conn *prompted; /* got an ActNow since the last flush: flushed first */
 	int nconns;            /* length of conns */
 	int nstrangers;        /* OPEN connections that have not registered */
-	uint64_t own_origins;  /* the origins given to adopted connections so far */
-	int nwatchers;         /* OPEN watch connections */
+	/* the strangers by origin, one group per origin that has any */
+	struct stranger_group **groups;
+	size_t ngroups, cap_groups;
+	uint64_t own_origins; /* the origins given to adopted connections so far */
+	int nwatchers;        /* OPEN watch connections */
 	int max_watchers;
 	int max_watchers_per_origin; /* --max-watchers-per-address */
 	bool keep_history;           /* watchers may come: lines to all are kept */
@@ -291,6 +310,14 @@ static inline long now_ms(void)
 	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Microseconds on a monotonic clock. */
+static inline long now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 /* ---- net.c ----------------------------------------------------------------- */
 
 /* The end of every callback: dispatch what it queued, then send what that
@@ -300,9 +327,11 @@ void net_serve_queue(struct server *s);
 /* ---- net_conn.c ------------------------------------------------------------ */
 
 /* A new OPEN connection for accepted socket fd (it owns fd from now on:
- * closed if the connection cannot be set up), with the next commId, counted
- * as a stranger or a watcher. NULL when its resources cannot be had. */
-struct conn *net_conn_open(struct server *s, evutil_socket_t fd, bool watch);
+ * closed if the connection cannot be set up) from origin, with the next
+ * commId, counted as a stranger (and put in its origin's group) or a
+ * watcher. NULL when its resources cannot be had. */
+struct conn *net_conn_open(struct server *s, evutil_socket_t fd, bool watch,
+                           const struct net_origin *origin);
 /* Close c now (whatever is unsent is lost) and hand it to the reaper.
  * Safe to call from any callback, also c's own. The game is not told. */
 void net_conn_close(struct conn *c, const char *why);
@@ -339,6 +368,30 @@ int net_conn_add_ref(struct conn *c, struct evbuffer *buf, const void *data, siz
 /* Write what c has (topped up from what it is streamed), now; what the
  * kernel does not take is left to the write event. */
 void net_conn_flush(struct conn *c);
+
+/* ---- net_origin.c ---------------------------------------------------------- */
+
+/* Whether a and b are the same origin. */
+bool net_same_origin(const struct net_origin *a, const struct net_origin *b);
+/* Whether stranger a has gone longer without a complete line than b (the
+ * older connection when both last had one in the same millisecond). */
+bool net_idler(const struct conn *a, const struct conn *b);
+/* New stranger c (OPEN, its origin set): into its origin's group. */
+void net_stranger_add(struct server *s, struct conn *c);
+/* c stops being a stranger (registered, or no longer OPEN); nothing if it
+ * was none. */
+void net_stranger_remove(struct server *s, struct conn *c);
+/* Stranger c sent a complete line (its line_ms is now): it is the least
+ * idle of its group. Nothing if c is no stranger. */
+void net_stranger_had_line(struct conn *c);
+/* The group of origin o's strangers, NULL if it has none. */
+struct stranger_group *net_strangers_from(const struct server *s, const struct net_origin *o);
+/* The stranger to drop for a newcomer: of the origin with the most
+ * strangers, the idlest (an origin's idlest breaks a tie between origins);
+ * NULL if there is no stranger. */
+struct conn *net_stranger_to_evict(const struct server *s);
+/* Free the groups (at the server's end: the connections are gone). */
+void net_strangers_free(struct server *s);
 
 /* ---- net_watch.c ----------------------------------------------------------- */
 

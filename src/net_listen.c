@@ -12,11 +12,18 @@
  * the address that holds the most. A new watcher from an address at
  * --max-watchers-per-address, or on a full watch port, replaces the
  * watcher silent longest (of its address, or of all), or is refused when
- * none is silent. When no descriptor is left, a spare one is given up to
- * accept the waiting connection and make room. A burst of connects is taken
- * NET_ACCEPTS_PER_EVENT at a time, so that the connections the server has
- * are read in between.
+ * none is silent. The strangers are kept grouped by origin, idlest first
+ * (net_origin.c), so that admitting one costs a look among the origins,
+ * not a walk over every connection. When no descriptor is left, a spare
+ * one is given up to accept the waiting connection and make room. A burst
+ * of connects is taken in batches (NET_ACCEPTS_PER_EVENT connections or
+ * NET_ACCEPT_BATCH_US), so that the connections the server has are read in
+ * between.
  */
+/* glibc's feature test macro: accept4(2) is not in POSIX */
+// NOLINTNEXTLINE(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp)
+#define _GNU_SOURCE 1
+
 #include "net_int.h"
 
 #include <assert.h>
@@ -101,92 +108,15 @@ static struct net_origin origin_of(const struct sockaddr *sa)
 	return o;
 }
 
-static bool same_origin(const struct net_origin *a, const struct net_origin *b)
-{
-	return a->prefix == b->prefix && a->v6 == b->v6 && a->own == b->own;
-}
-
-/* qsort: strangers by origin. */
-static int by_origin(const void *pa, const void *pb)
-{
-	const struct net_origin *a = &(*(struct conn *const *)pa)->origin;
-	const struct net_origin *b = &(*(struct conn *const *)pb)->origin;
-	if (a->own != b->own)
-		return a->own < b->own ? -1 : 1;
-	if (a->v6 != b->v6)
-		return a->v6 < b->v6 ? -1 : 1;
-	return a->prefix < b->prefix ? -1 : a->prefix > b->prefix;
-}
-
-/* Whether c is a stranger: OPEN, not registered, not a watcher. */
-static bool is_stranger(const struct conn *c)
-{
-	return c->state == CONN_OPEN && !c->registered && !c->watcher;
-}
-
-/* Whether stranger a has gone longer without a complete line than b (the
- * older connection when both last had one in the same millisecond). */
-static bool idler(const struct conn *a, const struct conn *b)
-{
-	return a->line_ms < b->line_ms || (a->line_ms == b->line_ms && a->id < b->id);
-}
-
-/* The stranger to drop for a newcomer: of the origin with the most
- * strangers, the one that has gone longest without a complete line (an
- * origin's idlest breaks a tie between origins); NULL if there is no
- * stranger. Sorting the strangers by origin keeps it O(n log n) for the
- * thousands a large --max-strangers allows. */
-static struct conn *stranger_to_evict(const struct server *s)
-{
-	struct conn **v = xmalloc(((size_t)s->nconns + 1) * sizeof(struct conn *));
-	size_t n = 0;
-	for (struct conn *c = s->conns; c; c = c->next)
-		if (is_stranger(c))
-			v[n++] = c;
-	qsort(v, n, sizeof(struct conn *), by_origin);
-	struct conn *best = NULL;
-	size_t best_run = 0;
-	for (size_t i = 0, j; i < n; i = j) {
-		struct conn *idlest = v[i];
-		for (j = i + 1; j < n && same_origin(&v[j]->origin, &v[i]->origin); j++)
-			if (idler(v[j], idlest))
-				idlest = v[j];
-		size_t run = j - i;
-		if (!best || run > best_run || (run == best_run && idler(idlest, best))) {
-			best = idlest;
-			best_run = run;
-		}
-	}
-	free(v);
-	return best;
-}
-
-/* Drop a stranger (stranger_to_evict) to make room for a new connection;
- * false if there is none. */
+/* Drop a stranger (net_stranger_to_evict) to make room for a new
+ * connection; false if there is none. */
 static bool evict_stranger(struct server *s, const char *why)
 {
-	struct conn *c = stranger_to_evict(s);
+	struct conn *c = net_stranger_to_evict(s);
 	if (!c)
 		return false;
 	net_conn_lost(c, why);
 	return true;
-}
-
-/* How many strangers come from origin o; *idlest gets the one of them that
- * has gone longest without a complete line (NULL if none). */
-static int origin_strangers(const struct server *s, const struct net_origin *o,
-                            struct conn **idlest)
-{
-	int n = 0;
-	*idlest = NULL;
-	for (struct conn *c = s->conns; c; c = c->next) {
-		if (!is_stranger(c) || !same_origin(&c->origin, o))
-			continue;
-		n++;
-		if (!*idlest || idler(c, *idlest))
-			*idlest = c;
-	}
-	return n;
 }
 
 /* Room for one more stranger from origin o: an origin at
@@ -194,9 +124,9 @@ static int origin_strangers(const struct server *s, const struct net_origin *o,
  * full list gives up the idlest of the origin with the most. */
 static void make_room_for_stranger(struct server *s, const struct net_origin *o)
 {
-	struct conn *own;
-	if (origin_strangers(s, o, &own) >= s->max_strangers_per_origin)
-		net_conn_lost(own, "evicted: too many strangers from its address");
+	const struct stranger_group *own = net_strangers_from(s, o);
+	if (own && own->n >= s->max_strangers_per_origin)
+		net_conn_lost(own->head, "evicted: too many strangers from its address");
 	else if (s->nstrangers >= s->max_strangers)
 		evict_stranger(s, "evicted: stranger limit reached");
 }
@@ -246,7 +176,7 @@ static bool make_room_for_watcher(struct server *s, const struct net_origin *o)
 {
 	int own = 0;
 	for (struct conn *c = s->conns; c; c = c->next)
-		own += c->state == CONN_OPEN && c->watcher && same_origin(&c->origin, o);
+		own += c->state == CONN_OPEN && c->watcher && net_same_origin(&c->origin, o);
 	bool own_full = own >= s->max_watchers_per_origin;
 	if (!own_full && s->nwatchers < s->max_watchers)
 		return true;
@@ -254,7 +184,7 @@ static bool make_room_for_watcher(struct server *s, const struct net_origin *o)
 	struct conn *victim = NULL;
 	for (struct conn *c = s->conns; c; c = c->next) {
 		bool candidate = c->state == CONN_OPEN && c->watcher &&
-		                 (!own_full || same_origin(&c->origin, o));
+		                 (!own_full || net_same_origin(&c->origin, o));
 		if (candidate && more_silent(c, victim) && watcher_silent(c, now))
 			victim = c;
 	}
@@ -286,12 +216,11 @@ static int admit_peer(struct server *s, evutil_socket_t fd, const char *peer,
 		make_room_for_stranger(s, origin);
 	int one = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-	struct conn *c = net_conn_open(s, fd, watch);
+	struct conn *c = net_conn_open(s, fd, watch, origin);
 	if (!c) {
 		net_log(s, "cannot set up a new connection: out of resources");
 		return 0;
 	}
-	c->origin = *origin;
 	snprintf(c->peer, sizeof c->peer, "%s", peer);
 	net_log(s, "conn %d: open (%s%s)", c->id, c->peer, watch ? ", watching" : "");
 	net_sweep_arm(s); /* a stranger's idle limit runs from now */
@@ -356,14 +285,16 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 		evutil_closesocket(fd);
 		return;
 	}
-	admit(s, fd, sa, L->watch);
 	/* a burst of connects: let the loop read the new connections' first
 	 * lines before accepting more (a zero timer runs after the I/O) */
 	if (s->accepts_this_event++ == 0) {
 		struct timeval zero = {0, 0};
 		evtimer_add(s->accept_retry, &zero);
+		s->accept_batch_us = now_us();
 	}
-	if (s->accepts_this_event >= NET_ACCEPTS_PER_EVENT)
+	admit(s, fd, sa, L->watch);
+	if (s->accepts_this_event >= NET_ACCEPTS_PER_EVENT ||
+	    now_us() - s->accept_batch_us >= NET_ACCEPT_BATCH_US)
 		net_listeners_enable(s, false);
 	net_flush_dirty(s);
 }
@@ -401,13 +332,12 @@ static bool accept_with_reserve(struct server *s, const struct listener *L)
 	s->reserve_fd = -1;
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof ss;
-	evutil_socket_t fd = accept(evconnlistener_get_fd(L->ev), (struct sockaddr *)&ss, &len);
+	evutil_socket_t fd = accept4(evconnlistener_get_fd(L->ev), (struct sockaddr *)&ss, &len,
+	                             SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd < 0) {
 		net_reserve_fd_open(s);
 		return false;
 	}
-	evutil_make_socket_nonblocking(fd);
-	evutil_make_socket_closeonexec(fd);
 	if (evict_stranger(s, "evicted: no descriptors left for a new connection")) {
 		admit(s, fd, (struct sockaddr *)&ss, L->watch);
 	} else {
