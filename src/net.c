@@ -364,16 +364,19 @@ static void timeout_cb(evutil_socket_t fd, short what, void *arg)
 /* ---- the server ----------------------------------------------------------- */
 
 /* The loop with its priorities. After NET_LOW_PRIO_BURST callbacks of the
- * default or a lower priority, libevent looks for new events again before
- * it runs more: a player's command that arrives meanwhile waits for at
- * most that many strangers' batches, not for all of them. */
-#define NET_LOW_PRIO_BURST 8
+ * default or a lower priority, or NET_LOW_PRIO_BURST_US of them, libevent
+ * looks for new events again before it runs more: a player's command that
+ * arrives meanwhile waits for at most that many strangers' batches, not for
+ * all of them. */
+#define NET_LOW_PRIO_BURST    8
+#define NET_LOW_PRIO_BURST_US 200
 static struct event_base *new_event_base(void)
 {
 	struct event_config *cfg = event_config_new();
 	if (!cfg)
 		return NULL;
-	event_config_set_max_dispatch_interval(cfg, NULL, NET_LOW_PRIO_BURST, NET_PRIO_DEFAULT);
+	struct timeval burst = {0, NET_LOW_PRIO_BURST_US};
+	event_config_set_max_dispatch_interval(cfg, &burst, NET_LOW_PRIO_BURST, NET_PRIO_DEFAULT);
 	struct event_base *base = event_base_new_with_config(cfg);
 	event_config_free(cfg);
 	if (base && event_base_priority_init(base, NET_PRIOS) != 0) {
@@ -529,6 +532,7 @@ void server_free(struct server *s)
 	for (struct conn *c; (c = net_list_pop(&s->dead)) != NULL;)
 		net_conn_free(c);
 	net_watch_free(s); /* after the connections: they may reference its log */
+	net_strangers_free(s);
 	for (int k = 0; k < s->nlisteners; k++)
 		evconnlistener_free(s->listeners[k].ev);
 	for (size_t k = 0; k < NET_NSIGNALS; k++)
