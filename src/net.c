@@ -109,6 +109,7 @@ static void begin_shutdown(struct server *s, int cap_ms, const char *why)
 	if (s->stopping)
 		return;
 	s->stopping = true;
+	net_log_quiet_summary(s, now_ms(), true);
 	net_log(s, "shutting down (%s)", why);
 	cmdq_clear(s->queue);
 	net_listeners_enable(s, false);
@@ -425,6 +426,7 @@ struct server *server_new(const struct server_opts *opts, FILE *log)
 	s->config_text = opts->core.cfg->text;
 	s->log = log;
 	s->reserve_fd = -1;
+	net_quiet_init(&s->quiet, now_ms());
 	proto_buf_init(&s->out);
 	proto_buf_init(&s->config_line);
 	proto_buf_init(&s->aside);

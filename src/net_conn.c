@@ -78,8 +78,11 @@ static const char *const conn_state_names[] = {
 
 static void conn_set_state(struct conn *c, enum conn_state st, const char *why)
 {
-	net_log(c->srv, "conn %d: %s -> %s (%s)", c->id, conn_state_names[c->state],
-	        conn_state_names[st], why);
+	enum net_quiet_kind kind = st != CONN_CLOSED                 ? NET_QUIET_OTHER
+	                           : strncmp(why, "evicted", 7) == 0 ? NET_QUIET_EVICTED
+	                                                             : NET_QUIET_CLOSED;
+	net_log_conn(c, kind, "conn %d: %s -> %s (%s)", c->id, conn_state_names[c->state],
+	             conn_state_names[st], why);
 	if (c->state == CONN_OPEN && c->watcher)
 		c->srv->nwatchers--;
 	else if (c->state == CONN_OPEN && !c->registered)
@@ -174,8 +177,9 @@ void net_conn_close(struct conn *c, const char *why)
 	if (c->state == CONN_CLOSED)
 		return;
 	if (c->pace_charged)
-		net_log(s, "conn %d: %lu pipelined failures charged, reading paced %lu times",
-		        c->id, c->pace_charged, c->paced);
+		net_log_conn(c, NET_QUIET_OTHER,
+		             "conn %d: %lu pipelined failures charged, reading paced %lu times",
+		             c->id, c->pace_charged, c->paced);
 	conn_set_state(c, CONN_CLOSED, why);
 	event_del(c->rev);
 	event_del(c->wev);
@@ -931,6 +935,7 @@ void net_sweep_cb(evutil_socket_t fd, short what, void *arg)
 	long now = now_ms();
 	enforce_idle_limits(s, now);
 	enforce_budget(s, now);
+	net_log_quiet_summary(s, now, false);
 	net_reserve_fd_open(s);
 	net_serve_queue(s);
 	if (sweep_needed(s))
@@ -954,7 +959,8 @@ static bool is_blank(const char *s, size_t n)
 static void conn_line_too_long(struct conn *c)
 {
 	struct server *s = c->srv;
-	net_log(s, "conn %d: line longer than %d bytes", c->id, PROTO_MAX_LINE);
+	net_log_conn(c, NET_QUIET_OTHER, "conn %d: line longer than %d bytes", c->id,
+	             PROTO_MAX_LINE);
 	c->framing_broken = true;
 	cmdq_push_error(s->queue, c->id, PROTO_ERR_LINE_TOO_LONG);
 	cmdq_push_lost(s->queue, c->id, true);
@@ -1109,8 +1115,8 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
 	} else if (n == 0) {
 		net_conn_lost(c, "peer closed");
 	} else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-		net_log(s, "conn %d: socket error: %s", c->id,
-		        evutil_socket_error_to_string(errno));
+		net_log_conn(c, NET_QUIET_OTHER, "conn %d: socket error: %s", c->id,
+		             evutil_socket_error_to_string(errno));
 		net_conn_lost(c, "socket error");
 	}
 	net_serve_queue(s);
@@ -1123,8 +1129,8 @@ static void conn_write_cb(evutil_socket_t fd, short what, void *arg)
 	struct conn *c = arg;
 	int err = conn_send_pending(c);
 	if (err) {
-		net_log(c->srv, "conn %d: socket error: %s", c->id,
-		        evutil_socket_error_to_string(err));
+		net_log_conn(c, NET_QUIET_OTHER, "conn %d: socket error: %s", c->id,
+		             evutil_socket_error_to_string(err));
 		net_conn_lost(c, "socket error");
 		net_serve_queue(c->srv);
 	} else if (evbuffer_get_length(c->out) == 0) {

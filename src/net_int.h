@@ -73,6 +73,12 @@ struct evconnlistener;
  * nor delay a player's command by more than about one batch. */
 #define NET_ACCEPTS_PER_EVENT 8
 #define NET_ACCEPT_BATCH_US   200
+/* Lines about strangers logged one by one: at most NET_QUIET_BURST at
+ * once, refilled at NET_QUIET_RATE a second; the rest is counted and
+ * summed up at most every NET_QUIET_SUMMARY_MS (net_quiet.c). */
+#define NET_QUIET_BURST      256
+#define NET_QUIET_RATE       64
+#define NET_QUIET_SUMMARY_MS 1000
 /* A connection whose output made no progress for this long does not read
  * (see conn_stalled). */
 #define NET_STALL_MS 200
@@ -153,6 +159,18 @@ struct stranger_group {
 	struct conn *head, *tail; /* head: the idlest */
 };
 
+/* What a line about a connection reports, for the summary of those not
+ * logged (net_quiet.c). */
+enum net_quiet_kind { NET_QUIET_OPENED, NET_QUIET_CLOSED, NET_QUIET_EVICTED, NET_QUIET_OTHER };
+
+/* The budget of lines about strangers, and what it left out since since_ms. */
+struct net_quiet {
+	long tokens_milli; /* lines that may be logged now, in thousandths */
+	long at_ms;        /* as of then */
+	long since_ms;     /* when the first line left out was */
+	unsigned long left_out, opened, closed, evicted;
+};
+
 struct conn {
 	struct server *srv;
 	evutil_socket_t fd;   /* owned */
@@ -228,12 +246,13 @@ struct server {
 	long accept_log_ms;   /* when "accept failed" was last logged */
 	int accept_errors;    /* accept failures not logged since then */
 
-	struct conn *conns;    /* not CLOSED */
-	struct conn *dead;     /* CLOSED, not yet freed */
-	struct conn *dirty;    /* output queued since the last flush_dirty (any state) */
-	struct conn *prompted; /* got an ActNow since the last flush: flushed first */
-	int nconns;            /* length of conns */
-	int nstrangers;        /* OPEN connections that have not registered */
+	struct conn *conns;     /* not CLOSED */
+	struct conn *dead;      /* CLOSED, not yet freed */
+	struct conn *dirty;     /* output queued since the last flush_dirty (any state) */
+	struct conn *prompted;  /* got an ActNow since the last flush: flushed first */
+	int nconns;             /* length of conns */
+	int nstrangers;         /* OPEN connections that have not registered */
+	struct net_quiet quiet; /* the log's budget for lines about strangers */
 	/* the strangers by origin, one group per origin that has any */
 	struct stranger_group **groups;
 	size_t ngroups, cap_groups;
@@ -392,6 +411,30 @@ struct stranger_group *net_strangers_from(const struct server *s, const struct n
 struct conn *net_stranger_to_evict(const struct server *s);
 /* Free the groups (at the server's end: the connections are gone). */
 void net_strangers_free(struct server *s);
+
+/* ---- net_quiet.c ----------------------------------------------------------- */
+
+/* A full budget at now. */
+void net_quiet_init(struct net_quiet *q, long now);
+/* Whether a line of this kind may be logged at now (it takes one from the
+ * budget); false: it was counted as left out. */
+bool net_quiet_allow(struct net_quiet *q, long now, enum net_quiet_kind kind);
+/* The summary of the lines left out into buf, and true, when there are any
+ * and the first is NET_QUIET_SUMMARY_MS old (or force); the count starts
+ * anew. */
+bool net_quiet_summary(struct net_quiet *q, long now, bool force, char *buf, size_t len);
+/* Whether a line of this kind about c may be logged: always for a player
+ * or a watcher; for a connection that never registered, net_quiet_allow
+ * on the server's budget (after logging a summary that is due). */
+bool net_log_conn_allowed(struct conn *c, enum net_quiet_kind kind);
+/* Log the summary of s's lines left out, if it is due (or force). */
+void net_log_quiet_summary(struct server *s, long now, bool force);
+/* net_log for a line about connection c, within the budget for strangers. */
+#define net_log_conn(c, kind, ...)                      \
+	do {                                            \
+		if (net_log_conn_allowed((c), (kind)))  \
+			net_log((c)->srv, __VA_ARGS__); \
+	} while (0)
 
 /* ---- net_watch.c ----------------------------------------------------------- */
 

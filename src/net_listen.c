@@ -222,7 +222,8 @@ static int admit_peer(struct server *s, evutil_socket_t fd, const char *peer,
 		return 0;
 	}
 	snprintf(c->peer, sizeof c->peer, "%s", peer);
-	net_log(s, "conn %d: open (%s%s)", c->id, c->peer, watch ? ", watching" : "");
+	net_log_conn(c, NET_QUIET_OPENED, "conn %d: open (%s%s)", c->id, c->peer,
+	             watch ? ", watching" : "");
 	net_sweep_arm(s); /* a stranger's idle limit runs from now */
 	if (watch)        /* the Config, then every line sent to all so far */
 		net_watch_start(c);

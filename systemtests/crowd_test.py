@@ -287,6 +287,23 @@ class Probe:
         return self.window(0.0, t_flood)
 
 
+QUIET_BURST, QUIET_RATE = 256, 64  # NET_QUIET_BURST, NET_QUIET_RATE (src/net_int.h)
+QUIET_SUMMARY = re.compile(r"not logged: \d+ lines about strangers .*?: (\d+) opened, "
+                           r"(\d+) closed \((\d+) evicted\)")
+
+
+def strangers_closed(text, reasons):
+    """Strangers closed for any of reasons (strings of their log lines), and
+    those the log's budget left out (its summaries): (closed, evicted)."""
+    plain = QUIET_SUMMARY.sub("", text)
+    closed = sum(plain.count(r) for r in reasons)
+    evicted = plain.count("evicted")
+    for m in QUIET_SUMMARY.finditer(text):
+        closed += int(m.group(2))
+        evicted += int(m.group(3))
+    return closed, evicted
+
+
 def p99(v):
     return v[min(len(v) - 1, int(0.99 * (len(v) - 1) + 0.5))]
 
@@ -435,8 +452,8 @@ def case_strangers_flood(args):
         idle, busy = probe.idle_samples(t_flood), probe.window(t_flood, t_end)
         hwm = srv.status("VmHWM")
         text = srv.text()
-        dropped = text.count("output buffer overflow") + text.count("over the memory budget") \
-            + text.count("evicted")
+        dropped, _ = strangers_closed(text, ("output buffer overflow", "over the memory budget",
+                                             "evicted"))
         log("sent %d MiB of junk; %d strangers dropped; VmHWM %d KiB" % (sent // MIB, dropped, hwm))
         report("strangers_flood", idle, busy)
         print("    strangers_flood: %d MiB of junk sent by 256 strangers, %d drops, server peak "
@@ -495,7 +512,7 @@ def case_half_lines(args):
         report("half_lines", idle, busy)
         hwm = srv.status("VmHWM")
         text = srv.text()
-        evicted = text.count("evicted")
+        _, evicted = strangers_closed(text, ())
         print("    half_lines: %d connections opened, %d evicted, %d accept failures reported, "
               "server peak %d MiB" % (len(conns), evicted, text.count("accept failed"),
                                       hwm // 1024))
@@ -821,14 +838,21 @@ def case_address_flood(args):
         time.sleep(0.1)
         register(b, "B")
         connects = sum(f.result() for f in floods)
+        t_log = time.monotonic() - t0
+        text = srv.text()
+        lines = text.count("\n")
         print("    address_flood: %d connects from 127.0.0.2 in %d s (%.0f/s); 127.0.0.3 "
               "answered %d of 20 times, then registered; load average %.2f; server peak "
-              "%d KiB, %.0f %% of one CPU" % (connects, seconds, connects / seconds, got,
-                                             os.getloadavg()[0], srv.status("VmHWM"),
-                                             100 * share))
+              "%d KiB, %.0f %% of one CPU; %d log lines (%d bytes) in %.1f s" %
+              (connects, seconds, connects / seconds, got, os.getloadavg()[0],
+               srv.status("VmHWM"), 100 * share, lines, len(text), t_log))
         report("address_flood", idle, busy)
         check(got == 20, "127.0.0.3 was answered %d of 20 times" % got)
         check(connects > 200, "the flood made only %d connects" % connects)
+        # the log's budget for strangers (docs/robustness.md): a burst, a rate,
+        # a summary a second; and the players' own lines
+        bound = QUIET_BURST + QUIET_RATE * (t_log + 1) + (t_log + 1) + 100
+        check(lines <= bound, "%d log lines in %.1f s, over %d" % (lines, t_log, bound))
     finally:
         srv.close()
 
