@@ -331,7 +331,7 @@ static bool accept_with_reserve(struct server *s, const struct listener *L)
 		return false;
 	close(s->reserve_fd);
 	s->reserve_fd = -1;
-	struct sockaddr_storage ss;
+	struct sockaddr_storage ss = {0}; /* the analyzer cannot see accept4 fill it */
 	socklen_t len = sizeof ss;
 	evutil_socket_t fd = accept4(evconnlistener_get_fd(L->ev), (struct sockaddr *)&ss, &len,
 	                             SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -408,13 +408,16 @@ static evutil_socket_t listen_socket(const struct sockaddr *sa, socklen_t len, b
 
 int net_bound_port(int fd)
 {
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof ss;
-	if (getsockname(fd, (struct sockaddr *)&ss, &len) != 0)
+	union {
+		struct sockaddr any;
+		struct sockaddr_in in4;
+		struct sockaddr_in6 in6;
+	} a;
+	memset(&a, 0, sizeof a);
+	socklen_t len = sizeof a;
+	if (getsockname(fd, &a.any, &len) != 0)
 		return -1;
-	if (ss.ss_family == AF_INET6)
-		return ntohs(((struct sockaddr_in6 *)(void *)&ss)->sin6_port);
-	return ntohs(((struct sockaddr_in *)(void *)&ss)->sin_port);
+	return ntohs(a.any.sa_family == AF_INET6 ? a.in6.sin6_port : a.in4.sin_port);
 }
 
 /* Wrap a listening socket into the next listener. */

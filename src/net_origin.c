@@ -40,7 +40,8 @@ struct stranger_group *net_strangers_from(const struct server *s, const struct n
 
 static struct stranger_group *group_new(struct server *s, const struct net_origin *o)
 {
-	s->groups = xgrow(s->groups, &s->cap_groups, s->ngroups + 1, sizeof *s->groups, 8);
+	s->groups = xgrow(s->groups, &s->cap_groups, s->ngroups + 1,
+	                  sizeof(struct stranger_group *), 8);
 	struct stranger_group *g = xcalloc(1, sizeof *g);
 	g->origin = *o;
 	g->slot = s->ngroups;
