@@ -16,6 +16,7 @@
 #ifndef SOPRA_JOURNAL_INT_H
 #define SOPRA_JOURNAL_INT_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -50,6 +51,10 @@ struct journal_stream {
 	 * player. */
 	struct comm_set closed;
 };
+
+/* How the journal starts its sync thread (pthread_create; a test puts a
+ * failing one here to exercise the fallback on the loop's thread). */
+extern int (*journal_thread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
 void journal_stream_init(struct journal_stream *d);
 void journal_stream_free(struct journal_stream *d);

@@ -11,6 +11,10 @@
  * goes out while the disk catches up (the loss window this opens is stated
  * in docs/journal.md). The same thread, under "never" too, faults in the
  * pages the next entries go to, so the loop's thread takes no page fault.
+ * The thread exists only while it has work: a turn end starts it (with a
+ * small stack), it exits once nothing is pending for a gap, so that an idle
+ * game holds no second task (its kernel stack, task and page tables). When
+ * it cannot be started, the loop's thread does its work at once.
  */
 #include "journal_int.h"
 
@@ -44,7 +48,9 @@
 #define JOURNAL_SYNC_GAP_MS 50
 /* The least the sync thread faults in ahead of the appends after a sync:
  * a human-paced game appends a few hundred bytes between two syncs. */
-#define JOURNAL_PREFAULT_MIN ((off_t)16 * 1024)
+#define JOURNAL_PREFAULT_MIN ((off_t)8 * 1024)
+/* The sync thread's stack: it calls no allocator and little of libc. */
+#define JOURNAL_THREAD_STACK ((size_t)64 * 1024)
 /* ---- formatting lines ---------------------------------------------------
  *
  * Every entry is formatted on the path of its command, so lines are built
@@ -134,15 +140,21 @@ struct journal {
 	bool skip_lines; /* the entry being routed is not recorded */
 
 	/* the background thread: "turn"'s fdatasyncs, and the prefaults */
-	bool thread_started;
+	bool thread_started; /* j->thread is to be joined */
 	pthread_t thread;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	uint64_t sync_req, sync_done; /* requests made / served */
 	int sync_err;                 /* errno of a failed background fdatasync */
+	bool running;                 /* the thread serves requests (under mu) */
 	bool idle;                    /* the thread waits for a request */
 	bool stop;
+	int64_t last_started; /* ms at the start of the last sync; -1: none */
+	off_t prefaulted_at;  /* j->file.len at the last prefault */
 };
+
+int (*journal_thread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *),
+                             void *) = pthread_create;
 
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
@@ -174,11 +186,11 @@ static void wait_until(struct journal *j, int64_t until_ms)
  * JOURNAL_PREFAULT_MIN. A sync leaves the pages it wrote clean and
  * write-protected, so this runs after each one (docs/journal.md,
  * "Guarantees"). */
-static void prefault_next(struct journal *j, off_t *prefaulted_at)
+static void prefault_next(struct journal *j)
 {
 	off_t len = __atomic_load_n(&j->file.len, __ATOMIC_RELAXED);
-	off_t ahead = 2 * (len - *prefaulted_at);
-	*prefaulted_at = len;
+	off_t ahead = 2 * (len - j->prefaulted_at);
+	j->prefaulted_at = len;
 	mapfile_prefault(&j->file, ahead > JOURNAL_PREFAULT_MIN ? ahead : JOURNAL_PREFAULT_MIN);
 }
 
@@ -186,40 +198,50 @@ static void prefault_next(struct journal *j, off_t *prefaulted_at)
  * starts; consecutive syncs start JOURNAL_SYNC_GAP_MS apart at least. On
  * stop, a pending request is still served. Only an idle thread is woken by
  * a request (request_sync); a busy one finds it when its sync ends. The gap
- * is waited out before a sync, not after one: with nothing pending (a
- * person's turns, seconds apart) the thread sleeps until the next request
- * instead of waking once more at the gap's end. Each sync is followed by a
+ * is waited out before a sync, not after one. With nothing pending for a
+ * gap after its last sync (a person's turns, seconds apart) the thread
+ * exits; the next request starts another. Each sync is followed by a
  * prefault; under "never" a request gets the prefault alone. */
 static void *sync_thread(void *arg)
 {
 	struct journal *j = arg;
-	off_t prefaulted_at = 0;
-	prefault_next(j, &prefaulted_at);
 	pthread_mutex_lock(&j->mu);
-	int64_t last_started = -1; /* no sync yet */
 	for (;;) {
 		j->idle = true;
-		while (!j->stop && j->sync_done == j->sync_req)
-			pthread_cond_wait(&j->cv, &j->mu);
+		int64_t linger = j->last_started + JOURNAL_SYNC_GAP_MS;
+		struct timespec ts = {.tv_sec = linger / 1000,
+		                      .tv_nsec = (linger % 1000) * 1000000};
+		while (!j->stop && j->sync_done == j->sync_req && mono_ms() < linger)
+			pthread_cond_timedwait(&j->cv, &j->mu, &ts);
 		j->idle = false;
 		if (j->sync_done == j->sync_req)
-			break; /* stop, nothing pending */
-		if (last_started >= 0)
-			wait_until(j, last_started + JOURNAL_SYNC_GAP_MS);
+			break; /* stop, or nothing pending for a gap */
+		if (j->last_started >= 0)
+			wait_until(j, j->last_started + JOURNAL_SYNC_GAP_MS);
 		uint64_t target = j->sync_req;
 		int64_t started = mono_ms();
 		pthread_mutex_unlock(&j->mu);
 		int rc = j->sync == JOURNAL_SYNC_TURN ? fdatasync(j->file.fd) : 0;
 		int e = errno;
-		prefault_next(j, &prefaulted_at);
+		prefault_next(j);
 		pthread_mutex_lock(&j->mu);
 		if (rc != 0 && j->sync_err == 0)
 			j->sync_err = e;
 		j->sync_done = target;
-		last_started = started;
+		j->last_started = started;
 	}
+	j->running = false;
 	pthread_mutex_unlock(&j->mu);
 	return NULL;
+}
+
+/* Join a thread that exited (or is exiting: it has stopped serving). */
+static void join_thread(struct journal *j)
+{
+	if (j->thread_started) {
+		pthread_join(j->thread, NULL);
+		j->thread_started = false;
+	}
 }
 
 static void stop_thread(struct journal *j)
@@ -230,8 +252,8 @@ static void stop_thread(struct journal *j)
 	j->stop = true;
 	pthread_cond_signal(&j->cv);
 	pthread_mutex_unlock(&j->mu);
-	pthread_join(j->thread, NULL);
-	j->thread_started = false;
+	join_thread(j);
+	j->stop = false;
 }
 
 /*
@@ -278,22 +300,51 @@ static bool sync_now(struct journal *j)
 	return true;
 }
 
-/* Asks for a background sync. The thread is woken only when it is idle:
- * waking it during its gap would cost the loop's core a context switch per
- * turn end (two per command with bots) for nothing. */
+/* Start the sync thread, with a small stack; false when it cannot be. */
+static bool start_thread(struct journal *j)
+{
+	pthread_attr_t a;
+	if (pthread_attr_init(&a) != 0)
+		return false;
+	(void)pthread_attr_setstacksize(&a, JOURNAL_THREAD_STACK);
+	bool ok = journal_thread_create(&j->thread, &a, sync_thread, j) == 0;
+	pthread_attr_destroy(&a);
+	j->thread_started = ok;
+	return ok;
+}
+
+/* Asks for a background sync. A running thread is woken only when it is
+ * idle: waking it during its gap would cost the loop's core a context
+ * switch per turn end (two per command with bots) for nothing. Without a
+ * running thread one is started; if none can be, the sync and the prefault
+ * are done here, on the loop's thread. */
 static void request_sync(struct journal *j)
 {
 	pthread_mutex_lock(&j->mu);
 	j->sync_req++;
-	if (j->idle)
+	bool running = j->running;
+	if (running && j->idle)
 		pthread_cond_signal(&j->cv);
+	if (!running)
+		j->running = true; /* the thread started below serves it */
 	pthread_mutex_unlock(&j->mu);
+	if (running)
+		return;
+	join_thread(j); /* the previous one, which stopped serving */
+	if (start_thread(j))
+		return;
+	pthread_mutex_lock(&j->mu);
+	j->running = false;
+	j->sync_done = j->sync_req;
+	pthread_mutex_unlock(&j->mu);
+	if (j->sync != JOURNAL_SYNC_TURN || sync_now(j))
+		prefault_next(j);
 }
 
 /* A background fdatasync that failed is reported on the loop's thread. */
 static void check_sync_error(struct journal *j)
 {
-	if (!j->thread_started)
+	if (j->sync == JOURNAL_SYNC_ALWAYS)
 		return;
 	pthread_mutex_lock(&j->mu);
 	int e = j->sync_err;
@@ -423,7 +474,7 @@ static void journal_after(void *ctx, const struct cmdq_entry *e, int player)
 		return;
 	if (ended && j->sync != JOURNAL_SYNC_NEVER)
 		sync_now(j); /* the end of the game is on disk before GameEnd goes out */
-	else if (turn_end && j->thread_started)
+	else if (turn_end && j->sync != JOURNAL_SYNC_ALWAYS)
 		request_sync(j); /* in the background, JOURNAL_SYNC_GAP_MS apart */
 }
 
@@ -548,6 +599,7 @@ static struct journal *journal_new(const char *path, enum journal_sync sync, FIL
 	j->sync = sync;
 	j->log = log;
 	j->t0_ms = mono_ms() - elapsed_ms;
+	j->last_started = -1;
 	journal_stream_init(&j->stream);
 	pthread_mutex_init(&j->mu, NULL);
 	pthread_condattr_t ca; /* the sync gap is timed on the monotonic clock */
@@ -558,20 +610,15 @@ static struct journal *journal_new(const char *path, enum journal_sync sync, FIL
 	return j;
 }
 
-/* The background thread of "turn" (fdatasyncs, each followed by a
- * prefault) and of "never" (the prefaults alone), started once the file is
- * written; false with err when it cannot be. "always" has none: it syncs
- * on the loop's thread. */
-static bool start_sync_thread(struct journal *j, char *err, size_t errlen)
+/* Once the file is written: fault in the pages the first entries go to.
+ * "always" does not: it syncs, and each sync write-protects the pages, on
+ * the loop's thread anyway. */
+static void first_prefault(struct journal *j)
 {
 	if (j->sync == JOURNAL_SYNC_ALWAYS)
-		return true;
-	if (pthread_create(&j->thread, NULL, sync_thread, j) != 0) {
-		snprintf(err, errlen, "cannot start the journal's sync thread");
-		return false;
-	}
-	j->thread_started = true;
-	return true;
+		return;
+	j->prefaulted_at = j->file.len; /* JOURNAL_PREFAULT_MIN ahead */
+	prefault_next(j);
 }
 
 struct journal *journal_open(const struct journal_params *p, FILE *log, char *err, size_t errlen)
@@ -596,11 +643,7 @@ struct journal *journal_open(const struct journal_params *p, FILE *log, char *er
 		journal_free(j);
 		return NULL;
 	}
-	if (!start_sync_thread(j, err, errlen)) {
-		unlink(p->path);
-		journal_free(j);
-		return NULL;
-	}
+	first_prefault(j);
 	return j;
 }
 
@@ -684,9 +727,6 @@ struct journal *journal_reopen(const char *path, const struct journal_file *jf,
 		journal_free(j);
 		return NULL;
 	}
-	if (!start_sync_thread(j, err, errlen)) {
-		journal_free(j);
-		return NULL;
-	}
+	first_prefault(j);
 	return j;
 }

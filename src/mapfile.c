@@ -264,11 +264,13 @@ int mapfile_open_at(struct mapfile *f, const char *path, off_t len)
 
 /* The pages wholly behind the content are never written again: they are
  * unmapped (they stay in the page cache and the file), so that the mapping
- * holds the pages near the end, not the whole journal. Run when the file
- * grows: once per MAPFILE_GROW of entries. */
+ * holds the pages near the end, not the whole journal. Run, with map_mu
+ * held, when the file grows (once per MAPFILE_GROW of entries) and at each
+ * prefault (after each background sync). */
 static void drop_behind(struct mapfile *f)
 {
-	off_t upto = f->len - f->len % page_size();
+	off_t len = __atomic_load_n(&f->len, __ATOMIC_RELAXED);
+	off_t upto = len - len % page_size();
 	if (upto > f->dropped &&
 	    madvise(f->map + f->dropped, (size_t)(upto - f->dropped), MADV_DONTNEED) == 0)
 		f->dropped = upto;
@@ -283,8 +285,11 @@ int mapfile_append(struct mapfile *f, const void *data, size_t n)
 	int e = grow(f, end);
 	if (e == 0)
 		e = map_to(f, end);
-	if (e == 0 && f->alloc != had)
+	if (e == 0 && f->alloc != had) {
+		pthread_mutex_lock(&f->map_mu);
 		drop_behind(f);
+		pthread_mutex_unlock(&f->map_mu);
+	}
 	if (e == 0)
 		e = copy_guarded(f->map + f->len, data, n);
 	if (e == 0)
@@ -306,6 +311,8 @@ void mapfile_prefault(struct mapfile *f, off_t ahead)
 	/* only pages the kernel made present are read (a read of another could
 	 * meet an I/O error), and guarded: the file can still shrink behind
 	 * the server's back between the two */
+	if (f->map)
+		drop_behind(f);
 	if (f->map && to > from &&
 	    madvise(f->map + from, (size_t)(to - from), MADV_POPULATE_WRITE) == 0)
 		(void)touch_guarded(f->map + from, f->map + to, page);

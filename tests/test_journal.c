@@ -7,6 +7,7 @@
  * or corrupt last line, a wrong configuration hash, a digest that does not match, and a journal
  * that cannot be written (existing file, missing directory, file size limit).
  */
+#include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,6 +26,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "journal_int.h"
 #include "sopra/bcast.h"
 #include "sopra/cmdq.h"
 #include "sopra/config.h"
@@ -1110,6 +1112,92 @@ static void test_resumed_sync_gap(void **state)
 	srv_free(s, false);
 }
 
+/* The threads of this process (/proc/self/task). */
+static int tasks(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	assert_non_null(f);
+	char line[256];
+	int n = -1;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "Threads: %d", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+/* Waits (up to 10 s: a bound for a loaded machine, not a timing) until the
+ * process has n threads; the count then. */
+static int tasks_become(int n)
+{
+	for (int i = 0; i < 1000 && tasks() != n; i++) {
+		struct timespec nap = {0, 10 * 1000000L};
+		nanosleep(&nap, NULL);
+	}
+	return tasks();
+}
+
+static int creates; /* calls of the hooks below */
+
+static int counting_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), void *arg)
+{
+	creates++;
+	return pthread_create(t, a, fn, arg);
+}
+
+static int failing_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), void *arg)
+{
+	(void)t;
+	(void)a;
+	(void)fn;
+	(void)arg;
+	creates++;
+	return EAGAIN;
+}
+
+/* The sync thread exists only while it has work: opening a journal starts
+ * none, a turn end starts one, which exits once idle; the next turn end
+ * starts another. */
+static void test_sync_thread_comes_and_goes(void **state)
+{
+	(void)state;
+	const char *cfg = SOPRA_SOURCE_DIR "/resources/example.json";
+	creates = 0;
+	journal_thread_create = counting_create;
+	struct srv *s = srv_new_cfg(cfg, 42, RULES_BASE, JOURNAL_SYNC_TURN, "comes");
+	assert_int_equal(tasks(), 1);
+	assert_int_equal(creates, 0);
+	srv_play_game(s, 4);
+	assert_true(game_is_over(s->game));
+	assert_false(journal_failed(s->j));
+	assert_true(creates >= 1);
+	assert_int_equal(tasks_become(1), 1); /* idle: it exits */
+	int idle = creates;
+	/* after the end every entry ends a wait: a sync, on a new thread */
+	srv_line(s, 1, "{\"command\":\"StartGame\"}");
+	assert_int_equal(creates, idle + 1);
+	assert_int_equal(tasks_become(1), 1);
+	srv_free(s, false);
+	assert_int_equal(tasks(), 1); /* closing joins it */
+	journal_thread_create = pthread_create;
+}
+
+/* When no thread can be started, the loop's thread syncs and prefaults at
+ * once: the game is journaled whole, with no second thread. */
+static void test_sync_thread_fallback(void **state)
+{
+	(void)state;
+	creates = 0;
+	journal_thread_create = failing_create;
+	check_full_game(JOURNAL_SYNC_TURN, RULES_BASE);
+	assert_true(creates > 0);
+	int turn_creates = creates;
+	check_full_game(JOURNAL_SYNC_NEVER, RULES_REVISED);
+	assert_true(creates > turn_creates);
+	assert_int_equal(tasks(), 1);
+	journal_thread_create = pthread_create;
+}
+
 /* The state summary names what matters. */
 static void test_describe(void **state)
 {
@@ -1149,6 +1237,8 @@ int main(void)
 	        cmocka_unit_test(test_cannot_write),
 	        cmocka_unit_test(test_resumed_sync_gap),
 	        cmocka_unit_test(test_resume_record_after_the_end),
+	        cmocka_unit_test(test_sync_thread_comes_and_goes),
+	        cmocka_unit_test(test_sync_thread_fallback),
 	        cmocka_unit_test(test_describe),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

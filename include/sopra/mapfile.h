@@ -42,7 +42,7 @@ struct mapfile {
 	off_t alloc; /* the file's size: the content and its zero tail */
 	char *map;   /* the file mapped from offset 0, span bytes; or NULL */
 	off_t span;
-	off_t dropped; /* bytes at the start of map unmapped again (appender's) */
+	off_t dropped; /* bytes at the start of map unmapped again (under map_mu) */
 	/* held to replace the mapping or shrink the file, and by
 	 * mapfile_prefault: so it never touches a page that is going away */
 	pthread_mutex_t map_mu;
