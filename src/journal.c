@@ -18,8 +18,10 @@
 
 #include "sopra/xalloc.h"
 
-/* Lines gather in a stream's pending buffer up to this many bytes. */
-#define STREAM_BATCH 16384
+/* Lines gather in a stream's pending buffer up to this many bytes; a line
+ * that would take it past them is hashed where it is, after the pending
+ * ones (the same bytes in the same order: the same digest). */
+#define STREAM_BATCH 2048
 
 bool journal_sync_parse(const char *s, enum journal_sync *out)
 {
@@ -156,13 +158,20 @@ static void stream_hash_pending(struct journal_stream *d)
 static void journal_stream_add(struct journal_stream *d, int player, const char *line, size_t len)
 {
 	struct proto_buf *b = &d->pending;
-	size_t pn = journal_line_prefix(player, proto_buf_room(b, JOURNAL_PREFIX_MAX + len));
-	b->len += pn;
-	proto_buf_add(b, line, len);
+	size_t pn;
+	if (b->len + JOURNAL_PREFIX_MAX + len > STREAM_BATCH) {
+		char pre[JOURNAL_PREFIX_MAX];
+		stream_hash_pending(d);
+		pn = journal_line_prefix(player, pre);
+		sha256_update(&d->sha, pn, (const uint8_t *)pre);
+		sha256_update(&d->sha, len, (const uint8_t *)line);
+	} else {
+		pn = journal_line_prefix(player, proto_buf_room(b, JOURNAL_PREFIX_MAX + len));
+		b->len += pn;
+		proto_buf_add(b, line, len);
+	}
 	d->lines++;
 	d->bytes += (int64_t)(pn + len);
-	if (b->len >= STREAM_BATCH)
-		stream_hash_pending(d);
 }
 
 /* A line the broadcaster delivered to comm_id (player on it, -1: none),

@@ -643,6 +643,10 @@ struct journal *journal_open(const struct journal_params *p, FILE *log, char *er
 		journal_free(j);
 		return NULL;
 	}
+	/* the header's buffer holds the configuration's text: an entry's
+	 * line needs a fraction of it */
+	proto_buf_free(&j->line);
+	proto_buf_init(&j->line);
 	first_prefault(j);
 	return j;
 }
