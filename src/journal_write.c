@@ -447,7 +447,11 @@ static bool journal_record(void *ctx, const struct cmdq_entry *e, int player, bo
 	if (!put_line(j, "write to"))
 		return false;
 	j->kept = j->n;
-	return j->sync != JOURNAL_SYNC_ALWAYS || sync_now(j);
+	/* the entry that ends the game is on disk before its GameEnd goes out:
+	 * a failed sync here halts the dispatcher before any event of it */
+	bool ends_game = game_is_over(j->game) && !j->over_before;
+	bool sync = j->sync == JOURNAL_SYNC_ALWAYS || (ends_game && j->sync == JOURNAL_SYNC_TURN);
+	return !sync || sync_now(j);
 }
 
 /* dispatch_hooks.after: digests and syncs where a turn ends. */
@@ -473,7 +477,7 @@ static void journal_after(void *ctx, const struct cmdq_entry *e, int player)
 	if (j->failed)
 		return;
 	if (ended && j->sync != JOURNAL_SYNC_NEVER)
-		sync_now(j); /* the end of the game is on disk before GameEnd goes out */
+		sync_now(j); /* its digest too (the entry was synced in journal_record) */
 	else if (turn_end && j->sync != JOURNAL_SYNC_ALWAYS)
 		request_sync(j); /* in the background, JOURNAL_SYNC_GAP_MS apart */
 }

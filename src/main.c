@@ -646,7 +646,11 @@ static int run_resume(const struct options *o)
 	agones = start_agones(srv, jf.seed, true);
 	rc = server_run(srv);
 	http_finish(http, HTTP_FINISH_MS);
-	journal_close(journal, game_is_over(game) ? "game over" : "stopped");
+	/* a journal that failed at any point, even in the game's last entry's
+	 * digest after which nothing halts, is exit 1: the host must know its
+	 * journal is incomplete (docs/journal.md) */
+	if (!journal_close(journal, game_is_over(game) ? "game over" : "stopped"))
+		rc = EXIT_RUNTIME;
 	journal = NULL;
 	agones_shutdown_and_wait(agones, AGONES_SHUTDOWN_WAIT_MS); /* after the last flush */
 out:
@@ -814,7 +818,11 @@ int main(int argc, char **argv)
 #endif
 	rc = server_run(srv);
 	http_finish(http, HTTP_FINISH_MS); /* the browsers get the end too */
-	journal_close(journal, game_is_over(game) ? "game over" : "stopped");
+	/* a journal that failed at any point, even in the game's last entry's
+	 * digest after which nothing halts, is exit 1: the host must know its
+	 * journal is incomplete (docs/journal.md) */
+	if (!journal_close(journal, game_is_over(game) ? "game over" : "stopped"))
+		rc = EXIT_RUNTIME;
 	journal = NULL;
 	agones_shutdown_and_wait(agones, AGONES_SHUTDOWN_WAIT_MS); /* after the last flush */
 out:

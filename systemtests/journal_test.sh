@@ -10,8 +10,10 @@
 #   4. a torn last line is dropped, a corrupt line in the middle is an error,
 #      a wrong configuration hash and a changed event stream are caught;
 #   5. a journal that cannot be created stops the server before it listens;
-#      one that fills up (file size limit) mid-game is logged and the game
-#      goes on, leaving a valid, shorter journal.
+#      one that fills up (file size limit) mid-game is logged and stops the
+#      server (exit 1), leaving a valid, shorter journal; one that fills up
+#      in the digest behind the game's last entry lets the game end (every
+#      GameEnd goes out) and still exits 1.
 #
 # usage: journal_test.sh SERVER REPLAY SCENARIO_RUNNER SOURCE_DIR WORK_DIR [BOT]
 set -uo pipefail
@@ -187,6 +189,30 @@ rc=$?
 check "... and the journal is a valid, shorter journal (no end record)" bash -c \
 	'[ $1 -eq 0 ] && grep -q "no end record" "$2" && ! grep -q dropped "$2"' _ $rc \
 	"$work/limited.err"
+
+# the limit inside the last digest line of b_full_game_4p's journal (3.):
+# the entry that ended the game is written and synced, GameEnd goes out,
+# the digest behind it cannot be written; the server must still exit 1
+last_entry=$(LC_ALL=C grep -b '^{"n":' "$full" | tail -1) # OFFSET:LINE
+last_line=${last_entry#*:}
+end_of_last_entry=$((${last_entry%%:*} + $(LC_ALL=C printf '%s\n' "$last_line" | wc -c)))
+cat >"$work/digest-limited.sh" <<EOF
+#!/usr/bin/env bash
+prlimit --fsize=$((end_of_last_entry + 20)) "$server" --journal "$work/digest-limited.jnl" "\$@"
+echo \$? >"$work/digest-limited.rc"
+EOF
+chmod +x "$work/digest-limited.sh"
+out=$("$runner" --server "$work/digest-limited.sh" -v "$src/systemtests/scenarios/b_full_game_4p.scn" 2>&1)
+rc=$?
+check "file size limit in the last digest: the game ends, the scenario passes" [ $rc -eq 0 ]
+check "... the failure is logged loudly" grep -q "JOURNAL FAILED: write to" <<<"$out"
+check "... and the server exits 1" [ "$(cat "$work/digest-limited.rc" 2>/dev/null)" = 1 ]
+"$replay" --stats "$work/digest-limited.jnl" >/dev/null 2>"$work/digest-limited.err"
+rc=$?
+check "... its journal holds every entry (valid, no end record)" bash -c \
+	'[ $1 -eq 0 ] && grep -q "no end record" "$2" &&
+	 [ "$(grep -c "^{\"n\":" "$3")" = "$(grep -c "^{\"n\":" "$4")" ]' _ $rc \
+	"$work/digest-limited.err" "$work/digest-limited.jnl" "$full"
 
 echo "journal: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
