@@ -284,7 +284,10 @@ class Game:
         disk = os.path.join(wd, "disk")
         os.makedirs(disk)
         ref = read(os.path.join(self.dir, "reference", "game.jnl"))
-        how = full_disk(disk, ref.index(b"\n") + 1, len(ref), wd, args.server)
+        # the disk fills before the end of the game's last entry: no later
+        # than where that line starts
+        last_entry = ref.rindex(b'\n{"n":') + 1
+        how = full_disk(disk, ref.index(b"\n") + 1, last_entry, wd, args.server)
         journal = os.path.join(disk, "game.jnl")
         self.args = argparse.Namespace(**vars(args))
         self.args.server = how["server"]
@@ -375,17 +378,18 @@ class Game:
                               (b.name, k + 1, len(got), len(ref), got[k:k + 1], ref[k:k + 1]))
 
 
-def full_disk(disk, header, total, wd, server):
+def full_disk(disk, header, last, wd, server):
     """Make the directory disk hold the journal's header (`header` bytes)
-    and some of its entries, but not all `total` bytes of the game's
-    journal: a tmpfs of whole pages between the two (as root where mount
-    works), else a wrapper around the server that sets the file size limit
-    (in KiB) halfway. Returns the server to run, the error its log names,
+    and some of its entries, but not the game's last entry, whose line
+    starts at byte `last`: a tmpfs of whole pages between the two (as root
+    where mount works), else a wrapper around the server that sets the file
+    size limit halfway, to the byte (prlimit; bash's ulimit -f counts KiB,
+    which can be more than a short game's entries). Returns the server to run, the error its log names,
     what was used, make_room() (the tmpfs grown, or the limit gone: the
     server as given) and release() (the tmpfs unmounted)."""
     page = 4096
-    pages = [p * page for p in range(header // page + 1, total // page + 1)
-             if header + 512 <= p * page <= total - 512]
+    pages = [p * page for p in range(header // page + 1, last // page + 1)
+             if header + 512 <= p * page <= last - 512]
     if pages and os.geteuid() == 0 and subprocess.run(
             ["mount", "-t", "tmpfs", "-o", "size=%d" % pages[len(pages) // 2], "tmpfs", disk],
             capture_output=True).returncode == 0:
@@ -396,10 +400,10 @@ def full_disk(disk, header, total, wd, server):
             subprocess.run(["umount", "-l", disk], capture_output=True)
         return {"server": server, "error": "No space left on device",
                 "what": "a tmpfs of a few pages", "make_room": grow, "release": release}
-    limit = header + (total - header) // 2
+    limit = header + (last - header) // 2
     wrapper = os.path.join(wd, "limited-server.sh")
     with open(wrapper, "w") as f:
-        f.write('#!/usr/bin/env bash\nulimit -f %d\nexec "%s" "$@"\n' % ((limit + 1023) // 1024, server))
+        f.write('#!/usr/bin/env bash\nexec prlimit --fsize=%d:%d "%s" "$@"\n' % (limit, limit, server))
     os.chmod(wrapper, 0o755)
     return {"server": wrapper, "error": "File too large",
             "what": "a file size limit",
