@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "event_log.h"
 #include "sopra/xalloc.h"
 
 struct session_player {
@@ -17,10 +18,9 @@ struct session_player {
 	/* its grace ran out while it was away (the game was told): it cannot
 	 * come back */
 	bool grace_over;
-	/* every event routed to the player, in order (owned); a Session event
-	 * here has no str: its secret is added when it is sent */
-	struct game_event *hist;
-	size_t nhist, cap_hist;
+	/* every event routed to the player, in order; a Session event here
+	 * has no str: its secret is added when it is sent */
+	struct event_log hist;
 };
 
 struct session {
@@ -38,16 +38,14 @@ struct session {
 
 static void record(struct session *s, int p, const struct game_event *ev)
 {
-	struct session_player *sp = &s->p[p];
-	sp->hist = xgrow(sp->hist, &sp->cap_hist, sp->nhist + 1, sizeof *sp->hist, 64);
-	struct game_event *h = &sp->hist[sp->nhist++];
-	*h = *ev;
+	struct game_event h = *ev;
 	if (ev->type == GEV_COMMAND_FAILED && ev->str) {
 		/* a bad line's message lives in its queue entry: keep a copy */
 		s->strs = xgrow(s->strs, &s->cap_strs, s->nstrs + 1, sizeof *s->strs, 16);
 		s->strs[s->nstrs] = xstrdup(ev->str);
-		h->str = s->strs[s->nstrs++];
+		h.str = s->strs[s->nstrs++];
 	}
+	event_log_add(&s->p[p].hist, &h);
 }
 
 /* ev (encoded by out already, if it has an encoder) to comm_id. */
@@ -127,9 +125,7 @@ static void sink_left(void *ctx, int comm_id, int player)
 		s->out.left(s->out.ctx, comm_id, player);
 	if (player < s->n) {
 		struct session_player *sp = &s->p[player];
-		free(sp->hist);
-		sp->hist = NULL;
-		sp->nhist = sp->cap_hist = 0;
+		event_log_free(&sp->hist);
 		sp->missed_end = false;
 	}
 }
@@ -165,7 +161,7 @@ void session_free(struct session *s)
 	if (!s)
 		return;
 	for (int i = 0; i < s->n; i++)
-		free(s->p[i].hist);
+		event_log_free(&s->p[i].hist);
 	for (size_t i = 0; i < s->nstrs; i++)
 		free(s->strs[i]);
 	free(s->strs);
@@ -222,13 +218,13 @@ static int find_secret(const struct session *s, const char *secret)
 
 size_t session_history_len(const struct session *s, int player)
 {
-	return player >= 0 && player < s->n ? s->p[player].nhist : 0;
+	return player >= 0 && player < s->n ? s->p[player].hist.n : 0;
 }
 
 struct game_event session_history_at(const struct session *s, int player, size_t i)
 {
 	assert(i < session_history_len(s, player));
-	struct game_event ev = s->p[player].hist[i];
+	struct game_event ev = event_log_at(&s->p[player].hist, i);
 	if (ev.type == GEV_SESSION)
 		ev = session_event(s, player);
 	ev.to = player; /* a private copy: no watcher sees it again */
