@@ -1517,6 +1517,12 @@ void config_free(struct config *cfg)
 		free(blocks[k]);
 }
 
+void config_drop_text(struct config *cfg)
+{
+	free(cfg->text);
+	cfg->text = NULL;
+}
+
 /* Checks what config_parse and config_load hand over before anything is
  * allocated: a text at all, its size, its syntax (json_check). Reports and
  * returns false otherwise. */

@@ -644,6 +644,7 @@ static int run_resume(const struct options *o)
 	if (http_failed)
 		goto out;
 	agones = start_agones(srv, jf.seed, true);
+	config_drop_text(cfg); /* the server holds the Config line */
 	rc = server_run(srv);
 	http_finish(http, HTTP_FINISH_MS);
 	/* a journal that failed at any point, even in the game's last entry's
@@ -810,6 +811,9 @@ int main(int argc, char **argv)
 	/* Agones SDK (docs/deployment.md): Ready now that it listens, health
 	 * pings on the loop; nothing at all without $AGONES_SDK_HTTP_PORT */
 	agones = start_agones(srv, o.seed, false);
+	/* the journal's header is written and the server holds the Config
+	 * line: the text, 11 KiB for the example, is not needed any more */
+	config_drop_text(cfg);
 #ifdef __GLIBC__
 	/* Loading freed its scratch (cJSON's tree is in mappings of its own,
 	 * already unmapped); return the freed pages now instead of carrying

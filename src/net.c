@@ -404,6 +404,18 @@ static bool server_add_events(struct server *s)
 	       net_watch_setup(s);
 }
 
+/* The Config line, once, at its size: every Config event the server sends
+ * is this line (one configuration per server), so the configuration's
+ * text is not needed after this (config_drop_text). */
+static void encode_config_line(struct server *s, const struct config *cfg)
+{
+	if (!cfg->text)
+		return;
+	struct game_event ev = {.type = GEV_CONFIG, .to = GEV_TO_SENDER, .str = cfg->text};
+	proto_encode(&ev, s->rules, &s->config_line);
+	proto_buf_shrink(&s->config_line);
+}
+
 struct server *server_new(const struct server_opts *opts, FILE *log)
 {
 	assert(opts && opts->core.cfg);
@@ -423,12 +435,12 @@ struct server *server_new(const struct server_opts *opts, FILE *log)
 	s->max_watchers = opts->max_watchers > 0 ? opts->max_watchers : NET_MAX_WATCHERS;
 	per_address = opts->max_watchers_per_address;
 	s->max_watchers_per_origin = per_address > 0 ? per_address : NET_WATCHERS_PER_ADDRESS;
-	s->config_text = opts->core.cfg->text;
 	s->log = log;
 	s->reserve_fd = -1;
 	net_quiet_init(&s->quiet, now_ms());
 	proto_buf_init(&s->out);
 	proto_buf_init(&s->config_line);
+	encode_config_line(s, opts->core.cfg);
 	proto_buf_init(&s->aside);
 	/* the core's services: our sink, our timers, our log */
 	struct core_params cp = opts->core;

@@ -481,7 +481,7 @@ static void conn_queue(struct conn *c, const struct proto_buf *line)
  * anything else is encoded aside (not over the event being routed). */
 static const struct proto_buf *encode_aside(struct server *s, const struct game_event *ev)
 {
-	if (ev->type == GEV_CONFIG && ev->str == s->config_text)
+	if (ev->type == GEV_CONFIG)
 		return net_config_line(s);
 	proto_buf_reset(&s->aside);
 	proto_encode(ev, s->rules, &s->aside);
@@ -720,13 +720,7 @@ static void conn_promote(struct conn *c)
 
 const struct proto_buf *net_config_line(struct server *s)
 {
-	assert(s->config_text);
-	if (!s->config_encoded) {
-		struct game_event ev = {
-		        .type = GEV_CONFIG, .to = GEV_TO_SENDER, .str = s->config_text};
-		proto_encode(&ev, s->rules, &s->config_line);
-		s->config_encoded = true;
-	}
+	assert(s->config_line.len > 0);
 	return &s->config_line;
 }
 
@@ -736,7 +730,7 @@ static void sink_encode(void *ctx, const struct game_event *ev)
 {
 	struct server *s = ctx;
 	net_shared_release(s);
-	if (ev->type == GEV_CONFIG && ev->str && ev->str == s->config_text) {
+	if (ev->type == GEV_CONFIG) {
 		s->line = net_config_line(s);
 		return;
 	}

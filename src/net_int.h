@@ -264,7 +264,6 @@ struct server {
 	/* every line sent to all players so far, once for all watchers */
 	struct watch_log *watch_log;
 	struct event *watch_flush; /* writes the watchers (NET_WATCH_FLUSH_MS) */
-	const char *config_text;   /* borrowed; the Config watchers get first */
 	int next_comm_id;
 
 	/* the connections that are not CLOSED, by ascending commId (ids only
@@ -284,11 +283,11 @@ struct server {
 	/* the event being routed, encoded once (bcast_sink.encode) */
 	struct proto_buf out;
 	const struct proto_buf *line; /* &out or &config_line */
-	/* the Config line, encoded once (net_config_line) and queued by
-	 * reference: it must outlive every connection (server_free frees it
-	 * last) */
+	/* the Config line, encoded when the server is made (the only copy of
+	 * the configuration's text the server keeps: main drops the text) and
+	 * queued by reference: it must outlive every connection (server_free
+	 * frees it last); empty for a configuration without text */
 	struct proto_buf config_line;
-	bool config_encoded;
 	/* a history entry encoded as a connection drains (not the event being
 	 * routed) */
 	struct proto_buf aside;
@@ -378,7 +377,8 @@ void net_reaper_cb(evutil_socket_t fd, short what, void *arg);
 /* The core's sink: deliveries, who joined, what to close, a Reconnect's
  * history (bcast.h). */
 struct bcast_sink net_sink(struct server *s);
-/* The Config line (encoded on first use), the same for every recipient. */
+/* The Config line (encoded when the server is made), the same for every
+ * recipient. */
 const struct proto_buf *net_config_line(struct server *s);
 /* Queue len bytes at data for c by reference, into buf (c's `out` or
  * `later`); data must outlive c (the Config line, the watchers' log).

@@ -107,7 +107,7 @@ void net_watch_start(struct conn *c)
 {
 	struct server *s = c->srv;
 	assert(c->watcher && c->log_block == 0 && c->log_off == 0);
-	if (s->config_text) {
+	if (s->config_line.len > 0) {
 		const struct proto_buf *cfg = net_config_line(s);
 		if (net_conn_add_ref(c, c->out, cfg->data, cfg->len) != 0) {
 			net_conn_lost(c, "cannot queue output");

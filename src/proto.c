@@ -421,6 +421,15 @@ char *proto_buf_grow(struct proto_buf *b, size_t n)
 }
 
 /* See proto.h. */
+void proto_buf_shrink(struct proto_buf *b)
+{
+	if (b->len == 0 || b->len == b->cap)
+		return;
+	b->data = xrealloc(b->data, b->len);
+	b->cap = b->len;
+}
+
+/* See proto.h. */
 size_t proto_format_int(int64_t v, char out[PROTO_INT_DIGITS])
 {
 	char tmp[PROTO_INT_DIGITS];

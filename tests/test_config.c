@@ -479,6 +479,25 @@ static void test_conformance_configuration_values(void **state)
 	config_free(cfg);
 }
 
+/* The server drops the text once it has encoded the Config line: the
+ * rest of the configuration stays, text_len too, and it frees cleanly. */
+static void test_drop_text(void **state)
+{
+	(void)state;
+	char path[1024];
+	snprintf(path, sizeof path, "%s/resources/example.json", SOPRA_SOURCE_DIR);
+	struct config *cfg = load_ok(path);
+	size_t len = cfg->text_len;
+	int ncards = cfg->ncards;
+	config_drop_text(cfg);
+	assert_null(cfg->text);
+	assert_int_equal(cfg->text_len, len);
+	assert_int_equal(cfg->ncards, ncards);
+	assert_int_equal(cfg->max_players, 4);
+	config_drop_text(cfg); /* twice is harmless */
+	config_free(cfg);
+}
+
 static void test_example_files(void **state)
 {
 	(void)state;
@@ -1346,6 +1365,7 @@ int main(void)
 		cmocka_unit_test(test_load_from_pipe),
 		cmocka_unit_test(test_load_too_large_file),
 		cmocka_unit_test(test_dense_text),
+		cmocka_unit_test(test_drop_text),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1187,6 +1187,26 @@ static void test_encode_commands(void **state)
 /* The contract proto.h states for the parameter table, which the journal
  * and the tools rely on: target parameters are optional and a pair holds
  * its target; only Register's name is a string; get/set reach the field. */
+/* A kept line gives its spare capacity back and keeps its bytes. */
+static void test_buf_shrink(void **state)
+{
+	(void)state;
+	struct proto_buf b;
+	proto_buf_init(&b);
+	proto_buf_shrink(&b); /* empty: nothing to do */
+	assert_null(b.data);
+	proto_buf_add(&b, "{\"event\":\"Config\"}\n", 19);
+	assert_true(b.cap > b.len);
+	proto_buf_shrink(&b);
+	assert_int_equal(b.cap, 19);
+	assert_int_equal(b.len, 19);
+	assert_memory_equal(b.data, "{\"event\":\"Config\"}\n", 19);
+	proto_buf_add(&b, "x", 1); /* grows again */
+	assert_int_equal(b.len, 20);
+	assert_true(b.cap >= 20);
+	proto_buf_free(&b);
+}
+
 static void test_param_table_contract(void **state)
 {
 	(void)state;
@@ -1297,6 +1317,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip_command_failed_message),
 		cmocka_unit_test(test_round_trip_commands),
 		cmocka_unit_test(test_param_table_contract),
+		cmocka_unit_test(test_buf_shrink),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -129,7 +129,9 @@ struct config {
 	int colony; /* index of the colony in locations[] */
 	struct config_crisis *crises;
 	int ncrises;
-	char *text; /* owned: the file's bytes verbatim, NUL-terminated (sent as Config) */
+	/* owned: the file's bytes verbatim, NUL-terminated (sent as Config);
+	 * NULL after config_drop_text, text_len stays */
+	char *text;
 	size_t text_len;
 };
 
@@ -153,6 +155,10 @@ struct config *config_parse(const char *text, size_t len, struct config_errors *
 struct config *config_load(const char *path, struct config_errors *errs);
 
 void config_free(struct config *cfg);
+/* Free cfg->text (and set it NULL) once nothing needs it: the server keeps
+ * the encoded Config line instead (net.c), and the game's Config events
+ * then carry no text. */
+void config_drop_text(struct config *cfg);
 void config_errors_free(struct config_errors *errs);
 
 /* Lookups by id; NULL / -1 when absent. Linear; called at setup only or on

@@ -156,6 +156,8 @@ struct proto_buf {
 void proto_buf_init(struct proto_buf *b);
 void proto_buf_reset(struct proto_buf *b);
 void proto_buf_free(struct proto_buf *b);
+/* Gives back the capacity beyond b->len: for a line kept for long. */
+void proto_buf_shrink(struct proto_buf *b);
 /* Grows b to hold n more bytes after b->len; proto_buf_room's slow path. */
 char *proto_buf_grow(struct proto_buf *b, size_t n);
 
