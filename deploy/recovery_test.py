@@ -81,8 +81,9 @@ class Failure(Exception):
 
 
 def check(cond, what):
+    """what: the message, or a function that makes it (called on failure)."""
     if not cond:
-        raise Failure(what)
+        raise Failure(what() if callable(what) else what)
 
 
 def read(path):
@@ -113,11 +114,11 @@ def entries(path):
     return data.count(b'\n{"n":')
 
 
-def wait_until(pred, timeout, what):
+def wait_until(pred, timeout, what, interval=0.02):
     end = time.monotonic() + timeout
     while not pred():
         check(time.monotonic() < end, what)
-        time.sleep(0.02)
+        time.sleep(interval)
 
 
 # ---- the relay between the bots and the server ------------------------------------
@@ -498,11 +499,20 @@ class ContainerTable:
         self.wait_listening(1)
 
     def wait_listening(self, times):
-        wait_until(lambda: self.log().count("listening on") >= times or
-                   self.state() not in ("running", "created", "configured", "initialized"),
-                   30, "the container's server did not listen: " + self.log()[-800:])
-        check(self.log().count("listening on") >= times,
-              "the container's server did not listen: " + self.log()[-800:])
+        """The server's times-th start. Between a crash and podman's
+        restart the container is "exited" for a moment: that is no reason
+        to stop waiting (a look that caught it failed the test on a busy
+        machine). A look is a podman process, which takes the container's
+        lock, as podman's restart does: one every 250 ms."""
+        def why():
+            return ("the container's server did not listen (state %s, %s restart(s)): %s" %
+                    (self.state(), self.restarts_or("?"), self.log()[-800:]))
+        wait_until(lambda: self.log().count("listening on") >= times, 60, why, interval=0.25)
+
+    def restarts_or(self, default):
+        out = self.pm("inspect", "--format", "{{.RestartCount}}", self.name,
+                      check_rc=False).strip()
+        return out if out.isdigit() else default
 
     def log(self):
         r = subprocess.run(self.podman + ["logs", self.name], stdout=subprocess.PIPE,
