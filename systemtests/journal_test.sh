@@ -170,24 +170,40 @@ check "an existing journal is never overwritten: exit 1, file untouched" bash -c
 	--journal-sync sometimes 2>/dev/null
 check "--journal-sync sometimes is a usage error (64)" [ $? -eq 64 ]
 
-# the file size limit: 15 KiB hold the header and a few entries of the 4-player
-# scenario, which then fails: the server stops where the journal ends (a
-# resume would continue the game from there)
-cat >"$work/limited-server.sh" <<EOF
+# limited NAME BYTES: b_full_game_4p against a server whose files may not
+# grow past BYTES, its journal NAME.jnl; sets out and rc (the runner's),
+# NAME.rc gets the server's exit status and NAME.err what sopra-replay
+# --stats said of the journal (replay_rc its exit status). The wrapper
+# passes the runner's SIGTERM on and waits for the server's own status.
+limited() {
+	local name=$1 bytes=$2
+	cat >"$work/$name.sh" <<EOF
 #!/usr/bin/env bash
-ulimit -f 15
-exec "$server" --journal "$work/limited.jnl" "\$@"
+prlimit --fsize=$bytes "$server" --journal "$work/$name.jnl" "\$@" &
+pid=\$!
+trap 'kill -TERM \$pid' TERM
+wait \$pid
+status=\$?
+while kill -0 \$pid 2>/dev/null; do wait \$pid; status=\$?; done
+echo \$status >"$work/$name.rc"
 EOF
-chmod +x "$work/limited-server.sh"
-out=$("$runner" --server "$work/limited-server.sh" -v "$src/systemtests/scenarios/b_full_game_4p.scn" 2>&1)
-rc=$?
+	chmod +x "$work/$name.sh"
+	out=$("$runner" --server "$work/$name.sh" -v "$src/systemtests/scenarios/b_full_game_4p.scn" 2>&1)
+	rc=$?
+	"$replay" --stats "$work/$name.jnl" >/dev/null 2>"$work/$name.err"
+	replay_rc=$?
+}
+
+# 15 KiB hold the header and a few entries of the 4-player scenario, which
+# then fails: the server stops where the journal ends (a resume would
+# continue the game from there; its exit status, 1, is resume_bots_test's:
+# the runner kills a server whose scenario failed)
+limited limited $((15 * 1024))
 check "file size limit mid-game: the server stops, the scenario fails" [ $rc -ne 0 ]
 check "... the failure is logged loudly" grep -q "JOURNAL FAILED: write to" <<<"$out"
 check "... and says the server stops" grep -q "JOURNAL FAILED: the server stops" <<<"$out"
-"$replay" --stats "$work/limited.jnl" >/dev/null 2>"$work/limited.err"
-rc=$?
 check "... and the journal is a valid, shorter journal (no end record)" bash -c \
-	'[ $1 -eq 0 ] && grep -q "no end record" "$2" && ! grep -q dropped "$2"' _ $rc \
+	'[ $1 -eq 0 ] && grep -q "no end record" "$2" && ! grep -q dropped "$2"' _ $replay_rc \
 	"$work/limited.err"
 
 # the limit inside the last digest line of b_full_game_4p's journal (3.):
@@ -196,22 +212,13 @@ check "... and the journal is a valid, shorter journal (no end record)" bash -c 
 last_entry=$(LC_ALL=C grep -b '^{"n":' "$full" | tail -1) # OFFSET:LINE
 last_line=${last_entry#*:}
 end_of_last_entry=$((${last_entry%%:*} + $(LC_ALL=C printf '%s\n' "$last_line" | wc -c)))
-cat >"$work/digest-limited.sh" <<EOF
-#!/usr/bin/env bash
-prlimit --fsize=$((end_of_last_entry + 20)) "$server" --journal "$work/digest-limited.jnl" "\$@"
-echo \$? >"$work/digest-limited.rc"
-EOF
-chmod +x "$work/digest-limited.sh"
-out=$("$runner" --server "$work/digest-limited.sh" -v "$src/systemtests/scenarios/b_full_game_4p.scn" 2>&1)
-rc=$?
+limited digest-limited $((end_of_last_entry + 20))
 check "file size limit in the last digest: the game ends, the scenario passes" [ $rc -eq 0 ]
 check "... the failure is logged loudly" grep -q "JOURNAL FAILED: write to" <<<"$out"
 check "... and the server exits 1" [ "$(cat "$work/digest-limited.rc" 2>/dev/null)" = 1 ]
-"$replay" --stats "$work/digest-limited.jnl" >/dev/null 2>"$work/digest-limited.err"
-rc=$?
 check "... its journal holds every entry (valid, no end record)" bash -c \
 	'[ $1 -eq 0 ] && grep -q "no end record" "$2" &&
-	 [ "$(grep -c "^{\"n\":" "$3")" = "$(grep -c "^{\"n\":" "$4")" ]' _ $rc \
+	 [ "$(grep -c "^{\"n\":" "$3")" = "$(grep -c "^{\"n\":" "$4")" ]' _ $replay_rc \
 	"$work/digest-limited.err" "$work/digest-limited.jnl" "$full"
 
 echo "journal: $passed passed, $failed failed"
