@@ -140,7 +140,8 @@ static const char usage_text_more[] =
         "Exit status:\n"
         "  0   the game is over, SIGINT/SIGTERM stopped the server, or (--check)\n"
         "      the configuration is valid\n"
-        "  1   runtime failure (e.g. the port is already in use)\n"
+        "  1   runtime failure (e.g. the port is already in use, or the journal\n"
+        "      failed, even after the game was over)\n"
         "  2   invalid configuration (nothing was listened on)\n"
         "  64  usage error (missing, repeated, unknown or invalid option)\n";
 
