@@ -63,7 +63,13 @@ Usage: crowd_test.py --server PATH --config PATH --probe PATH [--only NAME]
 --isolate keeps the floods' own CPU off the server's core and out of the
 probes' way: with few cores, a flooder on the same machine takes CPU time
 that a remote one would not, and the round trips printed then measure the
-scheduler more than the server.
+scheduler more than the server. On two CPUs the probe shares the second
+with the flooders, and nice does not shorten a wake-up's wait under the
+kernel's EEVDF scheduler: three busy loops at nice 10, no network at all,
+gave a nice -10 probe 13x its idle p99 (4.2 ms, about one 250 Hz tick).
+So --isolate runs each probe SCHED_FIFO (root), which takes its CPU at
+once, as a client on a machine of its own would: the same busy loops
+gave it 0.75x.
 Ends with "N passed, M failed".
 """
 import argparse
@@ -236,6 +242,18 @@ REGISTER_AGAIN = '{"command":"Register","playerName":"again"}'
 END_TURN = '{"command":"EndTurn"}'
 
 
+def realtime(pid):
+    """pid at SCHED_FIFO 1 (--isolate; the usage text says why), or a note
+    once when that is not permitted."""
+    try:
+        os.sched_setscheduler(pid, os.SCHED_FIFO, os.sched_param(1))
+    except PermissionError:
+        if not getattr(realtime, "noted", False):
+            realtime.noted = True
+            print("--isolate: the probes stay SCHED_OTHER (SCHED_FIFO needs root); on two "
+                  "CPUs their round trips include waits behind the flooders")
+
+
 class Probe:
     """sopra-rtt-probe doing round trips of `line` (answered with
     CommandFailed alone) on client c's socket, at the test's own priority,
@@ -250,6 +268,8 @@ class Probe:
         self.p = subprocess.Popen([args_global.probe, str(fd), line, str(PROBE_GROUP),
                                    str(PROBE_REST_MS)], pass_fds=(fd,), stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if getattr(args_global, "isolate", False):
+            realtime(self.p.pid)
         self.t_start = time.monotonic()
         self.samples = None
         Probe.live.add(self)
@@ -1454,7 +1474,7 @@ def main():
     ap.add_argument("--verbose", action="store_true")
     ap.add_argument("--isolate", action="store_true",
                     help="the server on CPU 0 alone; this test, its floods and probes on the "
-                         "other CPUs, the probes at nice -10 (clients on other machines, as far "
+                         "other CPUs, the probes SCHED_FIFO (clients on other machines, as far "
                          "as one machine can)")
     args = ap.parse_args()
     if args.isolate:
