@@ -394,6 +394,13 @@ static void journal_before(void *ctx, const struct cmdq_entry *e, int player)
 	j->over_before = game_is_over(j->game);
 }
 
+/* Whether the entry being dispatched ended the game (journal_before noted
+ * whether it was over before). */
+static bool entry_ended_game(const struct journal *j)
+{
+	return game_is_over(j->game) && !j->over_before;
+}
+
 /* The entry's line into j->line. */
 static void format_entry(struct journal *j, const struct cmdq_entry *e, int player)
 {
@@ -449,8 +456,8 @@ static bool journal_record(void *ctx, const struct cmdq_entry *e, int player, bo
 	j->kept = j->n;
 	/* the entry that ends the game is on disk before its GameEnd goes out:
 	 * a failed sync here halts the dispatcher before any event of it */
-	bool ends_game = game_is_over(j->game) && !j->over_before;
-	bool sync = j->sync == JOURNAL_SYNC_ALWAYS || (ends_game && j->sync == JOURNAL_SYNC_TURN);
+	bool sync = j->sync == JOURNAL_SYNC_ALWAYS ||
+	            (entry_ended_game(j) && j->sync == JOURNAL_SYNC_TURN);
 	return !sync || sync_now(j);
 }
 
@@ -468,7 +475,7 @@ static void journal_after(void *ctx, const struct cmdq_entry *e, int player)
 	if (j->failed)
 		return;
 	bool over = game_is_over(j->game);
-	bool ended = over && !j->over_before; /* this entry ended the game */
+	bool ended = entry_ended_game(j);
 	/* after the end (the epilogue), every entry counts as a wait's end */
 	bool turn_end = over || game_waiting_for(j->game) != j->wait_before;
 	if ((turn_end && j->stream.lines > j->digest_lines) ||

@@ -560,6 +560,18 @@ static void set_admission(struct server_opts *so, const struct options *o, int m
 	so->max_watchers_per_address = o->max_watchers_per_address;
 }
 
+/* Close the game's journal (NULL: none) when the server has stopped and
+ * return the exit code: rc, or EXIT_RUNTIME when the journal failed at any
+ * point, even in the digest behind the game's last entry, after which
+ * nothing halts: the host must know its journal is incomplete
+ * (docs/journal.md). */
+static int close_journal(struct journal *journal, const struct game *game, int rc)
+{
+	if (!journal_close(journal, game_is_over(game) ? "game over" : "stopped"))
+		return EXIT_RUNTIME;
+	return rc;
+}
+
 /* --resume FILE: rebuild the game from its journal through the server's
  * own dispatcher, reopen the journal for appending, and wait for the
  * players to reconnect (docs/journal.md, "Resuming"). */
@@ -648,11 +660,7 @@ static int run_resume(const struct options *o)
 	config_drop_text(cfg); /* the server holds the Config line */
 	rc = server_run(srv);
 	http_finish(http, HTTP_FINISH_MS);
-	/* a journal that failed at any point, even in the game's last entry's
-	 * digest after which nothing halts, is exit 1: the host must know its
-	 * journal is incomplete (docs/journal.md) */
-	if (!journal_close(journal, game_is_over(game) ? "game over" : "stopped"))
-		rc = EXIT_RUNTIME;
+	rc = close_journal(journal, game, rc);
 	journal = NULL;
 	agones_shutdown_and_wait(agones, AGONES_SHUTDOWN_WAIT_MS); /* after the last flush */
 out:
@@ -823,11 +831,7 @@ int main(int argc, char **argv)
 #endif
 	rc = server_run(srv);
 	http_finish(http, HTTP_FINISH_MS); /* the browsers get the end too */
-	/* a journal that failed at any point, even in the game's last entry's
-	 * digest after which nothing halts, is exit 1: the host must know its
-	 * journal is incomplete (docs/journal.md) */
-	if (!journal_close(journal, game_is_over(game) ? "game over" : "stopped"))
-		rc = EXIT_RUNTIME;
+	rc = close_journal(journal, game, rc);
 	journal = NULL;
 	agones_shutdown_and_wait(agones, AGONES_SHUTDOWN_WAIT_MS); /* after the last flush */
 out:
