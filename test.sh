@@ -182,6 +182,11 @@ if ((${#skipped[@]})); then
 	echo "skipped: $nskipped test(s) in the ctest runs; the suites passed without them:"
 	printf '  %s\n' "${skipped[@]}"
 fi
+if [ "$full" = 0 ]; then
+	echo "not run: the --full suites (ASan+UBSan, the example command, deploy manifests," \
+		"the container image, valgrind, clang-format, clang-tidy, fuzzing, a fresh clone);" \
+		"./test.sh --full runs them, as CI does"
+fi
 if ((failed)); then
 	echo "failed suites: ${failures[*]}"
 fi
