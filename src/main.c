@@ -36,6 +36,7 @@
 #include "sopra/journal.h"
 #include "sopra/net.h"
 #include "sopra/usage.h"
+#include "sopra/xalloc.h"
 
 #define EXIT_RUNTIME    1
 #define EXIT_BAD_CONFIG 2
@@ -523,22 +524,30 @@ static struct http *start_http(const struct options *o, struct server *srv,
 }
 
 /* --journal-dir DIR: resume the game a crash left there (o->resume), or
- * journal a new one in the next file (o->journal); both point into
- * choice, which must outlive them. Returns -1 to go on, or the exit code. */
-static int use_journal_dir(struct options *o, struct jdir_choice *choice)
+ * journal a new one in the next file (o->journal); both point to *path,
+ * which the caller frees after them. The choice (a JDIR_PATH_MAX buffer)
+ * is on the heap only while it is made: static or on the stack, its page
+ * would stay resident under the whole game (docs/performance.md, "Memory
+ * per game"). Returns -1 to go on, or the exit code. */
+static int use_journal_dir(struct options *o, char **path)
 {
+	struct jdir_choice *choice = xmalloc(sizeof *choice);
 	char err[512];
-	if (!jdir_choose(o->journal_dir,
-	                 o->given[OPT_JOURNAL_KEEP] ? o->journal_keep : JDIR_DEFAULT_KEEP, stderr,
-	                 choice, err, sizeof err)) {
+	int rc = -1;
+	if (jdir_choose(o->journal_dir,
+	                o->given[OPT_JOURNAL_KEEP] ? o->journal_keep : JDIR_DEFAULT_KEEP, stderr,
+	                choice, err, sizeof err)) {
+		*path = xstrdup(choice->path);
+		if (choice->action == JDIR_RESUME)
+			o->resume = *path;
+		else
+			o->journal = *path;
+	} else {
 		fprintf(stderr, "sopra-server: %s\n", err);
-		return EXIT_RUNTIME;
+		rc = EXIT_RUNTIME;
 	}
-	if (choice->action == JDIR_RESUME)
-		o->resume = choice->path;
-	else
-		o->journal = choice->path;
-	return -1;
+	free(choice);
+	return rc;
 }
 
 /* The configuration of o: the file of --config, else the built-in one.
@@ -673,34 +682,12 @@ out:
 	return rc;
 }
 
-int main(int argc, char **argv)
+/* A new game: load the configuration, open the journal (--journal), listen
+ * and play it to its end. Returns the exit code. */
+static int run_new_game(const struct options *opts)
 {
-	struct options o = {.port = DEFAULT_PORT,
-	                    .timeout = DEFAULT_TIMEOUT_SEC,
-	                    .rules = RULES_BASE,
-	                    .journal_sync = JOURNAL_SYNC_TURN};
-	int rc = parse_args(argc, argv, &o);
-	if (rc >= 0)
-		return rc;
-
-	/* a client that vanishes must not kill the server mid-write */
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = SIG_IGN;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGPIPE, &sa, NULL);
-	/* a journal over the file size limit fails with EFBIG (logged, the game
-	 * goes on) instead of killing the server */
-	sigaction(SIGXFSZ, &sa, NULL);
-
-	/* o.journal or o.resume point into it; static, not on the stack under
-	 * the whole game (its path is JDIR_PATH_MAX bytes) */
-	static struct jdir_choice journal_dir;
-	if (o.journal_dir && (rc = use_journal_dir(&o, &journal_dir)) >= 0)
-		return rc;
-	if (o.resume)
-		return run_resume(&o);
-
+	struct options o = *opts; /* its grace is completed below */
+	int rc;
 	const char *config_name = o.config ? o.config : SOPRA_DEFAULT_CONFIG_NAME;
 	struct config_errors errs = {0};
 	struct config *cfg = load_config(&o, &errs);
@@ -840,5 +827,33 @@ out:
 	http_free(http);
 	server_free(srv);
 	config_free(cfg);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = {.port = DEFAULT_PORT,
+	                    .timeout = DEFAULT_TIMEOUT_SEC,
+	                    .rules = RULES_BASE,
+	                    .journal_sync = JOURNAL_SYNC_TURN};
+	int rc = parse_args(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+
+	/* a client that vanishes must not kill the server mid-write */
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_IGN;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGPIPE, &sa, NULL);
+	/* a journal over the file size limit fails with EFBIG (logged, the game
+	 * goes on) instead of killing the server */
+	sigaction(SIGXFSZ, &sa, NULL);
+
+	char *journal_path = NULL; /* --journal-dir's choice: o.journal or o.resume */
+	if (o.journal_dir && (rc = use_journal_dir(&o, &journal_path)) >= 0)
+		return rc;
+	rc = o.resume ? run_resume(&o) : run_new_game(&o);
+	free(journal_path);
 	return rc;
 }
