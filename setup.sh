@@ -70,7 +70,7 @@ fi
 install_packages() {
 	local packages=(
 		build-essential cmake pkg-config # the compiler and the build
-		libevent-dev libcjson-dev nettle-dev # the server (nettle: the journal's SHA-256)
+		libevent-dev libcjson-dev nettle-dev zlib1g-dev # the server (nettle: the journal's SHA-256; zlib: its Config line)
 		libncurses-dev # sopra-client, the terminal client (not built without it)
 		libcmocka-dev python3 # the unit tests; the python system tests
 		tmux # the client's system tests play it in a terminal (skipped without)

@@ -666,7 +666,7 @@ static int run_resume(const struct options *o)
 	if (http_failed)
 		goto out;
 	agones = start_agones(srv, jf.seed, true);
-	config_drop_text(cfg); /* the server holds the Config line */
+	config_drop_text(cfg); /* the server holds the Config line (net_config.c) */
 	rc = server_run(srv);
 	http_finish(http, HTTP_FINISH_MS);
 	rc = close_journal(journal, game, rc);

@@ -321,7 +321,7 @@ static void run_queue(struct server *s)
 
 /* Once, when the first round has started and what that produced is sent:
  * give the heap's free pages back (glibc's malloc_trim). The registrations
- * (the Config line encoded in growing steps, the output chain behind each
+ * (the Config line inflated for each player, the output chain behind each
  * player's Config) and the set-up's bursts of events free memory that
  * would otherwise stay resident all game: 4 KiB of a game's 64-72 KiB of
  * heap (docs/performance.md, "Density"). Once per game, never per
@@ -404,18 +404,6 @@ static bool server_add_events(struct server *s)
 	       net_watch_setup(s);
 }
 
-/* The Config line, once, at its size: every Config event the server sends
- * is this line (one configuration per server), so the configuration's
- * text is not needed after this (config_drop_text). */
-static void encode_config_line(struct server *s, const struct config *cfg)
-{
-	if (!cfg->text)
-		return;
-	struct game_event ev = {.type = GEV_CONFIG, .to = GEV_TO_SENDER, .str = cfg->text};
-	proto_encode(&ev, s->rules, &s->config_line);
-	proto_buf_shrink(&s->config_line);
-}
-
 struct server *server_new(const struct server_opts *opts, FILE *log)
 {
 	assert(opts && opts->core.cfg);
@@ -439,8 +427,7 @@ struct server *server_new(const struct server_opts *opts, FILE *log)
 	s->reserve_fd = -1;
 	net_quiet_init(&s->quiet, now_ms());
 	proto_buf_init(&s->out);
-	proto_buf_init(&s->config_line);
-	encode_config_line(s, opts->core.cfg);
+	net_config_init(s, opts->core.cfg); /* config_drop_text may follow */
 	proto_buf_init(&s->aside);
 	/* the core's services: our sink, our timers, our log */
 	struct core_params cp = opts->core;
@@ -565,7 +552,7 @@ void server_free(struct server *s)
 	net_shared_release(s);
 	core_free(s->core);
 	proto_buf_free(&s->out);
-	proto_buf_free(&s->config_line);
+	net_config_free(s);
 	proto_buf_free(&s->aside);
 	free(s);
 }

@@ -321,18 +321,24 @@ static void conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 /* One encoded line shared by every connection it is queued for (by
  * evbuffer reference): a 60 KB Player event for 150 players is one copy,
  * not 150. */
-struct shared_line {
-	struct server *srv;
-	size_t refs; /* evbuffer references, plus one while it is srv->shared */
-	size_t len;
-	char data[];
-};
+struct shared_line *net_shared_new(struct server *s, const void *data, size_t len, bool counted)
+{
+	struct shared_line *b = xmalloc(sizeof *b + len);
+	*b = (struct shared_line){.srv = s, .refs = 1, .len = len, .counted = counted};
+	if (data)
+		memcpy(b->data, data, len);
+	if (counted)
+		s->shared_bytes += len;
+	return b;
+}
 
-static void shared_unref(struct shared_line *b)
+void net_shared_unref(struct shared_line *b)
 {
 	if (--b->refs > 0)
 		return;
-	b->srv->shared_bytes -= b->len;
+	if (b->counted)
+		b->srv->shared_bytes -= b->len;
+	net_config_forget(b->srv, b);
 	free(b);
 }
 
@@ -349,13 +355,11 @@ static void shared_cleanup(const void *data, size_t len, void *arg)
 	(void)data;
 	struct shared_ref *r = arg;
 	r->c->out_shared -= len;
-	shared_unref(r->b);
+	net_shared_unref(r->b);
 	free(r);
 }
 
-/* Queue shared line b for c by reference, into buf (c's out or later).
- * Returns evbuffer's result. */
-static int conn_add_shared(struct conn *c, struct evbuffer *buf, struct shared_line *b)
+int net_conn_add_shared(struct conn *c, struct evbuffer *buf, struct shared_line *b)
 {
 	struct shared_ref *r = xmalloc(sizeof *r);
 	*r = (struct shared_ref){.c = c, .b = b};
@@ -404,15 +408,8 @@ static size_t conn_private_out(const struct conn *c)
 /* The shared copy of the line being routed (made on first use). */
 static struct shared_line *shared_current(struct server *s)
 {
-	if (!s->shared) {
-		struct shared_line *b = xmalloc(sizeof *b + s->out.len);
-		b->srv = s;
-		b->refs = 1;
-		b->len = s->out.len;
-		memcpy(b->data, s->out.data, s->out.len);
-		s->shared = b;
-		s->shared_bytes += b->len;
-	}
+	if (!s->shared)
+		s->shared = net_shared_new(s, s->out.data, s->out.len, true);
 	return s->shared;
 }
 
@@ -420,7 +417,7 @@ static struct shared_line *shared_current(struct server *s)
 void net_shared_release(struct server *s)
 {
 	if (s->shared) {
-		shared_unref(s->shared);
+		net_shared_unref(s->shared);
 		s->shared = NULL;
 	}
 }
@@ -447,9 +444,9 @@ static size_t conn_cap(const struct conn *c, long now)
 }
 
 /* Queue one encoded line for c if it is OPEN, behind its history if one
- * is going out: the Config line and long lines by reference, short ones as
- * a copy. A client that is stalled with more than its cap waiting is
- * dropped instead. */
+ * is going out: long lines (the Config line among them) by reference to
+ * the line's shared copy, short ones as a copy. A client that is stalled
+ * with more than its cap waiting is dropped instead. */
 static void conn_queue(struct conn *c, const struct proto_buf *line)
 {
 	struct server *s = c->srv;
@@ -464,10 +461,8 @@ static void conn_queue(struct conn *c, const struct proto_buf *line)
 	}
 	struct evbuffer *buf = c->later ? c->later : c->out;
 	int rc;
-	if (line == &s->config_line)
-		rc = net_conn_add_ref(c, buf, line->data, line->len);
-	else if (line->len > NET_COPY_MAX)
-		rc = conn_add_shared(c, buf, shared_current(s));
+	if (line->len > NET_COPY_MAX)
+		rc = net_conn_add_shared(c, buf, shared_current(s));
 	else
 		rc = evbuffer_add(buf, line->data, line->len);
 	if (rc != 0) {
@@ -477,15 +472,17 @@ static void conn_queue(struct conn *c, const struct proto_buf *line)
 	net_conn_mark_dirty(c);
 }
 
-/* Entry i of a history as it goes out: the Config line is the server's,
- * anything else is encoded aside (not over the event being routed). */
-static const struct proto_buf *encode_aside(struct server *s, const struct game_event *ev)
+/* Queue history entry ev for c: the Config line by reference to its
+ * shared copy, anything else encoded aside (not over the event being
+ * routed) and copied. Returns evbuffer's result. */
+static int history_add(struct conn *c, const struct game_event *ev)
 {
+	struct server *s = c->srv;
 	if (ev->type == GEV_CONFIG)
-		return net_config_line(s);
+		return net_conn_add_config(c, c->out);
 	proto_buf_reset(&s->aside);
 	proto_encode(ev, s->rules, &s->aside);
-	return &s->aside;
+	return evbuffer_add(c->out, s->aside.data, s->aside.len);
 }
 
 /* The history is all in `out`: what waited behind it follows. */
@@ -506,10 +503,7 @@ static int history_refill(struct conn *c, size_t low)
 	const struct session *ss = core_sessions(s->core);
 	while (c->hist_next < c->hist_end && evbuffer_get_length(c->out) < low) {
 		struct game_event ev = session_history_at(ss, c->hist_player, c->hist_next++);
-		const struct proto_buf *line = encode_aside(s, &ev);
-		int rc = line == &s->config_line
-		                 ? net_conn_add_ref(c, c->out, line->data, line->len)
-		                 : evbuffer_add(c->out, line->data, line->len);
+		int rc = history_add(c, &ev);
 		if (rc != 0)
 			return rc;
 	}
@@ -718,20 +712,17 @@ static void conn_promote(struct conn *c)
 	 * signals, the timers or the other connections */
 }
 
-const struct proto_buf *net_config_line(struct server *s)
-{
-	assert(s->config_line.len > 0);
-	return &s->config_line;
-}
-
-/* Encode ev once for all its recipients (the Config line only once ever);
- * a line to all goes into the watchers' log. */
+/* Encode ev once for all its recipients (the Config line never: it is
+ * the server's shared copy, net_config.c); a line to all goes into the
+ * watchers' log. */
 static void sink_encode(void *ctx, const struct game_event *ev)
 {
 	struct server *s = ctx;
 	net_shared_release(s);
 	if (ev->type == GEV_CONFIG) {
-		s->line = net_config_line(s);
+		s->shared = net_config_take(s);
+		s->config_view = (struct proto_buf){.data = s->shared->data, .len = s->shared->len};
+		s->line = &s->config_view;
 		return;
 	}
 	proto_buf_reset(&s->out);
@@ -790,6 +781,20 @@ static void sink_left(void *ctx, int comm_id, int player)
 	net_conn_start_drain(c, "player left");
 }
 
+/* Show history entry ev, going to player on comm_id, to the line tap. */
+static void tap_aside(struct server *s, int comm_id, int player, const struct game_event *ev)
+{
+	if (ev->type == GEV_CONFIG) {
+		struct shared_line *b = net_config_take(s);
+		s->line_tap(s->line_tap_ctx, comm_id, player, ev, b->data, b->len);
+		net_shared_unref(b);
+		return;
+	}
+	proto_buf_reset(&s->aside);
+	proto_encode(ev, s->rules, &s->aside);
+	s->line_tap(s->line_tap_ctx, comm_id, player, ev, s->aside.data, s->aside.len);
+}
+
 /* A Reconnect: player's history (its first n entries) goes out on comm_id
  * ahead of what is sent to it later. The line tap sees every line of it
  * now, in order (so the tapped stream is the same as if it were queued
@@ -801,8 +806,7 @@ static void sink_history(void *ctx, int comm_id, int player, size_t n)
 	net_shared_release(s);
 	for (size_t i = 0; s->line_tap && i < n; i++) {
 		struct game_event ev = session_history_at(ss, player, i);
-		const struct proto_buf *line = encode_aside(s, &ev);
-		s->line_tap(s->line_tap_ctx, comm_id, player, &ev, line->data, line->len);
+		tap_aside(s, comm_id, player, &ev);
 	}
 	struct conn *c = conn_find(s, comm_id);
 	if (!c || c->state != CONN_OPEN || n == 0)

@@ -14,6 +14,8 @@
  *   net_watch.c   watchers: their stream (the Config line, then every line
  *                 to all players) kept once for all of them, each watcher's
  *                 place in it, written after the players' output
+ *   net_config.c  the Config line: kept deflated, inflated into one shared
+ *                 copy while some connection has it waiting
  */
 #ifndef SOPRA_NET_INT_H
 #define SOPRA_NET_INT_H
@@ -34,6 +36,26 @@
 struct event;
 struct evbuffer;
 struct evconnlistener;
+struct server;
+struct config;
+
+/* A line queued by reference for several connections (a long event, the
+ * Config line): freed with its last reference. */
+struct shared_line {
+	struct server *srv;
+	size_t refs; /* evbuffer references, plus one per holder (srv->shared) */
+	size_t len;
+	bool counted; /* in srv->shared_bytes (the output budget) */
+	char data[];
+};
+
+/* The Config line (net_config.c): deflated while nobody has it waiting. */
+struct config_store {
+	size_t len;              /* the line's bytes; 0: the configuration has no text */
+	unsigned char *deflated; /* zlib's stream of the line; NULL: kept whole in live */
+	size_t deflated_len;
+	struct shared_line *live; /* the line itself while referenced (or always) */
+};
 
 /* How long a closing connection may take to flush before it is cut off. */
 #define NET_DRAIN_MS 5000
@@ -282,12 +304,12 @@ struct server {
 
 	/* the event being routed, encoded once (bcast_sink.encode) */
 	struct proto_buf out;
-	const struct proto_buf *line; /* &out or &config_line */
-	/* the Config line, encoded when the server is made (the only copy of
-	 * the configuration's text the server keeps: main drops the text) and
-	 * queued by reference: it must outlive every connection (server_free
-	 * frees it last); empty for a configuration without text */
-	struct proto_buf config_line;
+	const struct proto_buf *line; /* &out or &config_view */
+	/* the Config line (net_config.c): the only copy of the configuration's
+	 * text the server keeps (main drops the text) */
+	struct config_store config;
+	/* the Config line being routed: its shared copy's bytes (not owned) */
+	struct proto_buf config_view;
 	/* a history entry encoded as a connection drains (not the event being
 	 * routed) */
 	struct proto_buf aside;
@@ -377,13 +399,35 @@ void net_reaper_cb(evutil_socket_t fd, short what, void *arg);
 /* The core's sink: deliveries, who joined, what to close, a Reconnect's
  * history (bcast.h). */
 struct bcast_sink net_sink(struct server *s);
-/* The Config line (encoded when the server is made), the same for every
- * recipient. */
-const struct proto_buf *net_config_line(struct server *s);
+/* A shared line of len bytes (copied from data unless NULL) with one
+ * reference, the caller's; counted: in s->shared_bytes while it lives. */
+struct shared_line *net_shared_new(struct server *s, const void *data, size_t len, bool counted);
+/* Drop one reference to b; the last frees it. */
+void net_shared_unref(struct shared_line *b);
+/* Queue shared line b for c by reference (one more reference to b), into
+ * buf (c's `out` or `later`). Returns evbuffer's result. */
+int net_conn_add_shared(struct conn *c, struct evbuffer *buf, struct shared_line *b);
 /* Queue len bytes at data for c by reference, into buf (c's `out` or
- * `later`); data must outlive c (the Config line, the watchers' log).
- * Returns evbuffer's result. */
+ * `later`); data must outlive c (the watchers' log). Returns evbuffer's
+ * result. */
 int net_conn_add_ref(struct conn *c, struct evbuffer *buf, const void *data, size_t len);
+
+/* ---- net_config.c ---------------------------------------------------------- */
+
+/* Keep cfg's Config line (encoded once: every Config event a server sends
+ * is this line); nothing for a configuration without text. */
+void net_config_init(struct server *s, const struct config *cfg);
+/* The Config line as a shared line, with one reference for the caller
+ * (net_shared_unref): the live copy, inflated first if nobody held one.
+ * The configuration has text. */
+struct shared_line *net_config_take(struct server *s);
+/* Queue the Config line for c by reference, into buf. Returns evbuffer's
+ * result. */
+int net_conn_add_config(struct conn *c, struct evbuffer *buf);
+/* b is being freed: if it is the live Config line, there is none now. */
+void net_config_forget(struct server *s, const struct shared_line *b);
+/* Free what net_config_init kept (after every connection is gone). */
+void net_config_free(struct server *s);
 /* Write what c has (topped up from what it is streamed), now; what the
  * kernel does not take is left to the write event. */
 void net_conn_flush(struct conn *c);

@@ -4,7 +4,7 @@
  *
  * Every watcher gets the same stream: the Config line, then every line sent
  * to all players so far and from now on. It is kept once, however many
- * watchers there are: the Config line is the server's (net_config_line),
+ * watchers there are: the Config line is the server's (net_config.c),
  * the lines to all go into the log, a list of blocks that never move.
  * Each watcher holds only its place in the log; its output is topped up
  * from there by reference (no copy) whenever fewer than NET_REFILL_LOW
@@ -107,9 +107,8 @@ void net_watch_start(struct conn *c)
 {
 	struct server *s = c->srv;
 	assert(c->watcher && c->log_block == 0 && c->log_off == 0);
-	if (s->config_line.len > 0) {
-		const struct proto_buf *cfg = net_config_line(s);
-		if (net_conn_add_ref(c, c->out, cfg->data, cfg->len) != 0) {
+	if (s->config.len > 0) {
+		if (net_conn_add_config(c, c->out) != 0) {
 			net_conn_lost(c, "cannot queue output");
 			return;
 		}

@@ -156,8 +156,8 @@ struct config *config_load(const char *path, struct config_errors *errs);
 
 void config_free(struct config *cfg);
 /* Free cfg->text (and set it NULL) once nothing needs it: the server keeps
- * the encoded Config line instead (net.c), and the game's Config events
- * then carry no text. */
+ * the encoded Config line instead (net_config.c), and the game's Config
+ * events then carry no text. */
 void config_drop_text(struct config *cfg);
 void config_errors_free(struct config_errors *errs);
 
