@@ -19,7 +19,7 @@
 #
 # The image starts FROM scratch: rootfs/ holds the binary as
 # /usr/bin/sopra-server, every shared library it needs (from ldd; for the
-# Release build, which links libevent and nettle in: libc, libcjson, the
+# Release build, which links libevent, nettle and zlib in: libc, libcjson, the
 # loader) at its own path, the example
 # configurations under /etc/sopra/ and an /etc/passwd and /etc/group with
 # the user sopra (65532), which the image runs as; state/ becomes the
