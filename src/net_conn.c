@@ -472,17 +472,23 @@ static void conn_queue(struct conn *c, const struct proto_buf *line)
 	net_conn_mark_dirty(c);
 }
 
-/* Queue history entry ev for c: the Config line by reference to its
- * shared copy, anything else encoded aside (not over the event being
- * routed) and copied. Returns evbuffer's result. */
-static int history_add(struct conn *c, const struct game_event *ev)
+/* ev (not the Config) encoded aside: not over the event being routed. */
+static const struct proto_buf *encode_aside(struct server *s, const struct game_event *ev)
 {
-	struct server *s = c->srv;
-	if (ev->type == GEV_CONFIG)
-		return net_conn_add_config(c, c->out);
 	proto_buf_reset(&s->aside);
 	proto_encode(ev, s->rules, &s->aside);
-	return evbuffer_add(c->out, s->aside.data, s->aside.len);
+	return &s->aside;
+}
+
+/* Queue history entry ev for c: the Config line by reference to its
+ * shared copy, anything else encoded aside and copied. Returns evbuffer's
+ * result. */
+static int history_add(struct conn *c, const struct game_event *ev)
+{
+	if (ev->type == GEV_CONFIG)
+		return net_conn_add_config(c, c->out);
+	const struct proto_buf *line = encode_aside(c->srv, ev);
+	return evbuffer_add(c->out, line->data, line->len);
 }
 
 /* The history is all in `out`: what waited behind it follows. */
@@ -712,6 +718,19 @@ static void conn_promote(struct conn *c)
 	 * signals, the timers or the other connections */
 }
 
+/* The Config line's bytes, from its shared copy, which the server holds
+ * as s->shared until the next event is routed (net_shared_release):
+ * whoever queues it meanwhile shares that copy. s->shared is free or
+ * already this copy. */
+static const struct proto_buf *hold_config(struct server *s)
+{
+	if (!s->shared)
+		s->shared = net_config_take(s);
+	assert(s->shared == s->config.live);
+	s->config_view = (struct proto_buf){.data = s->shared->data, .len = s->shared->len};
+	return &s->config_view;
+}
+
 /* Encode ev once for all its recipients (the Config line never: it is
  * the server's shared copy, net_config.c); a line to all goes into the
  * watchers' log. */
@@ -720,9 +739,7 @@ static void sink_encode(void *ctx, const struct game_event *ev)
 	struct server *s = ctx;
 	net_shared_release(s);
 	if (ev->type == GEV_CONFIG) {
-		s->shared = net_config_take(s);
-		s->config_view = (struct proto_buf){.data = s->shared->data, .len = s->shared->len};
-		s->line = &s->config_view;
+		s->line = hold_config(s);
 		return;
 	}
 	proto_buf_reset(&s->out);
@@ -781,18 +798,14 @@ static void sink_left(void *ctx, int comm_id, int player)
 	net_conn_start_drain(c, "player left");
 }
 
-/* Show history entry ev, going to player on comm_id, to the line tap. */
+/* Show history entry ev, going to player on comm_id, to the line tap. The
+ * Config line stays held (hold_config), so the history queued after the
+ * tap shares the copy instead of inflating another. */
 static void tap_aside(struct server *s, int comm_id, int player, const struct game_event *ev)
 {
-	if (ev->type == GEV_CONFIG) {
-		struct shared_line *b = net_config_take(s);
-		s->line_tap(s->line_tap_ctx, comm_id, player, ev, b->data, b->len);
-		net_shared_unref(b);
-		return;
-	}
-	proto_buf_reset(&s->aside);
-	proto_encode(ev, s->rules, &s->aside);
-	s->line_tap(s->line_tap_ctx, comm_id, player, ev, s->aside.data, s->aside.len);
+	const struct proto_buf *line =
+	        ev->type == GEV_CONFIG ? hold_config(s) : encode_aside(s, ev);
+	s->line_tap(s->line_tap_ctx, comm_id, player, ev, line->data, line->len);
 }
 
 /* A Reconnect: player's history (its first n entries) goes out on comm_id
