@@ -27,10 +27,11 @@ import socket
 import subprocess
 import sys
 import time
+import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "systemtests"))
-import crowd_test as crowd  # noqa: E402  (the flood, the probe's pacing, p99)
+import crowd_test as crowd  # noqa: E402  (the flood, the probe, p99)
 
 FLOOD_PROCESSES = 3
 FLOOD_SECONDS = 6
@@ -53,21 +54,16 @@ def floor_round(args):
     """One flood of the floor: a dict of its figures."""
     floor, port = start_floor(args.floor)
     player = socket.create_connection(("127.0.0.1", port))
-    fd = player.fileno()
-    probe = subprocess.Popen([args.probe, str(fd), PROBE_LINE, str(crowd.PROBE_GROUP),
-                              str(crowd.PROBE_REST_MS)], pass_fds=(fd,),
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    crowd.realtime(probe.pid)
-    time.sleep(crowd.IDLE_SECONDS)
+    # crowd_test's probe, SCHED_FIFO as under its --isolate
+    crowd.args_global = types.SimpleNamespace(probe=args.probe, isolate=True)
+    probe = crowd.Probe(types.SimpleNamespace(s=player, buf=b""), PROBE_LINE)
+    probe.idle()
     t0 = time.monotonic()
     floods = [crowd.Child(lambda: crowd.connect_flood(FLOOD_FROM, port, FLOOD_SECONDS))
               for _ in range(FLOOD_PROCESSES)]
     connects = sum(f.result() for f in floods)
     t1 = time.monotonic()
-    out, _ = probe.communicate(b"x")
-    samples = [tuple(map(float, line.split())) for line in out.decode().splitlines()]
-    idle = sorted(ms for t, ms in samples if t < t0)
-    busy = sorted(ms for t, ms in samples if t0 <= t < t1)
+    idle, busy = probe.idle_samples(t0), probe.window(t0, t1)
     player.close()
     floor.wait(timeout=10)
     return {"rate": connects / (t1 - t0), "idle": crowd.p99(idle), "busy": crowd.p99(busy)}
