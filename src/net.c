@@ -116,6 +116,7 @@ static void begin_shutdown(struct server *s, int cap_ms, const char *why)
 	evtimer_del(s->accept_retry);
 	evtimer_del(s->timeout_ev);
 	event_del(s->sweep);
+	evtimer_del(s->pace_release);
 	for (struct conn *c = s->conns, *next; c; c = next) {
 		next = c->next;
 		net_conn_start_drain(c, "shutdown");
@@ -401,7 +402,7 @@ static bool server_add_events(struct server *s)
 	s->accept_retry = evtimer_new(s->base, net_accept_retry_cb, s);
 	s->sweep = evtimer_new(s->base, net_sweep_cb, s); /* armed while needed: net_sweep_arm */
 	return s->timeout_ev && s->reaper && s->shutdown_cap && s->accept_retry && s->sweep &&
-	       net_watch_setup(s);
+	       net_pace_setup(s) && net_watch_setup(s);
 }
 
 struct server *server_new(const struct server_opts *opts, FILE *log)
@@ -539,8 +540,8 @@ void server_free(struct server *s)
 	for (size_t k = 0; k < NET_NSIGNALS; k++)
 		if (s->signals[k])
 			event_free(s->signals[k]);
-	struct event *evs[] = {s->timeout_ev, s->reaper, s->shutdown_cap, s->accept_retry,
-	                       s->sweep};
+	struct event *evs[] = {s->timeout_ev,   s->reaper, s->shutdown_cap,
+	                       s->accept_retry, s->sweep,  s->pace_release};
 	for (size_t i = 0; i < COUNT_OF(evs); i++)
 		if (evs[i])
 			event_free(evs[i]);

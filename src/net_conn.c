@@ -11,15 +11,9 @@
  * meanwhile: one client pipelining thousands of commands delays another
  * client's command by at most one batch.
  *
- * Pacing: a connection that pipelines failing commands is read more
- * slowly; every line is still answered, in order, and nothing is closed
- * (a line that cannot be framed aside). A token bucket per connection
- * (NET_PACE_BURST, NET_PACE_RATE) is charged for each CommandFailed
- * answered while more of the connection's input waits (more of its lines
- * in the queue, or bytes in `in`): a client that waits for each answer
- * never pays. With the bucket empty no more lines are taken: reading
- * pauses, TCP's flow control pushes back on the sender, and the resume
- * timer takes the next batch once NET_PACE_RESUME tokens are back.
+ * Pacing (net_pace.c): a connection that pipelines failing commands is
+ * read more slowly, strangers all together as slowly as one; every line
+ * is still answered, in order, and nothing is closed.
  *
  * Connection life cycle (logged on every transition):
  *
@@ -181,6 +175,7 @@ void net_conn_close(struct conn *c, const char *why)
 		             "conn %d: %lu pipelined failures charged, reading paced %lu times",
 		             c->id, c->pace_charged, c->paced);
 	conn_set_state(c, CONN_CLOSED, why);
+	net_pace_forget(c);
 	event_del(c->rev);
 	event_del(c->wev);
 	evtimer_del(c->timer);
@@ -276,6 +271,7 @@ void net_conn_start_drain(struct conn *c, const char *why)
 	if (c->state != CONN_OPEN)
 		return;
 	conn_set_state(c, CONN_DRAINING, why);
+	net_pace_forget(c);
 	evtimer_del(c->resume);
 	event_add(c->rev, NULL);
 	if (evbuffer_get_length(c->out) == 0 && !net_watch_behind(c)) {
@@ -430,8 +426,6 @@ static bool conn_stalled(const struct conn *c, long now)
 	return evbuffer_get_length(c->out) > 0 && now - c->progress_ms >= NET_STALL_MS;
 }
 
-static bool pace_pacing(const struct conn *c, long now);
-
 /* The backlog of its own copies beyond which a stalled connection is
  * dropped: small for a stranger (it only gets answers to its own lines)
  * and for a connection being paced (what piles up is answers to its
@@ -440,7 +434,7 @@ static bool pace_pacing(const struct conn *c, long now);
  * everybody and are held to the budget instead. */
 static size_t conn_cap(const struct conn *c, long now)
 {
-	return c->registered && !pace_pacing(c, now) ? NET_MAX_OUTPUT : NET_STRANGER_MAX_OUTPUT;
+	return c->registered && !net_pace_pacing(c, now) ? NET_MAX_OUTPUT : NET_STRANGER_MAX_OUTPUT;
 }
 
 /* Queue one encoded line for c if it is OPEN, behind its history if one
@@ -630,76 +624,6 @@ void net_flush_dirty(struct server *s)
 	}
 }
 
-/* ---- pacing --------------------------------------------------------------- */
-
-#define PACE_FULL ((long)NET_PACE_BURST * 1000)
-
-/* c's tokens (in thousandths) at now: what it had at pace_ms, plus what it
- * earned since (at most a full bucket). */
-static long pace_tokens(const struct conn *c, long now)
-{
-	long elapsed = now - c->pace_ms;
-	if (elapsed <= 0)
-		return c->pace_milli;
-	/* NET_PACE_RATE tokens a second are as many thousandths a millisecond */
-	if (elapsed > (PACE_FULL - c->pace_milli) / NET_PACE_RATE)
-		return PACE_FULL;
-	return c->pace_milli + elapsed * NET_PACE_RATE;
-}
-
-/* Add the tokens c earned since it was last charged or checked. */
-static void pace_refill(struct conn *c, long now)
-{
-	c->pace_milli = pace_tokens(c, now);
-	c->pace_ms = now;
-}
-
-/* Whether c is being paced: its reading was paced and its bucket has not
- * filled up since (it pipelines failures faster than NET_PACE_RATE). */
-static bool pace_pacing(const struct conn *c, long now)
-{
-	return c->paced > 0 && pace_tokens(c, now) < PACE_FULL;
-}
-
-/* A full bucket for c, opened at now. */
-static void pace_start(struct conn *c, long now)
-{
-	c->pace_milli = PACE_FULL;
-	c->pace_ms = now;
-}
-
-/* c was answered CommandFailed: one token if more of its input waits (it
- * pipelines). The bucket may go below zero by what one batch takes. */
-static void pace_charge(struct conn *c)
-{
-	struct server *s = c->srv;
-	if (evbuffer_get_length(c->in) == 0 && !cmdq_more_from(s->queue, c->id))
-		return;
-	pace_refill(c, now_ms());
-	c->pace_milli -= 1000;
-	c->pace_charged++;
-}
-
-/* Whether c may have more lines taken now; if not, its reading is paused
- * and its resume timer armed for when NET_PACE_RESUME tokens are back. */
-static bool pace_allows(struct conn *c)
-{
-	pace_refill(c, now_ms());
-	if (c->pace_milli >= 1000)
-		return true;
-	if (c->paced++ == 0)
-		net_log(c->srv,
-		        "conn %d: pipelines failing commands faster than %d a second: "
-		        "read more slowly",
-		        c->id, NET_PACE_RATE);
-	long wait =
-	        ((long)NET_PACE_RESUME * 1000 - c->pace_milli + NET_PACE_RATE - 1) / NET_PACE_RATE;
-	event_del(c->rev);
-	struct timeval tv = {wait / 1000, (suseconds_t)(wait % 1000) * 1000};
-	evtimer_add(c->resume, &tv);
-	return false;
-}
-
 /* ---- the core's sink ------------------------------------------------------ */
 
 /* c has registered: its newly arrived input is taken before other
@@ -712,6 +636,11 @@ static void conn_promote(struct conn *c)
 	event_priority_set(c->rev, NET_PRIO_PLAYER);
 	if (reading)
 		event_add(c->rev, NULL);
+	if (c->pace_held) { /* a player waits for no stranger: its lines are taken now */
+		net_pace_forget(c);
+		struct timeval zero = {0, 0};
+		evtimer_add(c->resume, &zero);
+	}
 	/* c->resume keeps the lowest priority: a player's own backlog (more
 	 * than NET_LINES_PER_EVENT lines at once) is taken when nothing else
 	 * waits, so a player pipelining thousands of lines cannot starve the
@@ -762,7 +691,7 @@ static void sink_send(void *ctx, int comm_id, int player, const struct game_even
 		return;
 	conn_queue(c, s->line);
 	if (ev->type == GEV_COMMAND_FAILED && c->state == CONN_OPEN)
-		pace_charge(c);
+		net_pace_charge(c);
 	if (ev->type == GEV_ACT_NOW && ev->to >= 0 && c->state == CONN_OPEN)
 		s->prompted = c;
 }
@@ -996,7 +925,7 @@ static bool conn_take_lines(struct conn *c)
 		evbuffer_drain(c->in, evbuffer_get_length(c->in));
 		return false;
 	}
-	if (!pace_allows(c))
+	if (!net_pace_allows(c))
 		return false;
 	for (int taken = 0; c->state == CONN_OPEN && !c->framing_broken;) {
 		size_t avail = evbuffer_get_length(c->in);
@@ -1067,7 +996,8 @@ static void conn_resume_cb(evutil_socket_t fd, short what, void *arg)
 	if (c->state != CONN_OPEN)
 		return;
 	conn_handle_input(c);
-	if (!evtimer_pending(c->resume, NULL) && c->state != CONN_CLOSED && !c->paused)
+	if (!evtimer_pending(c->resume, NULL) && c->state != CONN_CLOSED && !c->paused &&
+	    !c->pace_held)
 		event_add(c->rev, NULL);
 	net_serve_queue(s);
 }
@@ -1195,7 +1125,7 @@ struct conn *net_conn_open(struct server *s, evutil_socket_t fd, bool watch,
 		return NULL;
 	}
 	c->opened_ms = c->line_ms = c->progress_ms = now_ms();
-	pace_start(c, c->opened_ms);
+	net_pace_start(c, c->opened_ms);
 	list_push(&s->conns, c);
 	by_id_append(s, c);
 	s->nconns++;

@@ -16,6 +16,8 @@
  *                 place in it, written after the players' output
  *   net_config.c  the Config line: kept deflated, inflated into one shared
  *                 copy while some connection has it waiting
+ *   net_pace.c    pacing of pipelined failures: each connection's token
+ *                 bucket, and the strangers' shared one with its queue
  */
 #ifndef SOPRA_NET_INT_H
 #define SOPRA_NET_INT_H
@@ -75,7 +77,7 @@ struct config_store {
 #define NET_READ_FIRST 512
 /* Lines taken from one connection per readable event (fairness). */
 #define NET_LINES_PER_EVENT 16
-/* Pacing (net_conn.c, "Pacing"): a connection that pipelines failing
+/* Pacing (net_pace.c): a connection that pipelines failing
  * commands is read more slowly, never cut off. Each CommandFailed answered
  * while more of its input waits costs a token; a connection holds at most
  * NET_PACE_BURST, and gets NET_PACE_RATE back a second. With none left, no
@@ -185,11 +187,17 @@ struct stranger_group {
  * logged (net_quiet.c). */
 enum net_quiet_kind { NET_QUIET_OPENED, NET_QUIET_CLOSED, NET_QUIET_EVICTED, NET_QUIET_OTHER };
 
+/* A token bucket: milli thousandths of a token as of at_ms (below zero: a
+ * debt, what one batch took beyond the tokens there were). */
+struct token_bucket {
+	long milli;
+	long at_ms;
+};
+
 /* The budget of lines about strangers, and what it left out since since_ms. */
 struct net_quiet {
-	long tokens_milli; /* lines that may be logged now, in thousandths */
-	long at_ms;        /* as of then */
-	long since_ms;     /* when the first line left out was */
+	struct token_bucket tokens; /* lines that may be logged */
+	long since_ms;              /* when the first line left out was */
 	unsigned long left_out, opened, closed, evicted;
 };
 
@@ -221,13 +229,15 @@ struct conn {
 	 * order (net_origin.c); NULL otherwise */
 	struct stranger_group *group;
 	struct conn *group_prev, *group_next;
-	/* pacing: tokens in thousandths (below zero: a batch's debt), as of
-	 * pace_ms; the failures charged, and how often its reading was paced
-	 * (both logged when it closes) */
-	long pace_milli;
-	long pace_ms;
+	/* pacing (net_pace.c): its bucket; the failures charged, and how often
+	 * its reading was paced (both logged when it closes); a stranger held
+	 * for the shared bucket is in srv's queue of them (pace_held), and one
+	 * let go from it takes a batch without asking again (pace_granted) */
+	struct token_bucket pace;
 	unsigned long pace_charged;
 	unsigned long paced;
+	bool pace_held, pace_granted;
+	struct conn *held_prev, *held_next;
 	/* a Reconnect's history not written yet (hist_player >= 0): entries
 	 * [hist_next, hist_end) of that player's history, encoded into `out` as
 	 * it drains (conn_refill in net_conn.c); what is sent to c meanwhile waits in
@@ -275,6 +285,13 @@ struct server {
 	int nconns;             /* length of conns */
 	int nstrangers;         /* OPEN connections that have not registered */
 	struct net_quiet quiet; /* the log's budget for lines about strangers */
+	/* pacing (net_pace.c): the bucket all strangers pay into, the
+	 * strangers held for it (first come, first let go), the timer that
+	 * lets them go, and how often one was held */
+	struct token_bucket strangers_pace;
+	struct conn *held_first, *held_last;
+	struct event *pace_release;
+	unsigned long strangers_held;
 	/* the strangers by origin, one group per origin that has any */
 	struct stranger_group **groups;
 	size_t ngroups, cap_groups;
@@ -455,6 +472,36 @@ struct stranger_group *net_strangers_from(const struct server *s, const struct n
 struct conn *net_stranger_to_evict(const struct server *s);
 /* Free the groups (at the server's end: the connections are gone). */
 void net_strangers_free(struct server *s);
+
+/* ---- net_pace.c ------------------------------------------------------------ */
+
+/* b's tokens at now (in thousandths): what it had, plus rate a second
+ * earned since, at most burst. */
+long token_bucket_peek(const struct token_bucket *b, long burst, long rate, long now);
+/* b brought up to now; returns its thousandths. */
+long token_bucket_refill(struct token_bucket *b, long burst, long rate, long now);
+/* b full (burst tokens) as of now. */
+void token_bucket_fill(struct token_bucket *b, long burst, long now);
+/* Milliseconds until a bucket at milli thousandths earning rate a second
+ * holds `tokens` (0: it does). */
+long token_bucket_wait_ms(long milli, long rate, long tokens);
+/* The shared bucket full, its release timer made. false: out of memory. */
+bool net_pace_setup(struct server *s);
+/* c's own bucket full as of now (it was just accepted). */
+void net_pace_start(struct conn *c, long now);
+/* Whether c is being paced: its reading was paced and its own bucket has
+ * not filled up since (it pipelines failures faster than NET_PACE_RATE). */
+bool net_pace_pacing(const struct conn *c, long now);
+/* c was answered CommandFailed: a token from its bucket, and a stranger's
+ * from the shared one too, if more of its input waits (it pipelines). */
+void net_pace_charge(struct conn *c);
+/* Whether c may have more lines taken now; if not, its reading is paused
+ * (event_del of its read event) and it is resumed by its resume timer,
+ * armed here, or, held for the shared bucket, by the release timer. */
+bool net_pace_allows(struct conn *c);
+/* c leaves the queue of held strangers (it closes, drains or registered);
+ * its reading is the caller's to resume. */
+void net_pace_forget(struct conn *c);
 
 /* ---- net_quiet.c ----------------------------------------------------------- */
 

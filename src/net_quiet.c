@@ -18,24 +18,14 @@
 
 void net_quiet_init(struct net_quiet *q, long now)
 {
-	*q = (struct net_quiet){.tokens_milli = NET_QUIET_BURST * MILLI, .at_ms = now};
-}
-
-static void refill(struct net_quiet *q, long now)
-{
-	long cap = NET_QUIET_BURST * MILLI;
-	if (now > q->at_ms) {
-		long add = (now - q->at_ms) * NET_QUIET_RATE; /* thousandths */
-		q->tokens_milli = q->tokens_milli + add > cap ? cap : q->tokens_milli + add;
-		q->at_ms = now;
-	}
+	*q = (struct net_quiet){0};
+	token_bucket_fill(&q->tokens, NET_QUIET_BURST, now);
 }
 
 bool net_quiet_allow(struct net_quiet *q, long now, enum net_quiet_kind kind)
 {
-	refill(q, now);
-	if (q->tokens_milli >= MILLI) {
-		q->tokens_milli -= MILLI;
+	if (token_bucket_refill(&q->tokens, NET_QUIET_BURST, NET_QUIET_RATE, now) >= MILLI) {
+		q->tokens.milli -= MILLI;
 		return true;
 	}
 	if (q->left_out == 0)

@@ -31,6 +31,10 @@ flood runs in a process of its own, also the server's CPU share.
                     answered once, in order, no faster than the pacing
                     allows; a client doing round trips meanwhile is served
                     and never charged
+  pacing_crowd      16 strangers pipeline 768 failing lines each: all of
+                    them together are answered no faster than one
+                    pipelining connection, in turn; a client doing round
+                    trips meanwhile is served and never charged
   address_limit     silent strangers from one address beyond
                     --max-strangers-per-address: the newest stay, the first
                     are closed; another address's stranger is untouched
@@ -1262,6 +1266,90 @@ def case_pacing(args):
         srv.close()
 
 
+PACE_CROWD, PACE_CROWD_LINES = 16, PACE_BURST + 512
+
+
+def case_pacing_crowd(args):
+    """PACE_CROWD strangers each pipeline PACE_CROWD_LINES failing lines
+    at once and read: each gets exactly one CommandFailed per line, in
+    order, but all of them together no sooner than one bucket allows (each
+    alone would be done in an eighth of a second), and in turn: the first
+    to be done is not done much before the last. A stranger doing round
+    trips meanwhile is answered throughout and never charged; the server
+    says once that strangers are read in turn."""
+    srv = Server(args, args.config, extra=ONE_ADDRESS_CROWD)
+    try:
+        r = Client(srv.port)
+        r.send("x")
+        answer = r.line()
+        check(answer and b'"CommandFailed"' in answer, "x: %r" % answer)
+        crowd = [Client(srv.port) for _ in range(PACE_CROWD)]
+        payload = b"x\n" * PACE_CROWD_LINES
+        t0 = time.monotonic()
+        for c in crowd:
+            c.s.sendall(payload)
+        done = [None] * PACE_CROWD
+        stop = threading.Event()
+        trips, wrong = [0], []
+
+        def round_trips():
+            while not stop.is_set():
+                r.send("x")
+                got = r.line()
+                if got != answer:
+                    wrong.append(got)
+                    return
+                trips[0] += 1
+
+        tripper = threading.Thread(target=round_trips)
+        tripper.start()
+
+        def on_line(k, idx, line):
+            check(line == answer, "stranger %d, answer %d: %r" % (k, idx, line[:200]))
+            if idx == PACE_CROWD_LINES - 1:
+                done[k] = time.monotonic() - t0
+
+        try:
+            read_concurrently(crowd, PACE_CROWD_LINES, on_line, 60)
+        finally:
+            stop.set()
+            tripper.join()
+        time.sleep(0.3)
+        check(not any(c.buf or readable(c.s, 0) for c in crowd), "more than one answer per line")
+        ids = [conn_id(srv, c) for c in crowd]
+        rid = conn_id(srv, r)
+        for c in crowd + [r]:
+            c.close()
+        deadline = time.monotonic() + 10
+        while not all("conn %d: open -> closed" % i in srv.text() for i in ids + [rid]):
+            check(time.monotonic() < deadline, "the server did not close them all within 10 s")
+            time.sleep(0.05)
+        charges = pace_charges(srv)
+        total = PACE_CROWD * PACE_CROWD_LINES
+        charged = sum(charges.get(i, 0) for i in ids)
+        first, last = min(done), max(done)
+        # the shared bucket holds BURST and earns RATE a second; each stranger
+        # let go takes a batch on one token, up to PACE_BATCH charged later
+        bound = (charged - PACE_BURST - PACE_CROWD * PACE_BATCH - PACE_RATE / 1000) / PACE_RATE
+        print("    pacing_crowd: %d strangers x %d pipelined lines answered in %.2f s (first "
+              "done after %.2f s; bound %.2f s), %d round trips meanwhile; charged %d in all "
+              "(load average %.2f)" % (PACE_CROWD, PACE_CROWD_LINES, last, first, bound,
+                                       trips[0], charged, os.getloadavg()[0]))
+        check(not wrong, "a round trip answered otherwise: %r" % wrong[:1])
+        check(trips[0] >= 10, "round trips meanwhile: %d" % trips[0])
+        check(charged >= total - PACE_CROWD * PACE_BURST,
+              "the pipelining strangers were charged %d" % charged)
+        check(last >= bound, "%d pipelined failures answered in %.2f s, sooner than the %.2f s "
+              "the shared bucket allows" % (total, last, bound))
+        check(first >= last / 2, "one stranger was done after %.2f s, the last after %.2f s: "
+              "not in turn" % (first, last))
+        check(rid not in charges, "the round-trip client was charged %d" % charges.get(rid, 0))
+        check(srv.text().count("strangers pipeline failing commands faster than") == 1,
+              "the server did not say once that strangers are read in turn")
+    finally:
+        srv.close()
+
+
 def read_lines(clients, wants, timeout):
     """Read every client's socket at once until client k has wants[k]
     lines; returns each client's lines (bytes, without the newline)."""
@@ -1459,7 +1547,8 @@ CASES = [("strangers_flood", case_strangers_flood), ("half_lines", case_half_lin
          ("address_limit", case_address_limit), ("address_flood", case_address_flood),
          ("watch_limit", case_watch_limit), ("watch_evict", case_watch_evict),
          ("watch_loop", case_watch_loop), ("watch_silent", case_watch_silent),
-         ("journal_flood", case_journal_flood), ("pacing", case_pacing), ("history_stream", case_history_stream),
+         ("journal_flood", case_journal_flood), ("pacing", case_pacing), ("pacing_crowd", case_pacing_crowd),
+         ("history_stream", case_history_stream),
          ("watchers_config", case_watchers_config)]
 
 
