@@ -20,7 +20,7 @@
  * go in the order they came, a batch (NET_LINES_PER_EVENT lines) each,
  * as the shared bucket refills. A stranger never charged (it waits for
  * its answers, or has not pipelined anything yet) is never held: a
- * newcomer's Register does not queue behind a flood. Players are never
+ * newcomer's first line does not queue behind a flood. Players are never
  * held: each has only its own bucket.
  */
 #include "net_int.h"
