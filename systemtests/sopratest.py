@@ -249,6 +249,26 @@ def _exit_on_signal(signum, _frame):
     raise SystemExit(128 + signum)
 
 
+def _group_members(pgid):
+    """The live processes (not zombies) of process group pgid, as (pid,
+    command line) pairs, from /proc."""
+    members = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            if int(fields[2]) != pgid or fields[0] in ("Z", "X"):
+                continue
+            with open("/proc/%s/cmdline" % d, "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+            members.append((int(d), cmd[:200]))
+        except (OSError, IndexError, ValueError):
+            continue
+    return members
+
+
 class TmuxServer:
     """A tmux server of our own: every command runs as `tmux -L NAME -f
     /dev/null` without the caller's TMUX, so a person's tmux server and
@@ -262,6 +282,7 @@ class TmuxServer:
         self.prefix = prefix
         self.name = "%s-%d-%s" % (prefix, os.getpid(), uuid.uuid4().hex[:8])
         self.env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
+        self.pane_groups = set()  # process groups of panes killed (see _reap_panes)
         for sig in (signal.SIGTERM, signal.SIGHUP):
             if signal.getsignal(sig) == signal.SIG_DFL:
                 signal.signal(sig, _exit_on_signal)
@@ -278,7 +299,11 @@ class TmuxServer:
 
     def run(self, *args, check=False, name=None):
         """`tmux -L NAME -f /dev/null ARGS...`, output captured as text; with
-        check, a Failure when tmux fails."""
+        check, a Failure when tmux fails. Before a kill-session or
+        kill-server, the panes' process groups are noted for kill() to
+        reap."""
+        if args and args[0] in ("kill-session", "kill-server"):
+            self._note_panes(name or self.name)
         argv = ["tmux", "-L", name or self.name, "-f", "/dev/null", *args]
         r = subprocess.run(argv, capture_output=True, text=True, env=self.env)
         if check and r.returncode != 0:
@@ -292,6 +317,41 @@ class TmuxServer:
             os.unlink(os.path.join(self.socket_dir(), name))
         except OSError:
             pass
+        self._reap_panes()
+
+    # How long a pane's programs may take to end once their terminal is
+    # gone (SIGHUP): a sanitized client's leak check at exit included.
+    PANE_EXIT_GRACE = 10
+
+    def _note_panes(self, name):
+        r = subprocess.run(["tmux", "-L", name, "-f", "/dev/null", "list-panes", "-a", "-F",
+                            "#{pane_pid}"], capture_output=True, text=True, env=self.env)
+        self.pane_groups.update(int(p) for p in r.stdout.split() if p.isdigit())
+
+    def _reap_panes(self):
+        """Wait for every noted pane's process group to end; what still runs
+        after PANE_EXIT_GRACE seconds is named on stderr and killed, so that
+        no test leaves a program behind (a LeakSanitizer check at exit was
+        once seen to spin for an hour)."""
+        groups = self.pane_groups
+        deadline = time.monotonic() + self.PANE_EXIT_GRACE
+        left = {g: _group_members(g) for g in groups}
+        while any(left.values()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+            left = {g: _group_members(g) for g in left}
+        for g, members in left.items():
+            if not members:
+                continue
+            print("sopratest: WARNING: %d s after its terminal went away, a tmux pane's "
+                  "process group %d still ran (%s): killed" % (
+                      self.PANE_EXIT_GRACE, g, "; ".join(
+                          "%d %s" % (pid, cmd) for pid, cmd in members)),
+                  file=sys.stderr, flush=True)
+            try:
+                os.killpg(g, signal.SIGKILL)
+            except OSError:
+                pass
+        groups.clear()
 
     def _reap_stale(self):
         try:
