@@ -620,7 +620,9 @@ def big_config(path, players):
 
 def read_concurrently(clients, want_lines, on_line, timeout):
     """Read every client's socket at once (as real clients do) until each
-    has want_lines complete lines; on_line(k, index, line) checks each."""
+    has want_lines complete lines; on_line(k, index, line) checks each.
+    Returns each client's count of complete lines read, those beyond
+    want_lines that came with the last of them included."""
     p = select.poll()
     by_fd = {}
     rest = {}
@@ -652,6 +654,7 @@ def read_concurrently(clients, want_lines, on_line, timeout):
                 count[k] += 1
                 start = nl + 1
             rest[k] = buf[start:]
+    return [count[k] for k in range(len(clients))]
 
 
 def case_big_names(args):
@@ -1310,12 +1313,14 @@ def case_pacing_crowd(args):
                 done[k] = time.monotonic() - t0
 
         try:
-            read_concurrently(crowd, PACE_CROWD_LINES, on_line, 60)
+            counts = read_concurrently(crowd, PACE_CROWD_LINES, on_line, 60)
         finally:
             stop.set()
             tripper.join()
         time.sleep(0.3)
-        check(not any(c.buf or readable(c.s, 0) for c in crowd), "more than one answer per line")
+        check(counts == [PACE_CROWD_LINES] * PACE_CROWD and
+              not any(readable(c.s, 0) for c in crowd),
+              "more than one answer per line: %r" % counts)
         ids = [conn_id(srv, c) for c in crowd]
         rid = conn_id(srv, r)
         for c in crowd + [r]:
